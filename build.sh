@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# ffijit's one entry point for people and CI: installs missing Debian packages, builds, runs.
+#
+#   ./build.sh demo    build and run the headline example (the main job)
+#   ./build.sh test    build and run the whole test suite
+#   ./build.sh asan    build and run the test suite under ASan + UBSan (LeakSanitizer on)
+#   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
+#   ./build.sh bench   build and run ffijit_bench (Release)
+#   ./build.sh deps    only install the packages
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(cmake ninja-build g++ llvm-19-dev clang-19 libclang-rt-19-dev nlohmann-json3-dev
+          libffi-dev libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev gnuplot-nox)
+JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+
+deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "build.sh: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y "${missing[@]}"
+  fi
+}
+
+# configure DIR [cmake args...]: configure once, then build.
+build() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja "$@"
+  cmake --build "$dir" -j "$JOBS"
+}
+
+run_tests() {
+  ctest --test-dir "$1" -j "$JOBS" --output-on-failure --timeout 900
+}
+
+cmd=${1:-test}
+case "$cmd" in
+  deps) deps ;;
+  demo)
+    deps
+    build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF
+    ./build/release/bin/example_demo
+    ;;
+  test)
+    deps
+    build build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    run_tests build/test
+    ;;
+  asan)
+    deps
+    build build/asan -DCMAKE_BUILD_TYPE=Debug -DFFIJIT_SANITIZE=ON -DFFIJIT_BUILD_BENCH=OFF
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
+      run_tests build/asan
+    ;;
+  fuzz)
+    deps
+    CC=clang-19 CXX=clang++-19 build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF \
+      -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=OFF
+    for f in build/fuzz/bin/fuzz_*; do
+      name=$(basename "$f")
+      work=build/fuzz/corpus/$name
+      mkdir -p "$work"
+      echo "== $name for ${FUZZ_SECONDS}s"
+      "$f" -max_total_time="$FUZZ_SECONDS" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
+        "$work" "tests/fuzz/seeds/${name#fuzz_}"
+    done
+    ;;
+  bench)
+    deps
+    build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF
+    ./build/release/bin/ffijit_bench "${@:2}"
+    ;;
+  *)
+    echo "usage: $0 demo|test|asan|fuzz|bench|deps" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,242 @@
+/*
+ * ffijit C ABI: the TVM FFI value/object model and packed calling convention, byte for byte.
+ *
+ * C99 and C++ compatible. Every exported function returns 0 on success and -1 on failure with an
+ * Error object stored in thread-local storage (take it with TVMFFIErrorMoveFromRaised); nothing
+ * throws across this boundary.
+ */
+#ifndef FFIJIT_C_API_H_
+#define FFIJIT_C_API_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define FFIJIT_API __declspec(dllexport)
+#else
+#define FFIJIT_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- DLPack >= 1.0 additions, declared here when the installed dlpack.h predates them. ---- */
+#ifndef DLPACK_MAJOR_VERSION
+#define FFIJIT_DECLARES_DLPACK_VERSIONED 1
+/*! The DLPack ABI version a versioned managed tensor carries. */
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+
+/*! DLPack 1.0 managed tensor: version, flags, and a deleter that takes the versioned struct. */
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1UL << 1UL)
+/* DLPack 1.0 adds a boolean type code after kDLComplex (5). */
+#define FFIJIT_DL_BOOL_CODE 6
+#else
+#define FFIJIT_DECLARES_DLPACK_VERSIONED 0
+#define FFIJIT_DL_BOOL_CODE kDLBool
+#endif
+/* The DLPack version ffijit produces in TVMFFITensorToDLPackVersioned. */
+#define FFIJIT_DLPACK_MAJOR 1
+#define FFIJIT_DLPACK_MINOR 0
+
+/* ---- Type indices (same numbers as TVM FFI). ---- */
+typedef enum {
+  kTVMFFIAny = -1,
+  kTVMFFINone = 0,
+  kTVMFFIInt = 1,
+  kTVMFFIBool = 2,
+  kTVMFFIFloat = 3,
+  kTVMFFIOpaquePtr = 4,
+  kTVMFFIDataType = 5,
+  kTVMFFIDevice = 6,
+  kTVMFFIDLTensorPtr = 7,
+  kTVMFFIRawStr = 8,
+  kTVMFFIByteArrayPtr = 9,
+  kTVMFFIObjectRValueRef = 10,
+  kTVMFFISmallStr = 11,
+  kTVMFFISmallBytes = 12,
+  kTVMFFIStaticObjectBegin = 64,
+  kTVMFFIObject = 64,
+  kTVMFFIStr = 65,
+  kTVMFFIBytes = 66,
+  kTVMFFIError = 67,
+  kTVMFFIFunction = 68,
+  kTVMFFIShape = 69,
+  kTVMFFITensor = 70,
+  kTVMFFIArray = 71,
+  kTVMFFIMap = 72,
+  kTVMFFIModule = 73,
+  kTVMFFIOpaquePyObject = 74,
+  kTVMFFIStaticObjectEnd,
+  kTVMFFIDynObjectBegin = 128
+} TVMFFITypeIndex;
+
+/* ---- Deleter flags: which part of an object the deleter must release. ---- */
+typedef enum {
+  kTVMFFIObjectDeleterFlagBitMaskStrong = 1, /* destroy the value (last strong reference gone) */
+  kTVMFFIObjectDeleterFlagBitMaskWeak = 2,   /* free the memory (last weak reference gone) */
+  kTVMFFIObjectDeleterFlagBitMaskBoth = 3
+} TVMFFIObjectDeleterFlagBitMask;
+
+/*! Opaque handle to a TVMFFIObject. */
+typedef void* TVMFFIObjectHandle;
+
+/*!
+ * The 24-byte header at the start of every heap object. A new object holds one strong and one
+ * weak reference (the weak one is owned collectively by the strong references).
+ */
+typedef struct TVMFFIObject {
+  int32_t type_index;
+  uint32_t weak_ref_count;
+  uint64_t strong_ref_count;
+  union {
+    void (*deleter)(void* self, int flags);
+    int64_t __ensure_align;
+  };
+} TVMFFIObject;
+
+/*! The 16-byte tagged union every argument and result travels in. Unused bytes are zero. */
+typedef struct TVMFFIAny {
+  int32_t type_index;
+  union {
+    uint32_t zero_padding;
+    uint32_t small_str_len;
+  };
+  union {
+    int64_t v_int64;
+    double v_float64;
+    void* v_ptr;
+    const char* v_c_str;
+    TVMFFIObject* v_obj;
+    DLDataType v_dtype;
+    DLDevice v_device;
+    char v_bytes[8];
+    uint64_t v_uint64;
+  };
+} TVMFFIAny;
+
+/*! A borrowed byte range; not NUL-terminated in general. */
+typedef struct {
+  const char* data;
+  size_t size;
+} TVMFFIByteArray;
+
+/*! Payload of a Shape object. */
+typedef struct {
+  const int64_t* data;
+  size_t size;
+} TVMFFIShapeCell;
+
+/*! Packed calling convention: 0 on success, -1 with a raised error otherwise. */
+typedef int (*TVMFFISafeCallType)(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                  TVMFFIAny* result);
+
+/*! Payload of a Function object; TVMFFIFunctionCall passes the object itself as `handle`. */
+typedef struct {
+  TVMFFISafeCallType safe_call;
+  /* Reserved for a C++ fast path; NULL when absent. */
+  void* cpp_call;
+} TVMFFIFunctionCell;
+
+/*! Payload of an Error object. */
+typedef struct {
+  TVMFFIByteArray kind;
+  TVMFFIByteArray message;
+  TVMFFIByteArray traceback;
+  void (*update_traceback)(TVMFFIObjectHandle self, const TVMFFIByteArray* traceback);
+} TVMFFIErrorCell;
+
+/*! Payload of an opaque object made by TVMFFIObjectCreateOpaque. */
+typedef struct {
+  void* handle;
+} TVMFFIOpaqueObjectCell;
+
+/* ---- Objects and types ---- */
+FFIJIT_API int TVMFFIObjectIncRef(TVMFFIObjectHandle obj);
+FFIJIT_API int TVMFFIObjectDecRef(TVMFFIObjectHandle obj);
+FFIJIT_API int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index,
+                                        void (*deleter)(void* handle), TVMFFIObjectHandle* out);
+FFIJIT_API int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex);
+FFIJIT_API int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key,
+                                             int32_t static_type_index, int32_t type_depth,
+                                             int32_t num_child_slots,
+                                             int32_t child_slots_can_overflow,
+                                             int32_t parent_type_index);
+
+/* ---- Functions and the global registry ---- */
+FFIJIT_API int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call,
+                                    void (*deleter)(void* self), TVMFFIObjectHandle* out);
+FFIJIT_API int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f,
+                                       int allow_override);
+FFIJIT_API int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out);
+FFIJIT_API int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
+                                  TVMFFIAny* result);
+FFIJIT_API int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* any_view, TVMFFIAny* out);
+
+/* ---- Errors ---- */
+FFIJIT_API void TVMFFIErrorSetRaised(TVMFFIObjectHandle error);
+FFIJIT_API void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message);
+FFIJIT_API void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* result);
+FFIJIT_API TVMFFIObjectHandle TVMFFIErrorCreate(const TVMFFIByteArray* kind,
+                                                const TVMFFIByteArray* message,
+                                                const TVMFFIByteArray* traceback);
+
+/* ---- Strings, bytes, data types ---- */
+FFIJIT_API int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out);
+FFIJIT_API int TVMFFIBytesFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out);
+FFIJIT_API int TVMFFIDataTypeFromString(const TVMFFIByteArray* str, DLDataType* out);
+FFIJIT_API int TVMFFIDataTypeToString(const DLDataType* dtype, TVMFFIAny* out);
+
+/* ---- DLPack tensors ---- */
+FFIJIT_API int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
+                                      int32_t require_contiguous, TVMFFIObjectHandle* out);
+FFIJIT_API int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out);
+FFIJIT_API int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from,
+                                               int32_t require_alignment,
+                                               int32_t require_contiguous,
+                                               TVMFFIObjectHandle* out);
+FFIJIT_API int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from,
+                                             DLManagedTensorVersioned** out);
+
+/* ---- Tracebacks ---- */
+FFIJIT_API const TVMFFIByteArray* TVMFFITraceback(const char* filename, int lineno,
+                                                  const char* func, int cross_ffi_boundary);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* ---- Layout checks: these sizes and offsets are the ABI. ---- */
+#ifdef __cplusplus
+#define FFIJIT_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define FFIJIT_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIAny) == 16, "TVMFFIAny is 16 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIAny, v_int64) == 8, "TVMFFIAny payload at offset 8");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIAny, small_str_len) == 4, "small_str_len at offset 4");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIObject) == 24, "TVMFFIObject header is 24 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIObject, weak_ref_count) == 4, "weak count at offset 4");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIObject, strong_ref_count) == 8, "strong count at offset 8");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIObject, deleter) == 16, "deleter at offset 16");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIByteArray) == 16, "TVMFFIByteArray is 16 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIShapeCell) == 16, "TVMFFIShapeCell is 16 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIErrorCell) == 56, "TVMFFIErrorCell is 56 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(DLDataType) == 4, "DLDataType is 4 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(DLDevice) == 8, "DLDevice is 8 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(DLTensor) == 48, "DLTensor is 48 bytes");
+
+#endif /* FFIJIT_C_API_H_ */

@@ -1,0 +1,47 @@
+// ffijit::Error: the C++ exception that carries an ABI Error (kind, message, traceback).
+//
+// Thrown inside C++ code; converted to a raised TVMFFIError object at every C boundary and back
+// into this exception when a packed callee fails.
+#ifndef FFIJIT_ERROR_H_
+#define FFIJIT_ERROR_H_
+
+#include <exception>
+#include <string>
+
+#include "ffijit/c_api.h"
+
+namespace ffijit {
+
+class Error : public std::exception {
+ public:
+  Error(std::string kind, std::string message, std::string traceback = "");
+
+  const std::string& kind() const noexcept { return kind_; }
+  const std::string& message() const noexcept { return message_; }
+  const std::string& traceback() const noexcept { return traceback_; }
+  // "Kind: message"
+  const char* what() const noexcept override { return what_.c_str(); }
+
+  // A new Error object (one strong reference, owned by the caller).
+  TVMFFIObjectHandle ToObject() const;
+  // Stores this error as the thread's raised error (for returning -1 from a safe_call).
+  void SetRaised() const;
+  // Takes the thread's raised error; a RuntimeError if none is set.
+  static Error MoveFromRaised();
+  // Reads an Error object without taking ownership.
+  static Error FromObject(TVMFFIObjectHandle error);
+
+ private:
+  std::string kind_, message_, traceback_, what_;
+};
+
+// Shorthands for the kinds DESIGN.md uses.
+inline Error TypeError(std::string msg) { return Error("TypeError", std::move(msg)); }
+inline Error ValueError(std::string msg) { return Error("ValueError", std::move(msg)); }
+inline Error KeyError(std::string msg) { return Error("KeyError", std::move(msg)); }
+inline Error RuntimeError(std::string msg) { return Error("RuntimeError", std::move(msg)); }
+inline Error IndexError(std::string msg) { return Error("IndexError", std::move(msg)); }
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_ERROR_H_

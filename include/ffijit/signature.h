@@ -1,0 +1,103 @@
+// The Signature model: one typed description of a native function's arguments and results.
+//
+// Every call path is driven by a Signature. The three IREE metadata formats and C++ type deduction
+// all produce one; its canonical text is the thunk-cache key and defines equality and hashing.
+#ifndef FFIJIT_SIGNATURE_H_
+#define FFIJIT_SIGNATURE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ffijit {
+
+// Scalar element kinds, in the order of the raw signature's `t` codes where those exist.
+enum class ScalarKind : uint8_t {
+  kF32,   // t0 (default)
+  kF16,   // t1
+  kF64,   // t2
+  kBF16,  // t3
+  kI8,    // t4 (also i1 in raw form: bool is mangled as sint8)
+  kI16,   // t5
+  kI32,   // t6
+  kI64,   // t7
+  kU8,    // t8
+  kU16,   // t9
+  kU32,   // t10
+  kU64,   // t11
+  kI1,    // bool: no raw code of its own
+};
+
+enum class TypeKind : uint8_t {
+  kScalar,     // scalar: `scalar`
+  kNDArray,    // tensor: `scalar` element type, `rank`, `dims`
+  kStr,        // const char* / String
+  kBytes,      // TVMFFIByteArray / Bytes
+  kOpaquePtr,  // void*
+  kObject,     // TVMFFIObject*; `name` is the type key ("" = any object)
+  kDataType,   // DLDataType by value
+  kDevice,     // DLDevice by value
+  kUnknown,    // any value, passed as `const TVMFFIAny*`
+  kSList,      // fixed-arity list: `elements`
+  kSTuple,     // fixed-arity tuple: `elements`, a null slot is a gap
+  kSDict,      // named slots: `keys` and `elements` in the order written
+  kList,       // homogeneous list of unknown length: `elements[0]`
+  kDict,       // homogeneous dict of unknown size: `elements[0]` key type, `elements[1]` value
+  kNamed,      // top-level keyword argument: `name`, wrapped type `elements[0]`
+};
+
+struct Type;
+using TypePtr = std::shared_ptr<const Type>;
+
+// One node of a type tree. Immutable once built; shared freely.
+struct Type {
+  TypeKind kind = TypeKind::kUnknown;
+  ScalarKind scalar = ScalarKind::kF32;  // kScalar, kNDArray element
+  int32_t rank = -1;                     // kNDArray: -1 = unknown rank
+  std::vector<int64_t> dims;             // kNDArray: one per rank, -1 = dynamic; empty if rank < 0
+  std::string name;                      // kNamed keyword, kObject type key
+  bool nullable = false;                 // kObject / kStr / kOpaquePtr: None accepted
+  std::vector<std::string> keys;         // kSDict slot keys
+  std::vector<TypePtr> elements;         // children (see TypeKind); nullptr only as a kSTuple gap
+
+  static TypePtr Scalar(ScalarKind k);
+  static TypePtr NDArray(ScalarKind elt, int32_t rank, std::vector<int64_t> dims);
+  static TypePtr Simple(TypeKind k);  // kStr, kBytes, kOpaquePtr, kDataType, kDevice, kUnknown
+  static TypePtr Object(std::string type_key = "", bool nullable = false);
+  static TypePtr Sequence(TypeKind k, std::vector<TypePtr> elements);  // kSList / kSTuple
+  static TypePtr SDict(std::vector<std::string> keys, std::vector<TypePtr> values);
+  static TypePtr List(TypePtr element);
+  static TypePtr Dict(TypePtr key, TypePtr value);
+  static TypePtr Named(std::string keyword, TypePtr inner);
+};
+
+// How the native function reports its results.
+enum class CallConvention : uint8_t {
+  kPlain,   // results by return value (one) or trailing out-pointers (several)
+  kStatus,  // returns int (0 = success); results through trailing out-pointers; errors raised
+};
+
+struct Signature {
+  std::vector<TypePtr> args;
+  std::vector<TypePtr> results;
+  CallConvention convention = CallConvention::kPlain;
+};
+
+// Canonical text: identical for every way of writing the same signature.
+std::string CanonicalString(const Signature& sig);
+// One type in the short form used in error messages and the canonical text, e.g. `ndarray<f32,2>`.
+std::string TypeToString(const Type& type);
+// A readable declaration for error messages: `name(a: i64, b: i64) -> i64`.
+std::string DeclarationString(const std::string& function_name, const Signature& sig);
+bool operator==(const Signature& a, const Signature& b);
+inline bool operator!=(const Signature& a, const Signature& b) { return !(a == b); }
+struct SignatureHash {
+  size_t operator()(const Signature& sig) const;
+};
+
+const char* ScalarKindName(ScalarKind k);  // "i32", "bf16", ...
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_SIGNATURE_H_
