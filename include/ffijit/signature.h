@@ -27,6 +27,7 @@ enum class ScalarKind : uint8_t {
   kU32,   // t10
   kU64,   // t11
   kI1,    // bool: no raw code of its own
+  kAny,   // ndarray element type left unchecked (e.g. deduced from a bare DLTensor*)
 };
 
 enum class TypeKind : uint8_t {
