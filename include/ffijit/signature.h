@@ -62,6 +62,9 @@ struct Type {
   std::vector<std::string> keys;         // kSDict slot keys
   std::vector<TypePtr> elements;         // children (see TypeKind); nullptr only as a kSTuple gap
 
+  // The factories check their arguments and throw ffijit::Error("ValueError", ...) on a
+  // contradiction: rank and dims disagreeing, a dim below -1, a scalar of kind kAny, duplicate
+  // sdict keys, a null child other than an stuple gap, an empty or nested keyword.
   static TypePtr Scalar(ScalarKind k);
   static TypePtr NDArray(ScalarKind elt, int32_t rank, std::vector<int64_t> dims);
   static TypePtr Simple(TypeKind k);  // kStr, kBytes, kOpaquePtr, kDataType, kDevice, kUnknown
@@ -85,6 +88,29 @@ struct Signature {
   CallConvention convention = CallConvention::kPlain;
 };
 
+// Text forms (implemented in reflect/signature.cc).
+//
+// TypeToString, one type, no spaces except after a keyword's colon:
+//   scalars        i1 i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64
+//   ndarray        ndarray<f32> (unknown rank), ndarray<f32,2> (rank 2, every dim dynamic),
+//                  ndarray<f32,[?,128,64]> (some dim static; ? is dynamic), ndarray<any,...>
+//                  (element unchecked), ndarray<f32,0> (rank 0)
+//   simple         str  bytes  ptr  object  object<type.key>  DataType  Device  any (kUnknown);
+//                  a trailing ? marks nullable str / ptr / object: str?  object<my.T>?
+//   structures     slist<i32,f32>  stuple<i32,null> (null is a gap)  sdict<b:i32,a:f32> (order as
+//                  written)  list<i64>  dict<str,f64>
+//   named          a: i64
+// Keys (sdict keys, keywords, type keys) print bare when they match [A-Za-z_][A-Za-z0-9_.]*, and
+// otherwise as a double-quoted string with \" \\ and \xNN escapes, so the text is unambiguous.
+//
+// DeclarationString(name, sig): `name(<args joined by ", ">) -> <results>` where results are
+// `None` (none), `T` (one) or `(T, U)` (several):
+//   add(a: i64, b: i64) -> i64      f(i64, f64) -> (i64, i64)      g() -> None
+//
+// CanonicalString(sig): DeclarationString("", sig), plus ` [status]` for CallConvention::kStatus:
+//   (i64, f64) -> i64      (ndarray<f32,2>) -> None [status]
+// Two signatures are equal exactly when their canonical strings are; SignatureHash hashes it.
+
 // Canonical text: identical for every way of writing the same signature.
 std::string CanonicalString(const Signature& sig);
 // One type in the short form used in error messages and the canonical text, e.g. `ndarray<f32,2>`.
@@ -92,7 +118,9 @@ std::string TypeToString(const Type& type);
 // A readable declaration for error messages: `name(a: i64, b: i64) -> i64`.
 std::string DeclarationString(const std::string& function_name, const Signature& sig);
 bool operator==(const Signature& a, const Signature& b);
-inline bool operator!=(const Signature& a, const Signature& b) { return !(a == b); }
+inline bool operator!=(const Signature& a, const Signature& b) {
+  return !(a == b);
+}
 struct SignatureHash {
   size_t operator()(const Signature& sig) const;
 };

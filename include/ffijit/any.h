@@ -1,0 +1,425 @@
+// Any (owning) and AnyView (borrowed): the 16-byte TVMFFIAny with conversions to and from C++.
+//
+// Conversions follow DESIGN.md's conversion contract: integers accept Int/Bool and must fit (300
+// into int8_t is a ValueError naming value and type), floats accept Float/Int/Bool, strings accept
+// every str form, DataType/Device accept their tag or a parsable string, objects must be instances
+// of the target type. A wrong tag is a TypeError naming what was expected and what came.
+#ifndef FFIJIT_ANY_H_
+#define FFIJIT_ANY_H_
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "ffijit/dtype.h"
+#include "ffijit/object.h"
+#include "ffijit/string.h"
+
+namespace ffijit {
+namespace details {
+
+// "int", "str", "ffi.Array", ... for error messages.
+std::string AnyTypeName(const TVMFFIAny& any);
+// TypeError: expected `<expected>` but got `<type of got>`.
+[[noreturn]] void ThrowMismatch(const char* expected, const TVMFFIAny& got);
+// ValueError: value <got> is out of range for `<type>`.
+[[noreturn]] void ThrowOutOfRange(const TVMFFIAny& got, const char* type);
+
+inline void ReleaseAny(TVMFFIAny* any) noexcept {
+  if (any->type_index >= kTVMFFIStaticObjectBegin && any->v_obj) DecRef(any->v_obj);
+}
+
+inline bool IsStrForm(int32_t t) noexcept {
+  return t == kTVMFFIRawStr || t == kTVMFFISmallStr || t == kTVMFFIStr;
+}
+inline bool IsBytesForm(int32_t t) noexcept {
+  return t == kTVMFFIByteArrayPtr || t == kTVMFFISmallBytes || t == kTVMFFIBytes;
+}
+
+// Borrowed characters of any str or bytes form (the Any must stay alive).
+inline std::string_view ViewChars(const TVMFFIAny& any) noexcept {
+  switch (any.type_index) {
+    case kTVMFFIRawStr:
+      return any.v_c_str ? std::string_view(any.v_c_str) : std::string_view();
+    case kTVMFFISmallStr:
+    case kTVMFFISmallBytes:
+      return std::string_view(any.v_bytes, any.small_str_len);
+    case kTVMFFIByteArrayPtr: {
+      const auto* bytes = static_cast<const TVMFFIByteArray*>(any.v_ptr);
+      return bytes ? std::string_view(bytes->data, bytes->size) : std::string_view();
+    }
+    default: {
+      const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(any.v_obj + 1);
+      return std::string_view(cell->data, cell->size);
+    }
+  }
+}
+
+template <typename T>
+constexpr const char* IntName() {
+  if constexpr (std::is_signed_v<T>) {
+    return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
+  } else {
+    return sizeof(T) == 1   ? "uint8"
+           : sizeof(T) == 2 ? "uint16"
+           : sizeof(T) == 4 ? "uint32"
+                            : "uint64";
+  }
+}
+
+inline TVMFFIAny MakePod(int32_t type_index) noexcept {
+  TVMFFIAny any{};
+  any.type_index = type_index;
+  return any;
+}
+
+}  // namespace details
+
+// TypeTraits<T>: ToAny (writes an owned Any) and FromAny (borrowing read; throws on mismatch).
+template <typename T, typename = void>
+struct TypeTraits {
+  static constexpr bool kEnabled = false;
+};
+
+template <>
+struct TypeTraits<bool> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "bool";
+  static void ToAny(bool value, TVMFFIAny* out) noexcept {
+    *out = details::MakePod(kTVMFFIBool);
+    out->v_int64 = value;
+  }
+  static bool FromAny(const TVMFFIAny& any) {
+    if (any.type_index == kTVMFFIBool || any.type_index == kTVMFFIInt) return any.v_int64 != 0;
+    details::ThrowMismatch(kName, any);
+  }
+};
+
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = details::IntName<T>();
+  static void ToAny(T value, TVMFFIAny* out) {
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8) {
+      if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        throw Error("ValueError", "value " + std::to_string(value) + " does not fit in `int`");
+      }
+    }
+    *out = details::MakePod(kTVMFFIInt);
+    out->v_int64 = static_cast<int64_t>(value);
+  }
+  static T FromAny(const TVMFFIAny& any) {
+    if (any.type_index != kTVMFFIInt && any.type_index != kTVMFFIBool) {
+      details::ThrowMismatch(kName, any);
+    }
+    int64_t value = any.v_int64;
+    if constexpr (std::is_signed_v<T>) {
+      if (value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max()) {
+        details::ThrowOutOfRange(any, kName);
+      }
+    } else {
+      if (value < 0 || static_cast<uint64_t>(value) > std::numeric_limits<T>::max()) {
+        details::ThrowOutOfRange(any, kName);
+      }
+    }
+    return static_cast<T>(value);
+  }
+};
+
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = sizeof(T) == 4 ? "float32" : "float64";
+  static void ToAny(T value, TVMFFIAny* out) noexcept {
+    *out = details::MakePod(kTVMFFIFloat);
+    out->v_float64 = static_cast<double>(value);
+  }
+  static T FromAny(const TVMFFIAny& any) {
+    if (any.type_index == kTVMFFIFloat) return static_cast<T>(any.v_float64);
+    if (any.type_index == kTVMFFIInt || any.type_index == kTVMFFIBool) {
+      return static_cast<T>(any.v_int64);
+    }
+    details::ThrowMismatch(kName, any);
+  }
+};
+
+template <>
+struct TypeTraits<void*> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "void*";
+  static void ToAny(void* value, TVMFFIAny* out) noexcept {
+    *out = details::MakePod(value ? kTVMFFIOpaquePtr : kTVMFFINone);
+    out->v_ptr = value;
+  }
+  static void* FromAny(const TVMFFIAny& any) {
+    if (any.type_index == kTVMFFIOpaquePtr) return any.v_ptr;
+    if (any.type_index == kTVMFFINone) return nullptr;
+    details::ThrowMismatch(kName, any);
+  }
+};
+
+template <>
+struct TypeTraits<std::nullptr_t> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "None";
+  static void ToAny(std::nullptr_t, TVMFFIAny* out) noexcept { *out = TVMFFIAny{}; }
+  static std::nullptr_t FromAny(const TVMFFIAny& any) {
+    if (any.type_index == kTVMFFINone) return nullptr;
+    details::ThrowMismatch(kName, any);
+  }
+};
+
+// String and Bytes: owned copies; a RawStr or ByteArrayPtr view becomes a new owned string.
+template <bool kIsStr>
+struct TypeTraits<details::OwnedBytes<kIsStr>> {
+  using Owned = details::OwnedBytes<kIsStr>;
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = kIsStr ? "str" : "bytes";
+  static void ToAny(const Owned& value, TVMFFIAny* out) noexcept { *out = Owned(value).release(); }
+  static Owned FromAny(const TVMFFIAny& any) {
+    bool accepted =
+        kIsStr ? details::IsStrForm(any.type_index)
+               : details::IsBytesForm(any.type_index) || details::IsStrForm(any.type_index);
+    if (!accepted) details::ThrowMismatch(kName, any);
+    if (any.type_index == Owned::kSmallIndex || any.type_index == Owned::kHeapIndex) {
+      return CopyOf(any);
+    }
+    return Owned(details::ViewChars(any));
+  }
+
+ private:
+  static Owned CopyOf(const TVMFFIAny& any) noexcept {
+    if (any.type_index >= kTVMFFIStaticObjectBegin) details::IncRef(any.v_obj);
+    return Owned::AdoptAny(any);
+  }
+};
+
+template <>
+struct TypeTraits<std::string> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "str";
+  static void ToAny(const std::string& value, TVMFFIAny* out) { *out = String(value).release(); }
+  static std::string FromAny(const TVMFFIAny& any) {
+    if (!details::IsStrForm(any.type_index)) details::ThrowMismatch(kName, any);
+    return std::string(details::ViewChars(any));
+  }
+};
+
+// Borrowed: valid while the Any it came from lives.
+template <>
+struct TypeTraits<std::string_view> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "str";
+  static void ToAny(std::string_view value, TVMFFIAny* out) { *out = String(value).release(); }
+  static std::string_view FromAny(const TVMFFIAny& any) {
+    if (!details::IsStrForm(any.type_index)) details::ThrowMismatch(kName, any);
+    return details::ViewChars(any);
+  }
+};
+
+// Borrowed and NUL-terminated: valid while the Any it came from lives.
+template <>
+struct TypeTraits<const char*> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "str";
+  // NULL becomes None, like every other NULL pointer result.
+  static void ToAny(const char* value, TVMFFIAny* out) {
+    *out = value ? String(value).release() : TVMFFIAny{};
+  }
+  static const char* FromAny(const TVMFFIAny& any) {
+    if (!details::IsStrForm(any.type_index)) details::ThrowMismatch(kName, any);
+    return any.type_index == kTVMFFIRawStr ? any.v_c_str : details::ViewChars(any).data();
+  }
+};
+
+template <typename T>
+struct TypeTraits<T,
+                  std::enable_if_t<std::is_same_v<T, DLDataType> || std::is_same_v<T, DataType>>> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "DataType";
+  static void ToAny(const T& value, TVMFFIAny* out) noexcept {
+    *out = details::MakePod(kTVMFFIDataType);
+    out->v_dtype = value;
+  }
+  static T FromAny(const TVMFFIAny& any) {
+    if (any.type_index == kTVMFFIDataType) return any.v_dtype;
+    if (details::IsStrForm(any.type_index)) return ParseDataType(details::ViewChars(any));
+    details::ThrowMismatch(kName, any);
+  }
+};
+
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_same_v<T, DLDevice> || std::is_same_v<T, Device>>> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "Device";
+  static void ToAny(const T& value, TVMFFIAny* out) noexcept {
+    *out = details::MakePod(kTVMFFIDevice);
+    out->v_device = value;
+  }
+  static T FromAny(const TVMFFIAny& any) {
+    if (any.type_index == kTVMFFIDevice) return any.v_device;
+    if (details::IsStrForm(any.type_index)) return ParseDevice(details::ViewChars(any));
+    details::ThrowMismatch(kName, any);
+  }
+};
+
+// Object references: None gives a null reference; other objects must be instances of T.
+template <typename T>
+struct TypeTraits<T, std::enable_if_t<std::is_base_of_v<ObjectRef, T>>> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = T::kTypeKey;
+  static void ToAny(const T& value, TVMFFIAny* out) noexcept {
+    *out = TVMFFIAny{};
+    if (TVMFFIObject* obj = value.get()) {
+      details::IncRef(obj);
+      out->type_index = obj->type_index;
+      out->v_obj = obj;
+    }
+  }
+  static T FromAny(const TVMFFIAny& any) {
+    if (any.type_index == kTVMFFINone) return T();
+    if (any.type_index < kTVMFFIStaticObjectBegin || !IsInstance(any.type_index, T::kTypeIndex)) {
+      details::ThrowMismatch(kName, any);
+    }
+    return T(ObjectPtr<>::Borrow(any.v_obj));
+  }
+};
+
+template <typename T>
+struct TypeTraits<std::optional<T>, std::enable_if_t<TypeTraits<T>::kEnabled>> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = TypeTraits<T>::kName;
+  static void ToAny(const std::optional<T>& value, TVMFFIAny* out) {
+    if (value) {
+      TypeTraits<T>::ToAny(*value, out);
+    } else {
+      *out = TVMFFIAny{};
+    }
+  }
+  static std::optional<T> FromAny(const TVMFFIAny& any) {
+    if (any.type_index == kTVMFFINone) return std::nullopt;
+    return TypeTraits<T>::FromAny(any);
+  }
+};
+
+class AnyView;
+
+namespace details {
+template <typename T>
+struct HasTypeTraits : std::bool_constant<TypeTraits<T>::kEnabled> {};
+}  // namespace details
+
+// An owned value: holds one reference when it holds an object. Never holds RawStr/ByteArrayPtr.
+class Any {
+ public:
+  Any() noexcept : data_{} {}
+  Any(const Any& other) noexcept : data_(other.data_) {
+    if (data_.type_index >= kTVMFFIStaticObjectBegin && data_.v_obj) details::IncRef(data_.v_obj);
+  }
+  Any(Any&& other) noexcept : data_(std::exchange(other.data_, TVMFFIAny{})) {}
+  Any& operator=(Any other) noexcept {
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  ~Any() { details::ReleaseAny(&data_); }
+
+  // conjunction short-circuits: TypeTraits<Any> must not be instantiated before it is defined.
+  template <typename T, typename U = std::remove_cv_t<std::remove_reference_t<T>>,
+            typename = std::enable_if_t<std::conjunction_v<
+                std::negation<std::is_same<U, Any>>, details::HasTypeTraits<std::decay_t<T>>>>>
+  Any(T&& value) : data_{} {  // NOLINT: implicit by design, like TVM FFI's Any
+    TypeTraits<std::decay_t<T>>::ToAny(value, &data_);
+  }
+
+  // Takes ownership of an owned TVMFFIAny (e.g. a call's result).
+  static Any Adopt(const TVMFFIAny& owned) noexcept {
+    Any result;
+    result.data_ = owned;
+    return result;
+  }
+  // Gives the value and its reference to the caller.
+  TVMFFIAny release() noexcept { return std::exchange(data_, TVMFFIAny{}); }
+
+  const TVMFFIAny& raw() const noexcept { return data_; }
+  int32_t type_index() const noexcept { return data_.type_index; }
+  bool is_none() const noexcept { return data_.type_index == kTVMFFINone; }
+  std::string type_name() const { return details::AnyTypeName(data_); }
+
+  template <typename T>
+  T cast() const {
+    return TypeTraits<T>::FromAny(data_);
+  }
+  template <typename T>
+  std::optional<T> try_cast() const {
+    try {
+      return TypeTraits<T>::FromAny(data_);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
+ private:
+  TVMFFIAny data_;
+};
+
+// A borrowed value: no reference held; may hold RawStr/ByteArrayPtr views.
+class AnyView {
+ public:
+  AnyView() noexcept : data_{} {}
+  AnyView(const TVMFFIAny& raw) noexcept : data_(raw) {}      // NOLINT
+  AnyView(const Any& owned) noexcept : data_(owned.raw()) {}  // NOLINT
+
+  const TVMFFIAny& raw() const noexcept { return data_; }
+  int32_t type_index() const noexcept { return data_.type_index; }
+  bool is_none() const noexcept { return data_.type_index == kTVMFFINone; }
+  std::string type_name() const { return details::AnyTypeName(data_); }
+
+  template <typename T>
+  T cast() const {
+    return TypeTraits<T>::FromAny(data_);
+  }
+  template <typename T>
+  std::optional<T> try_cast() const {
+    try {
+      return TypeTraits<T>::FromAny(data_);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+  // An owned copy: RawStr becomes a String, ByteArrayPtr a Bytes, objects gain a reference.
+  Any ToOwned() const {
+    TVMFFIAny owned{};
+    CheckCall(TVMFFIAnyViewToOwnedAny(&data_, &owned));
+    return Any::Adopt(owned);
+  }
+
+ private:
+  TVMFFIAny data_;
+};
+
+template <>
+struct TypeTraits<Any> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "Any";
+  static void ToAny(const Any& value, TVMFFIAny* out) noexcept { *out = Any(value).release(); }
+  static Any FromAny(const TVMFFIAny& any) { return AnyView(any).ToOwned(); }
+};
+
+template <>
+struct TypeTraits<AnyView> {
+  static constexpr bool kEnabled = true;
+  static constexpr const char* kName = "Any";
+  static void ToAny(const AnyView& value, TVMFFIAny* out) { *out = value.ToOwned().release(); }
+  static AnyView FromAny(const TVMFFIAny& any) noexcept { return AnyView(any); }
+};
+
+static_assert(sizeof(Any) == sizeof(TVMFFIAny), "Any is layout-compatible with TVMFFIAny");
+static_assert(sizeof(AnyView) == sizeof(TVMFFIAny), "AnyView is layout-compatible with TVMFFIAny");
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_ANY_H_

@@ -1,0 +1,72 @@
+/*
+ * ffijit's C registration API: bind a native function pointer plus metadata text into a packed
+ * Function, optionally under a global name, and call it with keyword arguments.
+ *
+ * C99. Every function returns 0 on success and -1 with a raised error otherwise (take it with
+ * TVMFFIErrorMoveFromRaised).
+ */
+#ifndef FFIJIT_BRIDGE_H_
+#define FFIJIT_BRIDGE_H_
+
+#include "ffijit/c_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*! Metadata formats (the numbers of ffijit::MetadataFormat). */
+typedef enum {
+  kFFIJITFormatAuto = 0, /* detected from the text */
+  kFFIJITFormatJson = 1, /* the iree.abi JSON */
+  kFFIJITFormatRaw = 2,  /* the raw mangled signature, bare or as {"fv":"1","f":"..."} */
+  kFFIJITFormatSip = 3   /* {"sip":"...","f":"..."} */
+} FFIJITMetadataFormat;
+
+/*! Registration flags, or-ed together. */
+typedef enum {
+  /* The native returns int (0 = success), writes every result through trailing out-pointers and
+   * raises its errors through the C API. */
+  kFFIJITStatusConvention = 1,
+  /* Replace a global function of the same name instead of failing with a KeyError. */
+  kFFIJITAllowOverride = 2,
+  /* Never compile a JIT thunk for this function; it stays on the interpreter. */
+  kFFIJITInterpretOnly = 4,
+  /* The interpreter calls the target through libffi instead of its register stub. */
+  kFFIJITUseLibffi = 8
+} FFIJITRegisterFlags;
+
+/*!
+ * A new packed Function calling `fn` as `metadata` (in `format`) describes. `name` appears in
+ * error messages (NULL: "<anonymous>"). *out receives one strong reference.
+ */
+FFIJIT_API int FFIJITMakeFunction(void* fn, const char* metadata, int format, int flags,
+                                  const char* name, TVMFFIObjectHandle* out);
+
+/*!
+ * Like FFIJITMakeFunction, then registers the function under `global_name` (also its name in
+ * messages). `out` may be NULL; otherwise it receives one strong reference.
+ */
+FFIJIT_API int FFIJITRegister(void* fn, const char* metadata, int format, int flags,
+                              const char* global_name, TVMFFIObjectHandle* out);
+
+/*! Removes a global name (a KeyError if absent). The binding is freed with its last reference. */
+FFIJIT_API int FFIJITUnregister(const char* global_name);
+
+/*!
+ * Calls `func` with `num_args` positional arguments followed by `num_kwargs` keyword arguments
+ * (kw_names[i] = kw_values[i]). A keyword no argument has is a KeyError; a value given twice or an
+ * argument given no value is a TypeError. Any Function accepts a call without keywords.
+ */
+FFIJIT_API int FFIJITCallWithKeywords(TVMFFIObjectHandle func, const TVMFFIAny* args,
+                                      int32_t num_args, const char* const* kw_names,
+                                      const TVMFFIAny* kw_values, int32_t num_kwargs,
+                                      TVMFFIAny* result);
+
+/*! The readable CallPlan of a function made by this API, as an owned String in *out. */
+FFIJIT_API int FFIJITDescribeFunction(TVMFFIObjectHandle func, TVMFFIAny* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FFIJIT_BRIDGE_H_ */

@@ -1,0 +1,87 @@
+/*
+ * ffijit's own C extensions to the TVM FFI ABI (prefix FFIJIT): containers, type checks, devices.
+ *
+ * C99. Used by the executors and the JIT's generated code, so every function has a plain C
+ * signature and follows the ABI's convention: 0 on success, -1 with a raised error otherwise
+ * (FFIJITObjectIsInstance, a pure query, returns 1/0).
+ */
+#ifndef FFIJIT_C_EXT_H_
+#define FFIJIT_C_EXT_H_
+
+#include "ffijit/c_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*! Payload of an Array object, right after the header; `data` holds `size` owned Any values. */
+typedef struct {
+  TVMFFIAny* data;
+  int64_t size;
+  int64_t capacity;
+} FFIJITArrayCell;
+
+/*!
+ * Payload of a Function object made by TVMFFIFunctionCreate. `cell.safe_call` may be swapped
+ * atomically (tiering); `self` is the handle given at creation, so a thunk that receives the
+ * Function object as its handle finds its target at a fixed offset.
+ */
+typedef struct {
+  TVMFFIFunctionCell cell;
+  void* self;
+  TVMFFISafeCallType self_call;
+  void (*self_deleter)(void* self);
+} FFIJITFunctionCell;
+
+/*! Payload of a Str or Bytes object: `data` points at `size` inline bytes plus a NUL. */
+typedef struct {
+  const char* data;
+  size_t size;
+} FFIJITBytesCell;
+
+/* ---- Containers ---- */
+/*! A new Array holding copies (strong references) of items[0..n). */
+FFIJIT_API int FFIJITArrayCreate(const TVMFFIAny* items, int64_t n, TVMFFIObjectHandle* out);
+/*! A new Map; a repeated key keeps its first position and takes the last value. */
+FFIJIT_API int FFIJITMapCreate(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n,
+                               TVMFFIObjectHandle* out);
+FFIJIT_API int FFIJITMapSize(TVMFFIObjectHandle map, int64_t* out);
+/*! Borrowed pointer to the value stored under `key`, or NULL when absent. String keys compare by
+ *  content whatever their form (RawStr, SmallStr, Str); bytes keys likewise. */
+FFIJIT_API int FFIJITMapGet(TVMFFIObjectHandle map, const TVMFFIAny* key,
+                            const TVMFFIAny** out_value);
+/*! The i-th entry in insertion order (borrowed). */
+FFIJIT_API int FFIJITMapItemAt(TVMFFIObjectHandle map, int64_t i, const TVMFFIAny** key,
+                               const TVMFFIAny** value);
+FFIJIT_API int FFIJITShapeCreate(const int64_t* dims, size_t n, TVMFFIObjectHandle* out);
+
+/* ---- Types ---- */
+/*! 1 if object_type_index is target_type_index or derives from it, else 0. */
+FFIJIT_API int FFIJITObjectIsInstance(int32_t object_type_index, int32_t target_type_index);
+/*! The registered key of a type index ("ffi.String", "int", ...), as an owned String. */
+FFIJIT_API int FFIJITTypeIndexToKey(int32_t type_index, TVMFFIAny* out);
+
+/* ---- Devices ---- */
+/*! Parses "cpu", "cpu:0", "cuda:1", ...; anything else is a ValueError quoting the string. */
+FFIJIT_API int FFIJITDeviceFromString(const TVMFFIByteArray* str, DLDevice* out);
+FFIJIT_API int FFIJITDeviceToString(const DLDevice* device, TVMFFIAny* out);
+
+/* ---- Tensors ---- */
+/*! A new compact CPU tensor with zeroed storage (for tests and tools). */
+FFIJIT_API int FFIJITTensorCreateEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype,
+                                       DLDevice device, TVMFFIObjectHandle* out);
+
+/* ---- Globals ---- */
+/*! Removes a global function; a KeyError when the name is not registered. */
+FFIJIT_API int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name);
+/*! All registered global names, sorted, as a new Array of Strings. */
+FFIJIT_API int FFIJITFunctionListGlobals(TVMFFIObjectHandle* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+FFIJIT_STATIC_ASSERT(sizeof(FFIJITArrayCell) == 24, "FFIJITArrayCell is 24 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(FFIJITFunctionCell, self) == 16, "Function self after the cell");
+
+#endif /* FFIJIT_C_EXT_H_ */

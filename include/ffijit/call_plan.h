@@ -1,0 +1,207 @@
+// CallPlan: the flat description of how one packed call reaches one native function.
+//
+// Lowering (reflect/lower.cc) turns a Signature into a CallPlan once, at registration time; both
+// executors obey it: the interpreter (jit/interpreter.cc) walks it per call, the ORC JIT compiles
+// it into a thunk. It is plain data (no virtuals, no callbacks) so that a compiler can read every
+// decision out of it, and it is the single source of truth for what a call accepts and does.
+//
+// Vocabulary: a *packed argument* is one TVMFFIAny of the caller's array (or one keyword);
+// a *native parameter* is one C parameter of the target. Structures (slist/stuple/sdict) make one
+// packed argument feed several native parameters; several results add trailing out-pointer
+// parameters after all argument parameters.
+#ifndef FFIJIT_CALL_PLAN_H_
+#define FFIJIT_CALL_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ffijit/c_api.h"
+#include "ffijit/signature.h"
+
+namespace ffijit {
+
+// How one packed value becomes one native parameter value (and, for results, how a native value
+// is boxed back). Each row is one row of DESIGN.md's conversion contract.
+enum class Conversion : uint8_t {
+  // C `bool`. Accepts Bool, Int (nonzero = true). Passed as 0/1 in an integer register.
+  kBool,
+  // Fixed-width integers. Accept Int, Bool. The value must fit the type, else ValueError naming
+  // the value and the type. Passed sign- (kI*) or zero- (kU*) extended to 64 bits.
+  kI8,
+  kI16,
+  kI32,
+  kI64,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  // Floats. Accept Float, Int, Bool; rounded to nearest, ties to even. Passed in a vector register:
+  // f64 in the low 64 bits, f32 in the low 32, f16/bf16 as their IEEE bit pattern in the low 16
+  // (the C types `_Float16` / `__bf16`).
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
+  // `void*`. Accepts OpaquePtr, and None (passed as NULL).
+  kOpaquePtr,
+  // `const char*`, NUL-terminated, borrowed for the call. Accepts RawStr, SmallStr (points into the
+  // caller's TVMFFIAny), Str; None (as NULL) only when `nullable`.
+  kStr,
+  // `TVMFFIByteArray` by value (16 bytes), borrowed. Accepts ByteArrayPtr, SmallBytes, Bytes and
+  // the three string forms.
+  kBytes,
+  // `DLTensor*`, borrowed. Accepts DLTensorPtr and Tensor; element type, rank and every static dim
+  // are checked against NativeParam::tensor (ValueError on mismatch).
+  kTensor,
+  // `DLDataType` by value (4 bytes). Accepts DataType, or a string such as "float32" (parsed).
+  kDataType,
+  // `DLDevice` by value (8 bytes). Accepts Device, or a string such as "cuda:1" (parsed).
+  kDevice,
+  // `TVMFFIObject*`, borrowed. Accepts an object whose type is `object_type_index` or a subtype;
+  // None (as NULL) only when `nullable`. kTVMFFIObject as the index accepts every object.
+  kObject,
+  // `const TVMFFIAny*`, borrowed view of the packed value itself. Accepts anything.
+  kAnyView,
+};
+
+// The C type name of a conversion, e.g. "int32_t", "DLTensor*" (for generated code and messages).
+const char* ConversionCTypeName(Conversion c);
+
+// Where the platform C ABI puts one native parameter (or reads one result). x86-64 System V is
+// implemented in reflect/abi_x86_64.cc, which also notes where AArch64 AAPCS64 would differ.
+enum class AbiClass : uint8_t {
+  kGpr,        // one integer register: slot = 0..5 (rdi, rsi, rdx, rcx, r8, r9)
+  kSse,        // one vector register: slot = 0..7 (xmm0..xmm7)
+  kGprPair,    // a 16-byte struct of two INTEGER eightbytes in registers slot, slot+1
+  kStack,      // one 8-byte stack slot: slot = index in 8-byte units above the return address
+  kStackPair,  // a 16-byte struct in stack slots slot, slot+1 (did not fit in registers)
+  kMemory,     // a struct larger than 16 bytes, passed by hidden copy (no current type needs it)
+};
+
+struct AbiLocation {
+  AbiClass cls = AbiClass::kGpr;
+  int32_t slot = 0;
+};
+
+// One step from a container value to the element a native parameter reads.
+struct PathStep {
+  enum Kind : uint8_t {
+    kArrayIndex,  // the container must be an Array with exactly `expected_size` elements; read
+                  // element `index` (slist and stuple)
+    kMapKey,      // the container must be a Map; read the value at string key `key` (sdict);
+                  // a missing key is a KeyError
+  };
+  Kind kind = kArrayIndex;
+  int64_t index = 0;
+  int64_t expected_size = 0;
+  std::string key;
+  // The container's type text (TypeToString), e.g. "slist<i64,f32>", for error messages.
+  std::string container_type;
+};
+
+// Element type / rank / static dims a kTensor parameter checks.
+struct TensorCheck {
+  bool check_dtype = false;   // false for element kind `kAny`
+  DLDataType dtype{};         // expected element type when check_dtype
+  int32_t rank = -1;          // -1: any rank
+  std::vector<int64_t> dims;  // one per rank when rank >= 0; -1 = dynamic (not checked)
+};
+
+// One native argument parameter, in native call order.
+struct NativeParam {
+  // Source: the packed argument at `position` (0-based, after keyword binding), then `path` steps
+  // (path_begin .. path_begin + path_size in CallPlan::path_steps) into nested Arrays/Maps.
+  int32_t position = 0;
+  int32_t path_begin = 0;
+  int32_t path_size = 0;
+  // The conversion, and its inputs.
+  Conversion conversion = Conversion::kI64;
+  bool nullable = false;                      // kStr, kObject: None accepted (as NULL)
+  int32_t object_type_index = kTVMFFIObject;  // kObject
+  std::string object_type_key;                // kObject: as written ("" = any object)
+  TensorCheck tensor;                         // kTensor
+  // The native type as written in the signature (TypeToString), the `Expected ...` of messages.
+  std::string type_text;
+  // Platform placement.
+  AbiLocation abi;
+};
+
+// How the native returns (before boxing).
+enum class ReturnKind : uint8_t {
+  kVoid,     // nothing (void, or every result goes through out-pointers)
+  kGpr,      // rax (integers, bool, pointers, DLDataType, DLDevice)
+  kSse,      // xmm0 (floats)
+  kGprPair,  // rax:rdx (TVMFFIByteArray, TVMFFIAny)
+  kStatus,   // eax is an int status: 0 = success, nonzero = the native raised an error
+};
+
+// One result of the function, in signature order.
+struct ResultSlot {
+  // The native type of the result; boxing follows it: void -> None, bool/ints/floats ->
+  // Bool/Int/Float (a u64 above INT64_MAX is a ValueError), kOpaquePtr -> OpaquePtr (NULL -> None),
+  // kStr -> an owned String copy (NULL -> None), kBytes (TVMFFIByteArray) -> an owned Bytes copy,
+  // kObject / kTensor (a Tensor object) -> the object, one strong reference handed over by the
+  // native (NULL -> None), kDataType / kDevice -> DataType / Device, kAnyView -> the TVMFFIAny
+  // itself, owned (the native hands it over).
+  Conversion conversion = Conversion::kI64;
+  // kObject: the returned object must be of this type or a subtype (else RuntimeError).
+  int32_t object_type_index = kTVMFFIObject;
+  std::string type_text;
+  // true: returned by value (CallPlan::return_kind says where); false: the native takes a trailing
+  // pointer parameter at `out_abi` to a zeroed 16-byte buffer and writes the result there.
+  bool by_return = false;
+  AbiLocation out_abi;
+};
+
+// Per packed argument (one per top-level Signature argument).
+struct PackedArg {
+  std::string keyword;      // kNamed: the keyword it may be passed by; "" = positional only
+  std::string type_text;    // TypeToString of the argument
+  int32_t first_param = 0;  // its native parameters: params[first_param .. +num_params]
+  int32_t num_params = 0;
+};
+
+struct CallPlan {
+  std::string function_name;
+  // DeclarationString(function_name, signature): quoted verbatim in every error message.
+  std::string declaration;
+  // CanonicalString(signature): the JIT's thunk-cache key (independent of the function name).
+  std::string canonical;
+  CallConvention convention = CallConvention::kPlain;
+
+  // Arity and keyword table: exactly args.size() packed arguments are required.
+  std::vector<PackedArg> args;
+  // Native argument parameters in call order (out-pointers are not listed here; see results).
+  std::vector<NativeParam> params;
+  std::vector<PathStep> path_steps;
+  std::vector<ResultSlot> results;
+  ReturnKind return_kind = ReturnKind::kVoid;
+  // ReturnKind::kGpr / kSse / kGprPair: the conversion of the returned value (results[0]).
+  // kStatus: the native returns `int`.
+
+  // Register and stack use of the whole native call (argument params + out-pointers).
+  int32_t num_gpr = 0;    // 0..6
+  int32_t num_sse = 0;    // 0..8
+  int32_t num_stack = 0;  // 8-byte stack slots
+
+  int32_t num_args() const { return static_cast<int32_t>(args.size()); }
+  bool has_keywords() const;
+  // Packed position of `keyword`, or -1.
+  int32_t KeywordPosition(const std::string& keyword) const;
+};
+
+// Lowers a Signature. Throws ffijit::Error (TypeError/ValueError) for signatures the executors
+// cannot call (e.g. nested structure results, an unknown object type key).
+CallPlan Lower(const Signature& sig, std::string function_name);
+
+// Assigns AbiLocations to every param and out-pointer and fills num_gpr/num_sse/num_stack and
+// return_kind. Called by Lower; the one place with platform calling-convention knowledge.
+void AssignAbi(CallPlan& plan);
+
+// A readable multi-line dump of a plan (for the command-line tool and for debugging).
+std::string PlanToString(const CallPlan& plan);
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_CALL_PLAN_H_

@@ -1,0 +1,151 @@
+// The JIT tier: when registered functions move from the interpreter to compiled thunks, how to
+// force and observe it, the persistent object cache, and native callbacks into packed functions.
+//
+// Implemented by jit/orc/, which is built only with LLVM (FFIJIT_ENABLE_JIT=ON, and then
+// ffijit::jit defines FFIJIT_HAVE_LLVM=1). Without it registered functions stay interpreted.
+#ifndef FFIJIT_JIT_H_
+#define FFIJIT_JIT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ffijit/c_api.h"
+#include "ffijit/signature.h"
+
+namespace ffijit {
+
+// When a newly registered function gets its thunk. Compiles run on a background thread; the
+// function keeps working on the interpreter meanwhile and its safe_call is swapped atomically.
+// A signature whose thunk is already compiled is installed at registration under kEager and
+// kAfterCalls alike (the compile cost the call count amortizes is already paid).
+enum class JitPolicy : uint8_t {
+  kEager,       // queue the compile at registration
+  kAfterCalls,  // queue it when the function has been called `after_calls` times
+  kNever,       // stay interpreted (CompileNow still works)
+};
+
+struct JitOptions {
+  JitPolicy policy = JitPolicy::kAfterCalls;
+  int64_t after_calls = 100;
+};
+
+// Whether this build includes the ORC JIT.
+bool JitAvailable();
+
+// The policy for functions registered from now on (initially from the FFIJIT_JIT environment
+// variable: "eager", "never", "after:N"; otherwise after 100 calls).
+void SetDefaultJitOptions(const JitOptions& options);
+JitOptions DefaultJitOptions();
+
+// Overrides the policy for functions registered on this thread while the scope lives (the per-
+// registration policy), e.g. `ScopedJitOptions eager({JitPolicy::kEager});`.
+class ScopedJitOptions {
+ public:
+  explicit ScopedJitOptions(const JitOptions& options);
+  ~ScopedJitOptions();
+  ScopedJitOptions(const ScopedJitOptions&) = delete;
+  ScopedJitOptions& operator=(const ScopedJitOptions&) = delete;
+
+ private:
+  JitOptions saved_;
+  bool had_saved_;
+};
+
+// Counters of one engine; "thunks" are distinct compiled signatures, "units" loaded objects.
+struct JitStats {
+  int64_t live_thunks = 0;       // signatures with a thunk some function still uses
+  int64_t live_units = 0;        // loaded objects (each a batch of thunks or one callback)
+  int64_t units_created = 0;
+  int64_t units_removed = 0;
+  int64_t modules_compiled = 0;  // LLVM compiles (a batch is one)
+  int64_t thunks_compiled = 0;
+  int64_t disk_hits = 0;         // thunks loaded from the persistent cache
+  int64_t cache_hits = 0;        // functions given an already compiled thunk
+  int64_t installs = 0;          // safe_call swaps
+  int64_t fallbacks = 0;         // compiles that failed or were unsupported (function interpreted)
+  int64_t live_callbacks = 0;
+  int64_t object_bytes_live = 0;  // size of the loaded object files
+};
+
+struct JitEngineOptions {
+  // Persistent object cache directory ("" = none). Keys include the LLVM version and host CPU.
+  std::string cache_dir;
+};
+
+// One compiler with its thunk cache. The default engine serves registration-time tiering; tests
+// and tools may make more (e.g. two engines sharing a cache directory). An engine must outlive
+// every function it installed a thunk into and every callback it made.
+class JitEngine {
+ public:
+  explicit JitEngine(JitEngineOptions options = {});
+  ~JitEngine();
+  JitEngine(const JitEngine&) = delete;
+  JitEngine& operator=(const JitEngine&) = delete;
+
+  // The engine behind registration-time tiering (configured by FFIJIT_JIT_CACHE_DIR).
+  static JitEngine& Default();
+
+  // Compiles (or finds) `function`'s thunk and installs it, blocking. `function` is a Function
+  // made by ffijit's registration. false, with the reason in *why, when it stays interpreted.
+  bool CompileNow(TVMFFIObjectHandle function, std::string* why = nullptr);
+  // The same for many functions at once: their new signatures compile in one module. Returns how
+  // many were installed; reasons for the others in *why (one line each) when given.
+  int64_t CompileNow(const std::vector<TVMFFIObjectHandle>& functions, std::string* why = nullptr);
+  // Blocks until the background queue is empty and no compile runs.
+  void WaitIdle();
+
+  JitStats Stats() const;
+
+  struct Impl;
+  Impl* impl() const { return impl_.get(); }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// True when `function`'s safe_call is a compiled thunk (false for the interpreter or a non-ffijit
+// function).
+bool IsJitCompiled(TVMFFIObjectHandle function);
+
+// Where JIT fallbacks and cache problems are reported. The default writes one line per distinct
+// signature to stderr unless FFIJIT_JIT_LOG=0. Pass nullptr to restore it.
+void SetJitLogSink(std::function<void(const std::string&)> sink);
+
+// A plain native function pointer with the C signature `signature` describes, which boxes its
+// arguments into TVMFFIAny, calls `function` through TVMFFIFunctionCall and unboxes the result.
+// Supported: scalar, pointer, string, bytes, tensor, DataType, Device, object and any arguments;
+// void, bool, integer, float, pointer, DataType and Device results.
+//
+// Errors never unwind through the caller's C frames. With CallConvention::kStatus the function
+// returns 0, or -1 with the error raised (TVMFFIErrorMoveFromRaised). With kPlain it returns a
+// zero value and leaves the error raised in the thread's error slot; a caller that cares checks
+// TVMFFIErrorMoveFromRaised after the call.
+class NativeCallback {
+ public:
+  // Throws ffijit::Error: TypeError for a signature a callback cannot have, RuntimeError when the
+  // JIT is unavailable or fails.
+  NativeCallback(TVMFFIObjectHandle function, const Signature& signature,
+                 JitEngine& engine = JitEngine::Default());
+  ~NativeCallback();
+  NativeCallback(const NativeCallback&) = delete;
+  NativeCallback& operator=(const NativeCallback&) = delete;
+
+  void* pointer() const { return pointer_; }
+  template <typename F>
+  F* as() const {
+    return reinterpret_cast<F*>(pointer_);
+  }
+
+  struct State;
+
+ private:
+  void* pointer_ = nullptr;
+  State* state_ = nullptr;
+};
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_JIT_H_

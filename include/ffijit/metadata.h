@@ -1,0 +1,118 @@
+// Parsers and printers for IREE's function metadata formats: the `iree.abi` JSON, the raw mangled
+// `fv`/`f` signature and the SIP structured-index-path signature.
+//
+// Every parser throws ffijit::Error of kind "ValueError" with the message
+// "<format>: at offset N: <what was expected>" on bad input, where <format> is "json",
+// "raw signature", "sip" or "reflection dict", and N is a byte offset into the text that parser
+// was given (for the strings inside a reflection dict, into that string). Nesting deeper than
+// kMaxMetadataNesting is rejected. No input makes a parser crash, hang or read out of bounds.
+// Functions that see no text (Combine, SipSignature's path functions, the printers) throw
+// ValueError "<format>: <what>" naming the argument, result or raw index instead of an offset; a
+// reflection dict's member errors end with `(in the reflection dict's "f")` (or "sip").
+//
+// The IREE formats describe packed-side types only; Signature::convention is a native-side
+// property they do not carry: printers ignore it and parsers return kPlain.
+#ifndef FFIJIT_METADATA_H_
+#define FFIJIT_METADATA_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "ffijit/signature.h"
+
+namespace ffijit {
+
+// Deepest nesting of structures (JSON arrays/objects, spans in spans) any parser accepts.
+inline constexpr int kMaxMetadataNesting = 32;
+
+enum class MetadataFormat { kAuto, kJson, kRaw, kSip };
+
+// "auto", "json", "raw", "sip".
+const char* MetadataFormatName(MetadataFormat format);
+
+// kJson: the `iree.abi` JSON object. kRaw: a bare mangled "I..R.." string, or the
+// `iree.reflection` dict as JSON, {"fv":"1","f":"I..R.."}. kSip: the `iree.reflection` dict as
+// JSON with "sip" and "f" (the SIP gives the structure, "f" the types; both are needed).
+// kAuto: a JSON object with "a"/"r" is `iree.abi`, one with "sip" is SIP, one with "f" is raw; a
+// bare string is raw.
+Signature ParseMetadata(std::string_view text, MetadataFormat format = MetadataFormat::kAuto);
+
+// ---- iree.abi JSON ----
+// Type records: "i1" "i8".."i64" "u8".."u64" "f16" "bf16" "f32" "f64", "unknown", null (a gap,
+// only as an stuple slot), ["named", key, T] (top-level arguments only), ["ndarray", elt|null,
+// rank|null, dim|null...] (exactly `rank` dims; null is dynamic, a null elt is any element),
+// ["slist", T...], ["stuple", T...], ["sdict", [key, T]...] (order kept as written),
+// ["py_homogeneous_list", T]. torch-mlir's tags map onto the model: "pystr" -> str,
+// ["py_uniform_list", T] -> list, ["pytuple", T...] -> stuple, ["py_uniform_dict", K, V] -> dict;
+// the old ["sdict_kwargs", [key, T]...] (last top-level argument only) becomes named arguments.
+// ffijit's own additions for types IREE has no record for: "str", "bytes", "ptr", "object",
+// ["object", type_key], "DataType", "Device", ["nullable", T] (T a str, ptr or object).
+Signature ParseJson(std::string_view text);
+// Sorted keys, no spaces, "v":1, as the emitters write: {"a":[...],"r":[...],"v":1}.
+std::string PrintJson(const Signature& sig);
+
+// ---- raw function signature (fv = 1) ----
+// `I<len>!<types>R<len>!<types>`; a type is B (buffer: optional `t` element code 0-11, then one
+// `d` per dim, -1 dynamic), S (scalar: optional `t`), O (reference object) or U (unrecognized,
+// read as `unknown`). Element codes follow ScalarKind's order; a bool is written as sint8 (t4),
+// so it reads back as i8.
+Signature ParseRaw(std::string_view text);
+// The mangler. Throws ValueError naming the first argument or result with no raw form (strings,
+// bytes, pointers, typed or nullable objects, DataType, Device, structures, named arguments,
+// ndarrays of unknown rank or element).
+std::string PrintRaw(const Signature& sig);
+// IREE's FunctionSignatureToString form, e.g. "(sint32) -> (float64)",
+// "(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)"; U prints as
+// "Unrecognized".
+std::string ReadableRaw(std::string_view raw);
+
+// ---- SIP structured index paths (version 1) ----
+// One step of an index path: a sequence position or a dict key.
+using SipKey = std::variant<int64_t, std::string>;
+using SipPath = std::vector<SipKey>;
+
+// One node of a SIP tree: nothing (an empty I/R span), a raw argument/result index, a sequence
+// (integer keys) or a dict (string keys). Children keep the order they were written in.
+struct SipNode {
+  enum class Kind : uint8_t { kNone, kRaw, kSequence, kDict };
+  Kind kind = Kind::kNone;
+  int64_t raw_index = -1;         // kRaw
+  std::vector<SipKey> keys;       // kSequence / kDict, one per child
+  std::vector<SipNode> children;  // kSequence / kDict
+};
+
+struct SipSignature {
+  SipNode inputs;
+  SipNode results;
+
+  // Index path of every raw input (result), by raw index; the root itself has the empty path.
+  // Throws ValueError when the raw indices are not exactly 0..n-1, each once.
+  std::vector<SipPath> InputPaths() const;
+  std::vector<SipPath> ResultPaths() const;
+  // The builder: a tree from the index path of each raw input and result (paths[i] locates raw
+  // index i), children sorted by key as IREE's mangler writes them. Throws ValueError on
+  // conflicting paths (a key twice, integer and string keys under one node, a leaf with children).
+  // Paths lead to leaves, so an empty sequence or dict (`S1!`, `D1!`) cannot be built this way.
+  static SipSignature FromIndexPaths(const std::vector<SipPath>& inputs,
+                                     const std::vector<SipPath>& results);
+};
+
+SipSignature ParseSip(std::string_view text);
+std::string PrintSip(const SipSignature& sip);
+// IREE's ToStringVisitor form of one side, e.g. ":[\n  0=raw(0),\n  1=raw(1),\n],\n".
+std::string ReadableSip(const SipNode& root);
+
+// The structured Signature from a raw signature (types, linear order) and a SIP (structure).
+// Root inputs: a sequence gives positional arguments, a dict gives named arguments, a raw index
+// one argument. Root results: a sequence gives several results, a dict one sdict result, a raw
+// index one result. Nested sequences become slists, nested dicts sdicts whose slots are ordered
+// by raw index. Structures flatten slot by slot into consecutive native parameters, so the
+// leaves, in order, must be exactly raw indices 0..n-1; anything else is a ValueError.
+Signature Combine(const Signature& raw, const SipSignature& sip);
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_METADATA_H_

@@ -1,0 +1,100 @@
+// BoundFunction lifetime: creation from a CallPlan, the deleter, and the JIT's attach hook.
+#include "bound_function.h"
+
+#include <cstdlib>
+#include <memory>
+#include <new>
+
+#include "ffijit/error.h"
+#include "interp_program.h"
+#include "libffi_call.h"
+
+namespace ffijit {
+namespace {
+
+std::atomic<TierAttachHook> g_tier_attach_hook{nullptr};
+
+void BoundFunctionDeleter(void* self, int flags) {
+  auto* fn = static_cast<BoundFunction*>(self);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    if (fn->release_tier_state != nullptr && fn->tier_state != nullptr) {
+      fn->release_tier_state(fn->tier_state);
+    }
+    fn->tier_state = nullptr;
+    DestroyLibffiCall(fn->libffi);
+    fn->libffi = nullptr;
+    DestroyInterpProgram(fn->program);
+    fn->program = nullptr;
+    delete fn->plan;
+    fn->plan = nullptr;
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) {
+    fn->~BoundFunction();
+    std::free(fn);
+  }
+}
+
+// The register stub exists for x86-64 System V only; elsewhere every call goes through libffi.
+constexpr bool kHaveStub =
+#if defined(__x86_64__) && !defined(_WIN32)
+    true;
+#else
+    false;
+#endif
+
+}  // namespace
+
+void SetTierAttachHook(TierAttachHook hook) {
+  g_tier_attach_hook.store(hook, std::memory_order_release);
+}
+
+TierAttachHook GetTierAttachHook() {
+  return g_tier_attach_hook.load(std::memory_order_acquire);
+}
+
+bool IsBoundFunction(const TVMFFIObject* obj) {
+  return obj != nullptr && obj->type_index == kTVMFFIFunction &&
+         obj->deleter == &BoundFunctionDeleter;
+}
+
+BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags) {
+  if (target == nullptr) throw ValueError("cannot bind `" + plan.function_name + "`: NULL target");
+  if (!kHaveStub) flags |= kBoundUseLibffi;
+  auto owned_plan = std::make_unique<CallPlan>(std::move(plan));
+  std::unique_ptr<LibffiCall, void (*)(LibffiCall*)> libffi(nullptr, DestroyLibffiCall);
+  if (flags & kBoundUseLibffi) libffi.reset(PrepareLibffiCall(*owned_plan));
+  std::unique_ptr<InterpProgram, void (*)(InterpProgram*)> program(BuildInterpProgram(*owned_plan),
+                                                                   DestroyInterpProgram);
+
+  void* memory = std::calloc(1, sizeof(BoundFunction));
+  if (memory == nullptr) throw std::bad_alloc();
+  auto* fn = new (memory) BoundFunction{};
+  fn->header.type_index = kTVMFFIFunction;
+  fn->header.weak_ref_count = 1;
+  fn->header.strong_ref_count = 1;
+  fn->header.deleter = &BoundFunctionDeleter;
+  fn->cell.safe_call = &InterpreterSafeCall;
+  fn->cell.cpp_call = nullptr;
+  fn->target = target;
+  fn->plan = owned_plan.release();
+  fn->calls_until_hot.store(0, std::memory_order_relaxed);
+  fn->on_hot = nullptr;
+  fn->tier_state = nullptr;
+  fn->release_tier_state = nullptr;
+  fn->flags = flags;
+  fn->libffi = libffi.release();
+  fn->program = program.release();
+  if (!(flags & kBoundInterpretOnly)) {
+    if (TierAttachHook hook = GetTierAttachHook()) {
+      // Tiering is an optimization: if the JIT cannot take this function, it stays on the
+      // interpreter, which is complete.
+      try {
+        hook(fn);
+      } catch (...) {
+      }
+    }
+  }
+  return fn;
+}
+
+}  // namespace ffijit

@@ -1,0 +1,191 @@
+// The C registration API (ffijit/bridge.h) and the call-with-keywords entry point.
+#include "ffijit/bridge.h"
+
+#include <new>
+#include <string>
+#include <vector>
+
+#include "bound_function.h"
+#include "ffijit/error.h"
+#include "ffijit/metadata.h"
+#include "ffijit/register.h"
+#include "ffijit/registry.h"
+
+namespace ffijit {
+namespace {
+
+// Runs `body` and turns any exception into a raised error: 0 on success, -1 on failure.
+template <typename Body>
+int Guard(Body&& body) noexcept {
+  try {
+    body();
+    return 0;
+  } catch (const Error& e) {
+    e.SetRaised();
+  } catch (const std::bad_alloc&) {
+    TVMFFIErrorSetRaisedFromCStr("MemoryError", "out of memory");
+  } catch (const std::exception& e) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", e.what());
+  } catch (...) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "unknown C++ exception");
+  }
+  return -1;
+}
+
+void RequireNonNull(const void* p, const char* func, const char* what) {
+  if (p == nullptr) throw ValueError(std::string(func) + ": `" + what + "` must not be NULL");
+}
+
+MetadataFormat FormatOf(int format) {
+  switch (format) {
+    case kFFIJITFormatAuto:
+      return MetadataFormat::kAuto;
+    case kFFIJITFormatJson:
+      return MetadataFormat::kJson;
+    case kFFIJITFormatRaw:
+      return MetadataFormat::kRaw;
+    case kFFIJITFormatSip:
+      return MetadataFormat::kSip;
+    default:
+      throw ValueError("unknown metadata format " + std::to_string(format) +
+                       " (expected 0 auto, 1 json, 2 raw or 3 sip)");
+  }
+}
+
+RegisterOptions OptionsOf(int flags) {
+  constexpr int kKnown =
+      kFFIJITStatusConvention | kFFIJITAllowOverride | kFFIJITInterpretOnly | kFFIJITUseLibffi;
+  if (flags & ~kKnown) throw ValueError("unknown registration flags " + std::to_string(flags));
+  RegisterOptions options;
+  options.convention =
+      (flags & kFFIJITStatusConvention) ? CallConvention::kStatus : CallConvention::kPlain;
+  options.allow_override = (flags & kFFIJITAllowOverride) != 0;
+  options.interpret_only = (flags & kFFIJITInterpretOnly) != 0;
+  options.use_libffi = (flags & kFFIJITUseLibffi) != 0;
+  return options;
+}
+
+// "#1 (`b`)" or "#1".
+std::string ArgumentName(const CallPlan& plan, size_t position) {
+  std::string out = "#" + std::to_string(position);
+  if (!plan.args[position].keyword.empty()) out += " (`" + plan.args[position].keyword + "`)";
+  return out;
+}
+
+// Binds positional and keyword values to the plan's packed positions, then calls.
+int CallBound(TVMFFIObjectHandle func, const CallPlan& plan, const TVMFFIAny* args,
+              int32_t num_args, const char* const* kw_names, const TVMFFIAny* kw_values,
+              int32_t num_kwargs, TVMFFIAny* result) {
+  const size_t arity = plan.args.size();
+  if (static_cast<size_t>(num_args) > arity) {
+    return FFIJITRaiseArityError(static_cast<const BoundFunction*>(func), num_args + num_kwargs);
+  }
+  std::vector<TVMFFIAny> bound(arity);
+  std::vector<bool> given(arity, false);
+  for (int32_t i = 0; i < num_args; ++i) {
+    bound[static_cast<size_t>(i)] = args[i];
+    given[static_cast<size_t>(i)] = true;
+  }
+  for (int32_t k = 0; k < num_kwargs; ++k) {
+    RequireNonNull(kw_names[k], "FFIJITCallWithKeywords", "kw_names[i]");
+    const int32_t position = plan.KeywordPosition(kw_names[k]);
+    if (position < 0) {
+      throw KeyError("Unknown keyword argument `" + std::string(kw_names[k]) + "` when calling: `" +
+                     plan.declaration + "`");
+    }
+    const auto p = static_cast<size_t>(position);
+    if (given[p]) {
+      throw TypeError("Duplicate value for argument " + ArgumentName(plan, p) + " when calling: `" +
+                      plan.declaration + "`");
+    }
+    bound[p] = kw_values[k];
+    given[p] = true;
+  }
+  for (size_t p = 0; p < arity; ++p) {
+    if (!given[p]) {
+      throw TypeError("Missing argument " + ArgumentName(plan, p) + " when calling: `" +
+                      plan.declaration + "`");
+    }
+  }
+  return TVMFFIFunctionCall(func, bound.data(), static_cast<int32_t>(arity), result);
+}
+
+}  // namespace
+}  // namespace ffijit
+
+using namespace ffijit;
+
+extern "C" {
+
+int FFIJITMakeFunction(void* fn, const char* metadata, int format, int flags, const char* name,
+                       TVMFFIObjectHandle* out) {
+  return Guard([&] {
+    RequireNonNull(metadata, "FFIJITMakeFunction", "metadata");
+    RequireNonNull(out, "FFIJITMakeFunction", "out");
+    Function func = MakeFunction(name ? name : "<anonymous>", fn, std::string_view(metadata),
+                                 FormatOf(format), OptionsOf(flags));
+    *out = func.release();
+  });
+}
+
+int FFIJITRegister(void* fn, const char* metadata, int format, int flags, const char* global_name,
+                   TVMFFIObjectHandle* out) {
+  return Guard([&] {
+    RequireNonNull(metadata, "FFIJITRegister", "metadata");
+    RequireNonNull(global_name, "FFIJITRegister", "global_name");
+    Function func =
+        Register(global_name, fn, std::string_view(metadata), FormatOf(format), OptionsOf(flags));
+    if (out != nullptr) *out = func.release();
+  });
+}
+
+int FFIJITUnregister(const char* global_name) {
+  return Guard([&] {
+    RequireNonNull(global_name, "FFIJITUnregister", "global_name");
+    Unregister(global_name);
+  });
+}
+
+int FFIJITCallWithKeywords(TVMFFIObjectHandle func, const TVMFFIAny* args, int32_t num_args,
+                           const char* const* kw_names, const TVMFFIAny* kw_values,
+                           int32_t num_kwargs, TVMFFIAny* result) {
+  int status = 0;
+  const int guard = Guard([&] {
+    RequireNonNull(func, "FFIJITCallWithKeywords", "func");
+    RequireNonNull(result, "FFIJITCallWithKeywords", "result");
+    if (num_args < 0 || num_kwargs < 0) {
+      throw ValueError("FFIJITCallWithKeywords: negative argument count");
+    }
+    if (num_args > 0) RequireNonNull(args, "FFIJITCallWithKeywords", "args");
+    if (num_kwargs > 0) {
+      RequireNonNull(kw_names, "FFIJITCallWithKeywords", "kw_names");
+      RequireNonNull(kw_values, "FFIJITCallWithKeywords", "kw_values");
+    }
+    const auto* obj = static_cast<const TVMFFIObject*>(func);
+    if (!IsBoundFunction(obj)) {
+      if (num_kwargs != 0) {
+        throw TypeError("FFIJITCallWithKeywords: this function takes no keyword arguments");
+      }
+      status = TVMFFIFunctionCall(func, const_cast<TVMFFIAny*>(args), num_args, result);
+      return;
+    }
+    const CallPlan& plan = *static_cast<const BoundFunction*>(func)->plan;
+    status = CallBound(func, plan, args, num_args, kw_names, kw_values, num_kwargs, result);
+  });
+  return guard != 0 ? guard : status;
+}
+
+int FFIJITDescribeFunction(TVMFFIObjectHandle func, TVMFFIAny* out) {
+  return Guard([&] {
+    RequireNonNull(func, "FFIJITDescribeFunction", "func");
+    RequireNonNull(out, "FFIJITDescribeFunction", "out");
+    if (!IsBoundFunction(static_cast<const TVMFFIObject*>(func))) {
+      throw TypeError("FFIJITDescribeFunction: not a function made by FFIJITMakeFunction/Register");
+    }
+    std::string text = PlanToString(*static_cast<const BoundFunction*>(func)->plan);
+    TVMFFIByteArray bytes{text.data(), text.size()};
+    CheckCall(TVMFFIStringFromByteArray(&bytes, out));
+  });
+}
+
+}  // extern "C"

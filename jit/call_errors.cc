@@ -1,0 +1,248 @@
+// The error messages of a packed call, raised through the C ABI; shared by interpreter and thunks.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "bound_function.h"
+#include "ffijit/c_ext.h"
+
+namespace ffijit {
+namespace {
+
+std::string TypeKeyOf(int32_t type_index) {
+  TVMFFIAny key{};
+  if (FFIJITTypeIndexToKey(type_index, &key) != 0) {
+    TVMFFIObjectHandle error = nullptr;
+    TVMFFIErrorMoveFromRaised(&error);
+    if (error != nullptr) TVMFFIObjectDecRef(error);
+    return "object#" + std::to_string(type_index);
+  }
+  std::string out;
+  if (key.type_index == kTVMFFISmallStr) {
+    out.assign(key.v_bytes, key.small_str_len);
+  } else if (key.type_index == kTVMFFIStr) {
+    const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(key.v_obj + 1);
+    out.assign(cell->data, cell->size);
+    TVMFFIObjectDecRef(key.v_obj);
+  }
+  return out;
+}
+
+// The name of what came, in the vocabulary of signature types where one fits.
+std::string GotTypeName(const TVMFFIAny* got) {
+  switch (got->type_index) {
+    case kTVMFFINone:
+      return "None";
+    case kTVMFFIInt:
+      return "int";
+    case kTVMFFIBool:
+      return "bool";
+    case kTVMFFIFloat:
+      return "float";
+    case kTVMFFIOpaquePtr:
+      return "ptr";
+    case kTVMFFIDataType:
+      return "DataType";
+    case kTVMFFIDevice:
+      return "Device";
+    case kTVMFFIDLTensorPtr:
+    case kTVMFFITensor:
+      return "ndarray";
+    case kTVMFFIRawStr:
+      return got->v_c_str == nullptr ? "None" : "str";  // a NULL RawStr is treated as None
+    case kTVMFFISmallStr:
+    case kTVMFFIStr:
+      return "str";
+    case kTVMFFIByteArrayPtr:
+    case kTVMFFISmallBytes:
+    case kTVMFFIBytes:
+      return "bytes";
+    case kTVMFFIArray:
+      return "Array";
+    case kTVMFFIMap:
+      return "Map";
+    case kTVMFFIFunction:
+      return "Function";
+    case kTVMFFIShape:
+      return "Shape";
+    case kTVMFFIError:
+      return "Error";
+    default:
+      break;
+  }
+  if (got->type_index >= kTVMFFIStaticObjectBegin) return TypeKeyOf(got->type_index);
+  return "type#" + std::to_string(got->type_index);
+}
+
+std::string DataTypeText(DLDataType t) {
+  const char* code = "code";
+  switch (t.code) {
+    case kDLInt:
+      code = "int";
+      break;
+    case kDLUInt:
+      code = "uint";
+      break;
+    case kDLFloat:
+      code = "float";
+      break;
+    case kDLBfloat:
+      code = "bfloat";
+      break;
+    case FFIJIT_DL_BOOL_CODE:
+      code = "bool";
+      break;
+    default:
+      break;
+  }
+  std::string out = code;
+  if (std::strcmp(code, "code") == 0) out += std::to_string(t.code) + "_";
+  out += std::to_string(t.bits);
+  if (t.lanes != 1) out += "x" + std::to_string(t.lanes);
+  return out;
+}
+
+// "#1" or "#1[0][\"k\"]": the packed position, then the structure steps taken so far.
+std::string ArgumentLabel(const CallPlan& plan, int32_t param, int32_t steps) {
+  const NativeParam& p = plan.params[static_cast<size_t>(param)];
+  // Appends only: GCC 12 at -O3 misreports `"literal" + std::string` as an overlapping memcpy.
+  std::string out = "#";
+  out += std::to_string(p.position);
+  for (int32_t s = 0; s < steps; ++s) {
+    const PathStep& step = plan.path_steps[static_cast<size_t>(p.path_begin + s)];
+    if (step.kind == PathStep::kArrayIndex) {
+      out += '[';
+      out += std::to_string(step.index);
+      out += ']';
+    } else {
+      out += "[\"";
+      out += step.key;
+      out += "\"]";
+    }
+  }
+  return out;
+}
+
+std::string FullLabel(const CallPlan& plan, int32_t param) {
+  return ArgumentLabel(plan, param, plan.params[static_cast<size_t>(param)].path_size);
+}
+
+// Raises kind/message; never lets an exception (out of memory) escape into C or JIT code.
+template <typename Build>
+int Raise(const char* kind, Build&& build) noexcept {
+  try {
+    std::string message = build();
+    TVMFFIErrorSetRaisedFromCStr(kind, message.c_str());
+  } catch (...) {
+    TVMFFIErrorSetRaisedFromCStr("MemoryError", "out of memory while formatting an error");
+  }
+  return -1;
+}
+
+}  // namespace
+}  // namespace ffijit
+
+using ffijit::BoundFunction;
+using ffijit::CallPlan;
+
+extern "C" {
+
+int FFIJITRaiseArityError(const BoundFunction* fn, int32_t got) {
+  return ffijit::Raise("TypeError", [&] {
+    const CallPlan& plan = *fn->plan;
+    return "Mismatched number of arguments when calling: `" + plan.declaration + "`. Expected " +
+           std::to_string(plan.args.size()) + " but got " + std::to_string(got) + " arguments";
+  });
+}
+
+int FFIJITRaiseArgumentError(const BoundFunction* fn, int32_t param, const TVMFFIAny* got) {
+  return ffijit::Raise("TypeError", [&] {
+    const CallPlan& plan = *fn->plan;
+    return "Mismatched type on argument " + ffijit::FullLabel(plan, param) + " when calling: `" +
+           plan.declaration + "`. Expected `" + plan.params[static_cast<size_t>(param)].type_text +
+           "` but got `" + ffijit::GotTypeName(got) + "`";
+  });
+}
+
+int FFIJITRaiseRangeError(const BoundFunction* fn, int32_t param, const TVMFFIAny* got) {
+  return ffijit::Raise("ValueError", [&] {
+    const CallPlan& plan = *fn->plan;
+    return "Out of range value on argument " + ffijit::FullLabel(plan, param) + " when calling: `" +
+           plan.declaration + "`. " + std::to_string(got->v_int64) + " does not fit `" +
+           plan.params[static_cast<size_t>(param)].type_text + "`";
+  });
+}
+
+int FFIJITRaiseParseError(const BoundFunction* fn, int32_t param, const TVMFFIAny* got) {
+  return ffijit::Raise("ValueError", [&] {
+    const CallPlan& plan = *fn->plan;
+    std::string text;
+    if (got->type_index == kTVMFFIRawStr) {
+      if (got->v_c_str != nullptr) text = got->v_c_str;
+    } else if (got->type_index == kTVMFFISmallStr) {
+      text.assign(got->v_bytes, got->small_str_len);
+    } else if (got->type_index == kTVMFFIStr) {
+      const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(got->v_obj + 1);
+      text.assign(cell->data, cell->size);
+    }
+    return "Invalid value on argument " + ffijit::FullLabel(plan, param) + " when calling: `" +
+           plan.declaration + "`. Expected `" + plan.params[static_cast<size_t>(param)].type_text +
+           "` but got \"" + text + "\"";
+  });
+}
+
+int FFIJITRaiseTensorError(const BoundFunction* fn, int32_t param, const DLTensor* got) {
+  return ffijit::Raise("ValueError", [&] {
+    const CallPlan& plan = *fn->plan;
+    std::string shape = "(";
+    for (int32_t i = 0; i < got->ndim; ++i) {
+      if (i) shape += ", ";
+      shape += std::to_string(got->shape[i]);
+    }
+    shape += got->ndim == 1 ? ",)" : ")";
+    return "Mismatched tensor on argument " + ffijit::FullLabel(plan, param) + " when calling: `" +
+           plan.declaration + "`. Expected `" + plan.params[static_cast<size_t>(param)].type_text +
+           "` but got an ndarray of " + ffijit::DataTypeText(got->dtype) + " with shape " + shape;
+  });
+}
+
+int FFIJITRaisePathError(const BoundFunction* fn, int32_t param, int32_t step,
+                         const TVMFFIAny* container) {
+  const CallPlan& plan = *fn->plan;
+  const ffijit::NativeParam& p = plan.params[static_cast<size_t>(param)];
+  const ffijit::PathStep& s = plan.path_steps[static_cast<size_t>(p.path_begin + step)];
+  const bool wrong_type = s.kind == ffijit::PathStep::kArrayIndex
+                              ? container->type_index != kTVMFFIArray
+                              : container->type_index != kTVMFFIMap;
+  if (wrong_type) {
+    return ffijit::Raise("TypeError", [&] {
+      return "Mismatched type on argument " + ffijit::ArgumentLabel(plan, param, step) +
+             " when calling: `" + plan.declaration + "`. Expected `" + s.container_type +
+             "` but got `" + ffijit::GotTypeName(container) + "`";
+    });
+  }
+  if (s.kind == ffijit::PathStep::kArrayIndex) {
+    return ffijit::Raise("ValueError", [&] {
+      const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(container->v_obj + 1);
+      return "Mismatched length on argument " + ffijit::ArgumentLabel(plan, param, step) +
+             " when calling: `" + plan.declaration + "`. Expected `" + s.container_type +
+             "` with " + std::to_string(s.expected_size) + " elements but got " +
+             std::to_string(cell->size);
+    });
+  }
+  return ffijit::Raise("KeyError", [&] {
+    return "Missing key `" + s.key + "` on argument " + ffijit::ArgumentLabel(plan, param, step) +
+           " when calling: `" + plan.declaration + "`. Expected `" + s.container_type + "`";
+  });
+}
+
+int FFIJITRaiseStatusWithoutError(const BoundFunction* fn, int32_t status) {
+  return ffijit::Raise("RuntimeError", [&] {
+    return "`" + fn->plan->function_name + "` returned status " + std::to_string(status) +
+           " without raising an error";
+  });
+}
+
+}  // extern "C"

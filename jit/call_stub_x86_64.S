@@ -1,0 +1,123 @@
+// The interpreter's call stub for x86-64 System V: loads argument registers and stack from arrays.
+//
+// void ffijit_call_sysv64(const void* target,        rdi
+//                         const uint64_t* regs,      rsi  [0..5] rdi..r9, [6..13] xmm0..xmm7
+//                         const uint64_t* stack,     rdx  stack argument slots, in order
+//                         uint64_t num_stack,        rcx
+//                         uint64_t* ret);            r8   out: rax, rdx, xmm0, xmm1
+//
+// Every register is loaded whether used or not (cheaper than branching). al = 8 bounds the SSE
+// registers used, which makes variadic targets correct too.
+#if defined(__x86_64__) && !defined(_WIN32)
+
+        .text
+        .globl  ffijit_call_sysv64
+        .hidden ffijit_call_sysv64
+        .type   ffijit_call_sysv64, @function
+        .p2align 4
+ffijit_call_sysv64:
+        .cfi_startproc
+        pushq   %rbp
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbp, -16
+        movq    %rsp, %rbp
+        .cfi_def_cfa_register %rbp
+        pushq   %rbx
+        pushq   %r12
+        .cfi_offset %rbx, -24
+        .cfi_offset %r12, -32
+        movq    %r8, %r12               // ret survives the call in a callee-saved register
+        movq    %rdi, %r11              // target
+        movq    %rsi, %r10              // regs
+
+        // Reserve num_stack slots, keeping rsp 16-byte aligned at the call (it is now, after
+        // three pushes on top of the return address).
+        leaq    15(,%rcx,8), %rax
+        andq    $-16, %rax
+        subq    %rax, %rsp
+        xorl    %eax, %eax
+1:      cmpq    %rcx, %rax
+        jae     2f
+        movq    (%rdx,%rax,8), %rbx
+        movq    %rbx, (%rsp,%rax,8)
+        incq    %rax
+        jmp     1b
+2:
+        movq    48(%r10), %xmm0
+        movq    56(%r10), %xmm1
+        movq    64(%r10), %xmm2
+        movq    72(%r10), %xmm3
+        movq    80(%r10), %xmm4
+        movq    88(%r10), %xmm5
+        movq    96(%r10), %xmm6
+        movq    104(%r10), %xmm7
+        movq    0(%r10), %rdi
+        movq    8(%r10), %rsi
+        movq    16(%r10), %rdx
+        movq    24(%r10), %rcx
+        movq    32(%r10), %r8
+        movq    40(%r10), %r9
+        movl    $8, %eax
+        callq   *%r11
+
+        movq    %rax, 0(%r12)
+        movq    %rdx, 8(%r12)
+        movq    %xmm0, 16(%r12)
+        movq    %xmm1, 24(%r12)
+
+        leaq    -16(%rbp), %rsp
+        popq    %r12
+        popq    %rbx
+        popq    %rbp
+        .cfi_def_cfa %rsp, 8
+        ret
+        .cfi_endproc
+        .size   ffijit_call_sysv64, .-ffijit_call_sysv64
+
+// void ffijit_call_sysv64_regs(const void* target,   rdi
+//                              const uint64_t* regs, rsi  as above
+//                              uint64_t* ret);       rdx  as above
+// The same without stack arguments: the common case, with no copy loop and one saved register.
+        .globl  ffijit_call_sysv64_regs
+        .hidden ffijit_call_sysv64_regs
+        .type   ffijit_call_sysv64_regs, @function
+        .p2align 4
+ffijit_call_sysv64_regs:
+        .cfi_startproc
+        pushq   %rbx                    // also aligns rsp to 16 for the call
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbx, -16
+        movq    %rdx, %rbx
+        movq    %rdi, %r11
+        movq    %rsi, %r10
+        movq    48(%r10), %xmm0
+        movq    56(%r10), %xmm1
+        movq    64(%r10), %xmm2
+        movq    72(%r10), %xmm3
+        movq    80(%r10), %xmm4
+        movq    88(%r10), %xmm5
+        movq    96(%r10), %xmm6
+        movq    104(%r10), %xmm7
+        movq    0(%r10), %rdi
+        movq    8(%r10), %rsi
+        movq    16(%r10), %rdx
+        movq    24(%r10), %rcx
+        movq    32(%r10), %r8
+        movq    40(%r10), %r9
+        movl    $8, %eax
+        callq   *%r11
+        movq    %rax, 0(%rbx)
+        movq    %rdx, 8(%rbx)
+        movq    %xmm0, 16(%rbx)
+        movq    %xmm1, 24(%rbx)
+        popq    %rbx
+        .cfi_def_cfa_offset 8
+        ret
+        .cfi_endproc
+        .size   ffijit_call_sysv64_regs, .-ffijit_call_sysv64_regs
+
+#endif
+
+#if defined(__linux__) && defined(__ELF__)
+        .section .note.GNU-stack,"",@progbits
+#endif

@@ -1,0 +1,256 @@
+// The interpreted marshaller: runs a function's InterpProgram per call and calls the target.
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "bound_function.h"
+#include "interp_program.h"
+#include "libffi_call.h"
+#include "marshal.h"
+
+#if defined(__x86_64__) && !defined(_WIN32)
+#define FFIJIT_HAVE_CALL_STUB 1
+extern "C" void ffijit_call_sysv64(const void* target, const uint64_t* regs, const uint64_t* stack,
+                                   uint64_t num_stack, uint64_t* ret);
+extern "C" void ffijit_call_sysv64_regs(const void* target, const uint64_t* regs, uint64_t* ret);
+#else
+#define FFIJIT_HAVE_CALL_STUB 0
+#endif
+
+namespace ffijit {
+namespace {
+
+constexpr int kSmallFrame = kFrameStackBase + 16;  // frames up to 16 stack slots stay on the stack
+constexpr int kSmallResults = 8;                   // out-pointer buffers kept on the C stack
+
+int RaiseOutOfMemory() {
+  TVMFFIErrorSetRaisedFromCStr("MemoryError", "out of memory marshalling a call");
+  return -1;
+}
+
+// Called when a status-convention native returned nonzero: its raised error must reach the caller
+// unchanged; if it raised none, say so.
+int PropagateStatus(const BoundFunction* fn, int32_t status) {
+  TVMFFIObjectHandle error = nullptr;
+  TVMFFIErrorMoveFromRaised(&error);
+  if (error == nullptr) return FFIJITRaiseStatusWithoutError(fn, status);
+  TVMFFIErrorSetRaised(error);
+  TVMFFIObjectDecRef(error);
+  return -1;
+}
+
+// Converts one parameter the general way (structure path, any conversion) into the frame.
+__attribute__((noinline)) int ConvertGeneric(const BoundFunction* fn, const InterpOp& op,
+                                             const TVMFFIAny* args, uint64_t* frame) {
+  const NativeParam& p = fn->plan->params[static_cast<size_t>(op.param)];
+  const TVMFFIAny* value = args + op.position;
+  if (p.path_size != 0) {
+    value = FFIJITResolvePath(fn, op.param, value);
+    if (value == nullptr) return -1;
+  }
+  uint64_t word[2] = {0, 0};
+  if (__builtin_expect(ConvertValue(p, value, word) != ConvertStatus::kOk, 0)) {
+    // Converts again through the shared entry point, which raises the exact error.
+    return FFIJITConvertParam(fn, op.param, value, word);
+  }
+  frame[op.dest] = word[0];
+  if (op.words == 2) frame[op.dest + 1] = word[1];
+  return 0;
+}
+
+// Boxes a value returned in a register; the common kinds inline, the rest through the shared
+// (out-of-line) boxer.
+inline int BoxReturned(const BoundFunction* fn, Conversion conversion, const uint64_t* raw,
+                       TVMFFIAny* result) {
+  switch (conversion) {
+    case Conversion::kI64:
+      result->type_index = kTVMFFIInt;
+      result->zero_padding = 0;
+      result->v_int64 = static_cast<int64_t>(raw[0]);
+      return 0;
+    case Conversion::kI32:
+      result->type_index = kTVMFFIInt;
+      result->zero_padding = 0;
+      result->v_int64 = static_cast<int32_t>(static_cast<uint32_t>(raw[0]));
+      return 0;
+    case Conversion::kF64:
+      result->type_index = kTVMFFIFloat;
+      result->zero_padding = 0;
+      std::memcpy(&result->v_float64, raw, sizeof(double));
+      return 0;
+    default:
+      return FFIJITBoxResult(fn, 0, raw, result);
+  }
+}
+
+int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  const InterpProgram& program = *fn->program;
+  if (__builtin_expect(num_args != program.num_args, 0)) {
+    return FFIJITRaiseArityError(fn, num_args);
+  }
+  // Uninitialized on purpose: every word the target reads is written below, and zeroing the
+  // frame costs more than the rest of a small call.
+  uint64_t small_frame[kSmallFrame];
+  std::unique_ptr<uint64_t[]> big_frame;
+  uint64_t* frame = small_frame;
+  if (__builtin_expect(program.frame_words > kSmallFrame, 0)) {
+    big_frame.reset(new (std::nothrow) uint64_t[static_cast<size_t>(program.frame_words)]);
+    if (big_frame == nullptr) return RaiseOutOfMemory();
+    frame = big_frame.get();
+  }
+
+  for (const InterpOp& op : program.ops) {
+    const TVMFFIAny* value = args + op.position;
+    switch (op.opcode) {
+      case InterpOpcode::kInt64:
+        if (__builtin_expect(value->type_index == kTVMFFIInt || value->type_index == kTVMFFIBool,
+                             1)) {
+          frame[op.dest] = static_cast<uint64_t>(value->v_int64);
+          continue;
+        }
+        break;
+      case InterpOpcode::kFloat64:
+        if (__builtin_expect(value->type_index == kTVMFFIFloat, 1)) {
+          std::memcpy(&frame[op.dest], &value->v_float64, sizeof(double));
+          continue;
+        }
+        break;
+      case InterpOpcode::kOpaquePtr:
+        if (__builtin_expect(value->type_index == kTVMFFIOpaquePtr, 1)) {
+          frame[op.dest] = reinterpret_cast<uintptr_t>(value->v_ptr);
+          continue;
+        }
+        break;
+      case InterpOpcode::kInt32:
+        if (__builtin_expect(
+                (value->type_index == kTVMFFIInt || value->type_index == kTVMFFIBool) &&
+                    value->v_int64 >= INT32_MIN && value->v_int64 <= INT32_MAX,
+                1)) {
+          frame[op.dest] = static_cast<uint64_t>(value->v_int64);
+          continue;
+        }
+        break;
+      case InterpOpcode::kFloat32:
+        if (__builtin_expect(value->type_index == kTVMFFIFloat, 1)) {
+          const float f = static_cast<float>(value->v_float64);
+          uint32_t bits;
+          std::memcpy(&bits, &f, sizeof bits);
+          frame[op.dest] = bits;
+          continue;
+        }
+        break;
+      case InterpOpcode::kStr:
+        if (value->type_index == kTVMFFIStr) {
+          frame[op.dest] = reinterpret_cast<uintptr_t>(CellOf<FFIJITBytesCell>(value->v_obj)->data);
+          continue;
+        }
+        if (value->type_index == kTVMFFISmallStr) {
+          frame[op.dest] = reinterpret_cast<uintptr_t>(value->v_bytes);
+          continue;
+        }
+        break;
+      case InterpOpcode::kTensor: {
+        const DLTensor* t = value->type_index == kTVMFFITensor ? CellOf<DLTensor>(value->v_obj)
+                            : value->type_index == kTVMFFIDLTensorPtr
+                                ? static_cast<const DLTensor*>(value->v_ptr)
+                                : nullptr;
+        if (__builtin_expect(t != nullptr, 1)) {
+          uint32_t dtype;
+          std::memcpy(&dtype, &t->dtype, sizeof dtype);
+          const bool matches = (!op.tensor_check_dtype || dtype == op.tensor_dtype) &&
+                               (op.tensor_rank < 0 || t->ndim == op.tensor_rank) &&
+                               (!op.tensor_has_static_dim || TensorMatches(op.native->tensor, t));
+          if (__builtin_expect(!matches, 0)) break;
+          frame[op.dest] = reinterpret_cast<uintptr_t>(t);
+          continue;
+        }
+        break;
+      }
+      case InterpOpcode::kDataType:
+        if (__builtin_expect(value->type_index == kTVMFFIDataType, 1)) {
+          uint32_t bits;
+          std::memcpy(&bits, &value->v_dtype, sizeof bits);
+          frame[op.dest] = bits;
+          continue;
+        }
+        break;
+      case InterpOpcode::kDevice:
+        if (__builtin_expect(value->type_index == kTVMFFIDevice, 1)) {
+          std::memcpy(&frame[op.dest], &value->v_device, sizeof(DLDevice));
+          continue;
+        }
+        break;
+      case InterpOpcode::kGeneric:
+        break;
+    }
+    if (ConvertGeneric(fn, op, args, frame) != 0) return -1;
+  }
+
+  // Out-pointer results: zeroed 16-byte buffers, one per result not returned by value.
+  const int32_t num_results = program.num_results;
+  uint64_t small_out[kSmallResults][2];
+  std::unique_ptr<uint64_t[][2]> big_out;
+  uint64_t(*out)[2] = small_out;
+  const bool by_return =
+      program.return_kind != ReturnKind::kVoid && program.return_kind != ReturnKind::kStatus;
+  if (!by_return && num_results > 0) {
+    if (num_results > kSmallResults) {
+      big_out.reset(new (std::nothrow) uint64_t[static_cast<size_t>(num_results)][2]);
+      if (big_out == nullptr) return RaiseOutOfMemory();
+      out = big_out.get();
+    }
+    for (int32_t r = 0; r < num_results; ++r) {
+      out[r][0] = out[r][1] = 0;
+      frame[program.out_dest[static_cast<size_t>(r)]] = reinterpret_cast<uintptr_t>(out[r]);
+    }
+  }
+
+  uint64_t ret[4];
+  uint64_t* stack = frame + kFrameStackBase;
+#if FFIJIT_HAVE_CALL_STUB
+  if (__builtin_expect(fn->libffi == nullptr, 1)) {
+    if (program.num_stack == 0) {
+      ffijit_call_sysv64_regs(fn->target, frame, ret);
+    } else {
+      ffijit_call_sysv64(fn->target, frame, stack, static_cast<uint64_t>(program.num_stack), ret);
+    }
+  } else {
+    CallLibffi(fn->libffi, fn->target, frame, stack, ret);
+  }
+#else
+  CallLibffi(fn->libffi, fn->target, frame, stack, ret);
+#endif
+
+  switch (program.return_kind) {
+    case ReturnKind::kGpr:
+    case ReturnKind::kGprPair:
+      return BoxReturned(fn, program.return_conversion, ret, result);
+    case ReturnKind::kSse:
+      return BoxReturned(fn, program.return_conversion, ret + 2, result);
+    case ReturnKind::kStatus: {
+      const auto status = static_cast<int32_t>(static_cast<uint32_t>(ret[0]));
+      if (status != 0) return PropagateStatus(fn, status);
+      break;
+    }
+    case ReturnKind::kVoid:
+      break;
+  }
+  if (num_results == 0) {
+    *result = TVMFFIAny{};
+    return 0;
+  }
+  if (num_results == 1) return FFIJITBoxResult(fn, 0, out[0], result);
+  return FFIJITBoxResults(fn, out, result);
+}
+
+}  // namespace
+
+int InterpreterSafeCall(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  auto* fn = static_cast<BoundFunction*>(handle);
+  if (fn->on_hot != nullptr && fn->calls_until_hot.fetch_sub(1, std::memory_order_relaxed) == 1) {
+    fn->on_hot(fn);
+  }
+  return Interpret(fn, args, num_args, result);
+}
+
+}  // namespace ffijit

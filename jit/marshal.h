@@ -1,0 +1,250 @@
+// The per-parameter conversion of DESIGN.md's contract, inline for the interpreter's hot loop.
+//
+// ConvertValue never raises for the common outcomes: it returns a status and the caller raises the
+// matching error through the shared FFIJITRaise* helpers (so the JIT's thunks, which call the same
+// helpers, produce identical messages).
+#ifndef FFIJIT_JIT_MARSHAL_H_
+#define FFIJIT_JIT_MARSHAL_H_
+
+#include <cstdint>
+#include <cstring>
+
+#include "ffijit/c_api.h"
+#include "ffijit/c_ext.h"
+#include "ffijit/call_plan.h"
+#include "float16.h"
+
+namespace ffijit {
+
+enum class ConvertStatus : uint8_t {
+  kOk,
+  kBadType,    // the value's type index is not accepted: TypeError
+  kBadRange,   // an integer that does not fit: ValueError
+  kBadTensor,  // a tensor of the wrong dtype/rank/dims: ValueError
+  kBadString,  // a string that does not parse as a DataType / Device: ValueError
+};
+
+// Slow forms, out of line (convert.cc): strings parsed as DataType / Device. They leave no error
+// raised; a string that does not parse returns kBadString.
+ConvertStatus ConvertDataTypeString(const TVMFFIAny* value, uint64_t out[2]);
+ConvertStatus ConvertDeviceString(const TVMFFIAny* value, uint64_t out[2]);
+
+inline bool IsStringForm(int32_t type_index) {
+  return type_index == kTVMFFIRawStr || type_index == kTVMFFISmallStr || type_index == kTVMFFIStr;
+}
+
+// The payload cell of a Str/Bytes/Tensor/Array object.
+template <typename Cell>
+inline Cell* CellOf(TVMFFIObject* obj) {
+  return reinterpret_cast<Cell*>(obj + 1);
+}
+
+inline bool TensorMatches(const TensorCheck& check, const DLTensor* t) {
+  if (check.check_dtype && (t->dtype.code != check.dtype.code ||
+                            t->dtype.bits != check.dtype.bits || t->dtype.lanes != 1)) {
+    return false;
+  }
+  if (check.rank < 0) return true;
+  if (t->ndim != check.rank) return false;
+  for (int32_t i = 0; i < check.rank; ++i) {
+    int64_t want = check.dims[static_cast<size_t>(i)];
+    if (want >= 0 && t->shape[i] != want) return false;
+  }
+  return true;
+}
+
+// Range-checks an integer for an integer conversion and stores it extended to 64 bits.
+inline ConvertStatus StoreInteger(Conversion c, int64_t v, uint64_t* out) {
+  switch (c) {
+    case Conversion::kI8:
+      if (v < INT8_MIN || v > INT8_MAX) return ConvertStatus::kBadRange;
+      break;
+    case Conversion::kI16:
+      if (v < INT16_MIN || v > INT16_MAX) return ConvertStatus::kBadRange;
+      break;
+    case Conversion::kI32:
+      if (v < INT32_MIN || v > INT32_MAX) return ConvertStatus::kBadRange;
+      break;
+    case Conversion::kU8:
+      if (v < 0 || v > UINT8_MAX) return ConvertStatus::kBadRange;
+      break;
+    case Conversion::kU16:
+      if (v < 0 || v > UINT16_MAX) return ConvertStatus::kBadRange;
+      break;
+    case Conversion::kU32:
+      if (v < 0 || v > static_cast<int64_t>(UINT32_MAX)) return ConvertStatus::kBadRange;
+      break;
+    case Conversion::kU64:
+      if (v < 0) return ConvertStatus::kBadRange;
+      break;
+    default:  // kI64: every Int fits
+      break;
+  }
+  *out = static_cast<uint64_t>(v);
+  return ConvertStatus::kOk;
+}
+
+inline ConvertStatus StoreFloat(Conversion c, const TVMFFIAny* v, uint64_t* out) {
+  const bool is_float = v->type_index == kTVMFFIFloat;
+  if (!is_float && v->type_index != kTVMFFIInt && v->type_index != kTVMFFIBool) {
+    return ConvertStatus::kBadType;
+  }
+  switch (c) {
+    case Conversion::kF64: {
+      double d = is_float ? v->v_float64 : static_cast<double>(v->v_int64);
+      std::memcpy(out, &d, sizeof d);
+      return ConvertStatus::kOk;
+    }
+    case Conversion::kF32: {
+      // One rounding from the exact input (an int64 goes straight to float, not through double).
+      float f = is_float ? static_cast<float>(v->v_float64) : static_cast<float>(v->v_int64);
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof f);
+      *out = bits;
+      return ConvertStatus::kOk;
+    }
+    case Conversion::kF16:
+      *out = is_float ? FFIJITDoubleToF16Bits(v->v_float64) : FFIJITInt64ToF16Bits(v->v_int64);
+      return ConvertStatus::kOk;
+    default:  // kBF16
+      *out = is_float ? FFIJITDoubleToBF16Bits(v->v_float64) : FFIJITInt64ToBF16Bits(v->v_int64);
+      return ConvertStatus::kOk;
+  }
+}
+
+// Converts `v` for `p` into out[0] (and out[1] for the second eightbyte of a kBytes struct).
+inline ConvertStatus ConvertValue(const NativeParam& p, const TVMFFIAny* v, uint64_t out[2]) {
+  const int32_t tag = v->type_index;
+  switch (p.conversion) {
+    case Conversion::kBool:
+      if (tag != kTVMFFIBool && tag != kTVMFFIInt) return ConvertStatus::kBadType;
+      out[0] = v->v_int64 != 0;
+      return ConvertStatus::kOk;
+    case Conversion::kI8:
+    case Conversion::kI16:
+    case Conversion::kI32:
+    case Conversion::kI64:
+    case Conversion::kU8:
+    case Conversion::kU16:
+    case Conversion::kU32:
+    case Conversion::kU64:
+      if (tag != kTVMFFIInt && tag != kTVMFFIBool) return ConvertStatus::kBadType;
+      return StoreInteger(p.conversion, v->v_int64, out);
+    case Conversion::kF16:
+    case Conversion::kBF16:
+    case Conversion::kF32:
+    case Conversion::kF64:
+      return StoreFloat(p.conversion, v, out);
+    case Conversion::kOpaquePtr:
+      if (tag == kTVMFFIOpaquePtr) {
+        out[0] = reinterpret_cast<uintptr_t>(v->v_ptr);
+      } else if (tag == kTVMFFINone) {
+        out[0] = 0;
+      } else {
+        return ConvertStatus::kBadType;
+      }
+      return ConvertStatus::kOk;
+    case Conversion::kStr:
+      switch (tag) {
+        case kTVMFFIRawStr:
+          // A NULL RawStr is no string: like None, accepted only when nullable.
+          if (v->v_c_str == nullptr && !p.nullable) return ConvertStatus::kBadType;
+          out[0] = reinterpret_cast<uintptr_t>(v->v_c_str);
+          return ConvertStatus::kOk;
+        case kTVMFFISmallStr:
+          // Inline bytes are followed by zeros (unused bytes are zero), so this is NUL-terminated.
+          out[0] = reinterpret_cast<uintptr_t>(v->v_bytes);
+          return ConvertStatus::kOk;
+        case kTVMFFIStr:
+          out[0] = reinterpret_cast<uintptr_t>(CellOf<FFIJITBytesCell>(v->v_obj)->data);
+          return ConvertStatus::kOk;
+        case kTVMFFINone:
+          if (!p.nullable) return ConvertStatus::kBadType;
+          out[0] = 0;
+          return ConvertStatus::kOk;
+        default:
+          return ConvertStatus::kBadType;
+      }
+    case Conversion::kBytes:
+      switch (tag) {
+        case kTVMFFIByteArrayPtr: {
+          const auto* bytes = static_cast<const TVMFFIByteArray*>(v->v_ptr);
+          if (bytes == nullptr) return ConvertStatus::kBadType;
+          out[0] = reinterpret_cast<uintptr_t>(bytes->data);
+          out[1] = bytes->size;
+          return ConvertStatus::kOk;
+        }
+        case kTVMFFISmallBytes:
+        case kTVMFFISmallStr:
+          out[0] = reinterpret_cast<uintptr_t>(v->v_bytes);
+          out[1] = v->small_str_len;
+          return ConvertStatus::kOk;
+        case kTVMFFIBytes:
+        case kTVMFFIStr: {
+          const FFIJITBytesCell* cell = CellOf<FFIJITBytesCell>(v->v_obj);
+          out[0] = reinterpret_cast<uintptr_t>(cell->data);
+          out[1] = cell->size;
+          return ConvertStatus::kOk;
+        }
+        case kTVMFFIRawStr:
+          if (v->v_c_str == nullptr) return ConvertStatus::kBadType;
+          out[0] = reinterpret_cast<uintptr_t>(v->v_c_str);
+          out[1] = std::strlen(v->v_c_str);
+          return ConvertStatus::kOk;
+        default:
+          return ConvertStatus::kBadType;
+      }
+    case Conversion::kTensor: {
+      const DLTensor* t;
+      if (tag == kTVMFFIDLTensorPtr) {
+        t = static_cast<const DLTensor*>(v->v_ptr);
+      } else if (tag == kTVMFFITensor) {
+        t = CellOf<DLTensor>(v->v_obj);
+      } else {
+        return ConvertStatus::kBadType;
+      }
+      if (t == nullptr) return ConvertStatus::kBadType;
+      if (!TensorMatches(p.tensor, t)) return ConvertStatus::kBadTensor;
+      out[0] = reinterpret_cast<uintptr_t>(t);
+      return ConvertStatus::kOk;
+    }
+    case Conversion::kDataType:
+      if (tag == kTVMFFIDataType) {
+        uint32_t bits;
+        std::memcpy(&bits, &v->v_dtype, sizeof bits);
+        out[0] = bits;
+        return ConvertStatus::kOk;
+      }
+      if (IsStringForm(tag)) return ConvertDataTypeString(v, out);
+      return ConvertStatus::kBadType;
+    case Conversion::kDevice:
+      if (tag == kTVMFFIDevice) {
+        std::memcpy(out, &v->v_device, sizeof(DLDevice));
+        return ConvertStatus::kOk;
+      }
+      if (IsStringForm(tag)) return ConvertDeviceString(v, out);
+      return ConvertStatus::kBadType;
+    case Conversion::kObject:
+      if (tag >= kTVMFFIStaticObjectBegin) {
+        if (p.object_type_index != kTVMFFIObject && tag != p.object_type_index &&
+            !FFIJITObjectIsInstance(tag, p.object_type_index)) {
+          return ConvertStatus::kBadType;
+        }
+        out[0] = reinterpret_cast<uintptr_t>(v->v_obj);
+        return ConvertStatus::kOk;
+      }
+      if (tag == kTVMFFINone && p.nullable) {
+        out[0] = 0;
+        return ConvertStatus::kOk;
+      }
+      return ConvertStatus::kBadType;
+    case Conversion::kAnyView:
+      out[0] = reinterpret_cast<uintptr_t>(v);
+      return ConvertStatus::kOk;
+  }
+  return ConvertStatus::kBadType;
+}
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_JIT_MARSHAL_H_

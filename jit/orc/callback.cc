@@ -1,0 +1,310 @@
+// NativeCallback: boxes a native call's parameters, calls the packed function, unboxes the result.
+#include <cstring>
+#include <vector>
+
+#include "ffijit/error.h"
+#include "ffijit/object.h"
+#include "float16.h"
+#include "marshal.h"
+#include "orc/callback_codegen.h"
+#include "orc/jit_engine_impl.h"
+
+namespace ffijit {
+
+struct NativeCallback::State {
+  TVMFFIObjectHandle function = nullptr;  // one strong reference
+  CallPlan plan;
+  JitEngine::Impl* impl = nullptr;
+  orc::OrcEngine* engine = nullptr;
+  orc::CodeUnit* unit = nullptr;
+};
+
+namespace {
+
+bool IsSigned(Conversion c) {
+  return c == Conversion::kI8 || c == Conversion::kI16 || c == Conversion::kI32 ||
+         c == Conversion::kI64;
+}
+
+int NativeWidth(Conversion c) {
+  switch (c) {
+    case Conversion::kBool:
+    case Conversion::kI8:
+    case Conversion::kU8:
+      return 1;
+    case Conversion::kI16:
+    case Conversion::kU16:
+    case Conversion::kF16:
+    case Conversion::kBF16:
+      return 2;
+    case Conversion::kI32:
+    case Conversion::kU32:
+    case Conversion::kF32:
+    case Conversion::kDataType:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+// The low `width` bytes of a register word, extended to 64 bits (the caller may leave the upper
+// bits of a narrow argument undefined).
+int64_t Narrow(Conversion c, uint64_t word) {
+  switch (NativeWidth(c)) {
+    case 1:
+      return IsSigned(c) ? static_cast<int8_t>(word) : static_cast<int64_t>(static_cast<uint8_t>(word));
+    case 2:
+      return IsSigned(c) ? static_cast<int16_t>(word) : static_cast<int64_t>(static_cast<uint16_t>(word));
+    case 4:
+      return IsSigned(c) ? static_cast<int32_t>(word) : static_cast<int64_t>(static_cast<uint32_t>(word));
+    default:
+      return static_cast<int64_t>(word);
+  }
+}
+
+TVMFFIAny Pointer(int32_t type_index, uint64_t word) {
+  TVMFFIAny any{};
+  if (word != 0) {
+    any.type_index = type_index;
+    any.v_uint64 = word;
+  }
+  return any;
+}
+
+// Boxes one native parameter (borrowed views: they live for the packed call only).
+TVMFFIAny BoxParam(const CallPlan& plan, size_t index, const uint64_t* word,
+                   TVMFFIByteArray* bytes) {
+  const NativeParam& p = plan.params[index];
+  TVMFFIAny any{};
+  switch (p.conversion) {
+    case Conversion::kBool:
+      any.type_index = kTVMFFIBool;
+      any.v_int64 = (word[0] & 0xff) != 0;
+      return any;
+    case Conversion::kI8:
+    case Conversion::kI16:
+    case Conversion::kI32:
+    case Conversion::kI64:
+    case Conversion::kU8:
+    case Conversion::kU16:
+    case Conversion::kU32:
+      any.type_index = kTVMFFIInt;
+      any.v_int64 = Narrow(p.conversion, word[0]);
+      return any;
+    case Conversion::kU64:
+      if (word[0] > static_cast<uint64_t>(INT64_MAX)) {
+        throw ValueError("Callback `" + plan.declaration + "` got argument #" +
+                         std::to_string(index) + " = " + std::to_string(word[0]) +
+                         ", which does not fit an Int");
+      }
+      any.type_index = kTVMFFIInt;
+      any.v_int64 = static_cast<int64_t>(word[0]);
+      return any;
+    case Conversion::kF64:
+      any.type_index = kTVMFFIFloat;
+      any.v_uint64 = word[0];
+      return any;
+    case Conversion::kF32: {
+      float f;
+      uint32_t bits = static_cast<uint32_t>(word[0]);
+      std::memcpy(&f, &bits, sizeof f);
+      any.type_index = kTVMFFIFloat;
+      any.v_float64 = f;
+      return any;
+    }
+    case Conversion::kF16:
+      any.type_index = kTVMFFIFloat;
+      any.v_float64 = FFIJITF16BitsToDouble(static_cast<uint16_t>(word[0]));
+      return any;
+    case Conversion::kBF16:
+      any.type_index = kTVMFFIFloat;
+      any.v_float64 = FFIJITBF16BitsToDouble(static_cast<uint16_t>(word[0]));
+      return any;
+    case Conversion::kOpaquePtr:
+      return Pointer(kTVMFFIOpaquePtr, word[0]);
+    case Conversion::kStr:
+      return Pointer(kTVMFFIRawStr, word[0]);
+    case Conversion::kTensor:
+      return Pointer(kTVMFFIDLTensorPtr, word[0]);
+    case Conversion::kBytes:
+      bytes->data = reinterpret_cast<const char*>(word[0]);
+      bytes->size = word[1];
+      any.type_index = kTVMFFIByteArrayPtr;
+      any.v_ptr = bytes;
+      return any;
+    case Conversion::kDataType: {
+      uint32_t bits = static_cast<uint32_t>(word[0]);
+      any.type_index = kTVMFFIDataType;
+      std::memcpy(&any.v_dtype, &bits, sizeof bits);
+      return any;
+    }
+    case Conversion::kDevice:
+      any.type_index = kTVMFFIDevice;
+      any.v_uint64 = word[0];
+      return any;
+    case Conversion::kObject:
+      if (word[0] != 0) {
+        any.v_obj = reinterpret_cast<TVMFFIObject*>(word[0]);
+        any.type_index = any.v_obj->type_index;
+      }
+      return any;
+    case Conversion::kAnyView:
+      if (word[0] != 0) any = *reinterpret_cast<const TVMFFIAny*>(word[0]);
+      return any;
+  }
+  return any;
+}
+
+std::string GotName(const TVMFFIAny& value) {
+  try {
+    return TypeIndexToKey(value.type_index);
+  } catch (const Error&) {
+    return "type#" + std::to_string(value.type_index);
+  }
+}
+
+// Converts a returned value for result `index` with the call contract's rules.
+uint64_t UnboxResult(const CallPlan& plan, size_t index, const TVMFFIAny& value) {
+  const ResultSlot& slot = plan.results[index];
+  NativeParam as_param;
+  as_param.conversion = slot.conversion;
+  uint64_t out[2] = {0, 0};
+  switch (ConvertValue(as_param, &value, out)) {
+    case ConvertStatus::kOk:
+      return out[0];
+    case ConvertStatus::kBadRange:
+      throw ValueError("Callback `" + plan.declaration + "` returned " +
+                       std::to_string(value.v_int64) + " for result #" + std::to_string(index) +
+                       ", which does not fit `" + slot.type_text + "`");
+    case ConvertStatus::kBadString:
+      throw ValueError("Callback `" + plan.declaration + "` returned a string for result #" +
+                       std::to_string(index) + " that is not a valid `" + slot.type_text + "`");
+    default:
+      throw TypeError("Callback `" + plan.declaration + "` returned `" + GotName(value) +
+                      "` for result #" + std::to_string(index) + ", expected `" + slot.type_text +
+                      "`");
+  }
+}
+
+void StoreNative(Conversion c, uint64_t word, void* out) {
+  std::memcpy(out, &word, static_cast<size_t>(NativeWidth(c)));  // little-endian: the low bytes
+}
+
+// Owns the packed call's result Any.
+struct OwnedResult {
+  TVMFFIAny any{};
+  ~OwnedResult() {
+    if (any.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(any.v_obj);
+  }
+};
+
+void Invoke(NativeCallback::State* state, const uint64_t* words, uint64_t* returned) {
+  const CallPlan& plan = state->plan;
+  const size_t num_params = plan.params.size();
+  std::vector<TVMFFIAny> args(num_params);
+  std::vector<TVMFFIByteArray> bytes(num_params);
+  for (size_t i = 0; i < num_params; ++i) args[i] = BoxParam(plan, i, words + 2 * i, &bytes[i]);
+  OwnedResult result;
+  if (TVMFFIFunctionCall(state->function, args.data(), static_cast<int32_t>(num_params),
+                         &result.any) != 0) {
+    throw Error::MoveFromRaised();
+  }
+  const size_t num_results = plan.results.size();
+  if (num_results == 0) return;
+  // Out-pointers follow the argument parameters, in result order (by_return results have none).
+  std::vector<void*> out_pointers(num_results, nullptr);
+  size_t native = num_params;
+  for (size_t r = 0; r < num_results; ++r) {
+    if (!plan.results[r].by_return) out_pointers[r] = reinterpret_cast<void*>(words[2 * native++]);
+  }
+  auto deliver = [&](size_t r, const TVMFFIAny& value) {
+    uint64_t word = UnboxResult(plan, r, value);
+    if (plan.results[r].by_return) {
+      returned[0] = word;
+    } else if (out_pointers[r] != nullptr) {
+      StoreNative(plan.results[r].conversion, word, out_pointers[r]);
+    }
+  };
+  if (num_results == 1) {
+    deliver(0, result.any);
+    return;
+  }
+  if (result.any.type_index != kTVMFFIArray) {
+    throw TypeError("Callback `" + plan.declaration + "` must return an Array of " +
+                    std::to_string(num_results) + " results, got `" + GotName(result.any) + "`");
+  }
+  const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(result.any.v_obj + 1);
+  if (cell->size != static_cast<int64_t>(num_results)) {
+    throw ValueError("Callback `" + plan.declaration + "` must return " +
+                     std::to_string(num_results) + " results, got an Array of " +
+                     std::to_string(cell->size));
+  }
+  for (size_t r = 0; r < num_results; ++r) deliver(r, cell->data[r]);
+}
+
+// The generated code's entry: never lets an exception reach the native caller's frames.
+int InvokeFromNative(void* opaque, const uint64_t* words, uint64_t* returned) {
+  returned[0] = returned[1] = 0;
+  auto* state = static_cast<NativeCallback::State*>(opaque);
+  try {
+    Invoke(state, words, returned);
+    return 0;
+  } catch (const Error& e) {
+    e.SetRaised();
+  } catch (const std::exception& e) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", e.what());
+  }
+  returned[0] = returned[1] = 0;  // a plain-convention caller sees a zero result
+  return -1;
+}
+
+}  // namespace
+
+namespace orc {
+OrcEngine::SymbolTable CallbackRuntimeSymbols() {
+  return {{kCallbackInvokeSymbol, reinterpret_cast<void*>(&InvokeFromNative)}};
+}
+}  // namespace orc
+
+NativeCallback::NativeCallback(TVMFFIObjectHandle function, const Signature& signature,
+                               JitEngine& engine) {
+  auto* obj = static_cast<TVMFFIObject*>(function);
+  if (obj == nullptr || obj->type_index != kTVMFFIFunction) {
+    throw TypeError("NativeCallback needs a Function object");
+  }
+  auto state = std::make_unique<State>();
+  state->plan = Lower(signature, "callback");
+  std::string reason = orc::CallbackUnsupportedReason(state->plan);
+  if (!reason.empty()) {
+    throw TypeError("Cannot make a native callback `" + state->plan.declaration + "`: " + reason);
+  }
+  state->impl = engine.impl();
+  std::string why;
+  state->engine = state->impl->Engine(&why);
+  if (state->engine == nullptr) throw RuntimeError("Cannot make a native callback: " + why);
+  State* raw = state.get();
+  std::vector<orc::CompileRequest> requests;
+  requests.push_back({"", [raw](llvm::Module& module, const std::string& symbol) {
+                        return orc::EmitCallback(raw->plan, raw, module, symbol);
+                      }});
+  orc::CompiledSymbol compiled = state->engine->Compile(std::move(requests))[0];
+  if (compiled.address == nullptr) {
+    throw RuntimeError("Cannot make a native callback `" + state->plan.declaration +
+                       "`: " + compiled.failure);
+  }
+  state->unit = compiled.unit;
+  state->function = function;
+  TVMFFIObjectIncRef(function);
+  state->impl->CallbackCreated();
+  pointer_ = compiled.address;
+  state_ = state.release();
+}
+
+NativeCallback::~NativeCallback() {
+  state_->engine->Release(state_->unit);
+  state_->impl->CallbackDestroyed();
+  TVMFFIObjectDecRef(state_->function);
+  delete state_;
+}
+
+}  // namespace ffijit

@@ -1,0 +1,105 @@
+// The ORC engine: one LLJIT that compiles batches of generated functions into loaded code units.
+//
+// A code unit is one object file linked into its own JITDylib, so units never clash on symbol
+// names and each can be dropped on its own (removing the JITDylib frees its memory). Units are
+// refcounted: every symbol handed out holds one reference. Memory comes from JITLink's in-process
+// manager, which maps pages writable, copies, then flips them to read+execute: never W+X.
+#ifndef FFIJIT_JIT_ORC_ENGINE_H_
+#define FFIJIT_JIT_ORC_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "orc/object_store.h"
+
+namespace llvm {
+class Module;
+namespace orc {
+class LLJIT;
+class JITDylib;
+}  // namespace orc
+class TargetMachine;
+}  // namespace llvm
+
+namespace ffijit::orc {
+
+// Emits one function named `symbol` into `module`. Returns "" on success, otherwise the reason the
+// function cannot be generated (the module must then hold no trace of it).
+using EmitFunction = std::function<std::string(llvm::Module& module, const std::string& symbol)>;
+
+struct CompileRequest {
+  // Stable content key for the persistent cache; "" when the code must not be cached (it embeds
+  // process-specific addresses).
+  std::string cache_key;
+  EmitFunction emit;
+};
+
+struct CodeUnit;  // one loaded object; opaque outside the engine
+
+struct CompiledSymbol {
+  void* address = nullptr;  // null on failure
+  CodeUnit* unit = nullptr;  // holds one reference when address is set
+  bool from_disk = false;
+  std::string failure;  // why address is null
+};
+
+struct EngineCounters {
+  int64_t live_units = 0;
+  int64_t units_created = 0;
+  int64_t units_removed = 0;
+  int64_t modules_compiled = 0;
+  int64_t functions_compiled = 0;
+  int64_t disk_hits = 0;
+  int64_t object_bytes_live = 0;  // size of the live object files (an estimate of code size)
+};
+
+class OrcEngine {
+ public:
+  // Runtime functions generated code may call, bound as absolute symbols.
+  using SymbolTable = std::vector<std::pair<std::string, void*>>;
+
+  // Builds the LLJIT; an error message on failure.
+  static std::unique_ptr<OrcEngine> Create(const SymbolTable& runtime_symbols,
+                                           std::string cache_dir, std::string* error);
+  ~OrcEngine();
+  OrcEngine(const OrcEngine&) = delete;
+  OrcEngine& operator=(const OrcEngine&) = delete;
+
+  // Compiles (or loads from the persistent cache) every request; requests compiled now share one
+  // module. Thread-safe; blocks the caller for the duration of the compile.
+  std::vector<CompiledSymbol> Compile(std::vector<CompileRequest> requests);
+
+  void Retain(CodeUnit* unit);
+  // Drops one reference; the last one removes the unit's code.
+  void Release(CodeUnit* unit);
+
+  EngineCounters Counters() const;
+  // LLVM version, target triple, host CPU and its features: what compiled code depends on.
+  const std::string& HostKey() const { return host_key_; }
+
+ private:
+  OrcEngine() = default;
+  // Links one object into a fresh unit and resolves `symbols` in it.
+  bool LoadObject(const std::string& object, const std::vector<std::string>& symbols,
+                  CodeUnit** unit, std::vector<void*>* addresses, std::string* error);
+  std::vector<CompiledSymbol> CompileModule(std::vector<CompileRequest>& requests);
+
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::unique_ptr<llvm::TargetMachine> target_machine_;
+  llvm::orc::JITDylib* runtime_dylib_ = nullptr;
+  std::unique_ptr<ObjectStore> store_;
+  std::string host_key_;
+  std::mutex compile_mutex_;         // one compile at a time: the TargetMachine is not reentrant
+  mutable std::mutex units_mutex_;   // unit refcounts and counters
+  EngineCounters counters_;
+  uint64_t next_unit_id_ = 0;
+};
+
+}  // namespace ffijit::orc
+
+#endif  // FFIJIT_JIT_ORC_ENGINE_H_

@@ -1,0 +1,358 @@
+// JitEngine: the thunk cache, batch compile and install, the background compile thread.
+#include <map>
+#include <utility>
+
+#include "orc/callback_codegen.h"
+#include "orc/jit_engine_impl.h"
+#include "orc/thunk_codegen.h"
+
+namespace ffijit {
+
+using orc::ThunkEntry;
+using orc::TierState;
+
+namespace orc {
+namespace {
+
+// Every live thunk address of every engine: IsJitCompiled and TierStateOf use it to recognise a
+// BoundFunction whose safe_call was swapped.
+std::mutex& LiveThunksMutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+std::unordered_map<void*, int64_t>& LiveThunks() {
+  static auto* thunks = new std::unordered_map<void*, int64_t>();
+  return *thunks;
+}
+
+void NoteThunk(void* thunk, int64_t delta) {
+  std::lock_guard<std::mutex> lock(LiveThunksMutex());
+  auto& count = LiveThunks()[thunk];
+  count += delta;
+  if (count <= 0) LiveThunks().erase(thunk);
+}
+
+bool IsLiveThunk(void* thunk) {
+  std::lock_guard<std::mutex> lock(LiveThunksMutex());
+  return LiveThunks().count(thunk) != 0;
+}
+
+}  // namespace
+
+TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::string* why) {
+  auto* obj = static_cast<TVMFFIObject*>(function);
+  if (obj == nullptr || obj->type_index != kTVMFFIFunction) {
+    *why = "not a Function object";
+    return nullptr;
+  }
+  auto* fn = static_cast<BoundFunction*>(function);
+  auto call = reinterpret_cast<std::atomic<TVMFFISafeCallType>*>(&fn->cell.safe_call)
+                  ->load(std::memory_order_acquire);
+  // Only a BoundFunction runs the interpreter entry or one of our thunks; any other Function
+  // object is shorter than a BoundFunction and must not be read further.
+  if (call != &InterpreterSafeCall && !IsLiveThunk(reinterpret_cast<void*>(call))) {
+    *why = "not a function made by ffijit's registration";
+    return nullptr;
+  }
+  if (fn->release_tier_state != &ReleaseTierState || fn->tier_state == nullptr) {
+    *why = "the function was registered interpret-only";
+    return nullptr;
+  }
+  *bound = fn;
+  return static_cast<TierState*>(fn->tier_state);
+}
+
+std::string ThunkKey(const CallPlan& plan) {
+  std::string key = kThunkCodegenVersion;
+  key += plan.convention == CallConvention::kStatus ? "|status|" : "|plain|";
+  key += plan.canonical;
+  // Object type indices are baked into the code; dynamic ones may differ between processes.
+  for (const NativeParam& p : plan.params) {
+    if (p.conversion == Conversion::kObject) key += "|" + std::to_string(p.object_type_index);
+  }
+  return key;
+}
+
+}  // namespace orc
+
+JitEngine::Impl::Impl(JitEngineOptions options) : options_(std::move(options)) {}
+
+JitEngine::Impl::~Impl() {
+  std::deque<BoundFunction*> abandoned;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    stopping_ = true;
+    abandoned.swap(queue_);
+  }
+  queue_cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  for (BoundFunction* fn : abandoned) TVMFFIObjectDecRef(fn);
+  // Entries still used by live functions would dangle: the contract is that the engine outlives
+  // them. Drop what is left so the code is freed with the LLJIT.
+  for (auto& [key, entry] : cache_) {
+    orc::NoteThunk(reinterpret_cast<void*>(entry->thunk), -entry->users);
+    delete entry;
+  }
+}
+
+orc::OrcEngine* JitEngine::Impl::Engine(std::string* why) {
+  std::lock_guard<std::mutex> lock(engine_mutex_);
+  if (!engine_tried_) {
+    engine_tried_ = true;
+    orc::OrcEngine::SymbolTable symbols = orc::ThunkRuntimeSymbols();
+    for (auto& symbol : orc::CallbackRuntimeSymbols()) symbols.push_back(symbol);
+    engine_ = orc::OrcEngine::Create(symbols, options_.cache_dir, &engine_error_);
+    if (!engine_) orc::LogJit("ffijit: JIT unavailable: " + engine_error_);
+  }
+  if (!engine_ && why) *why = "JIT unavailable: " + engine_error_;
+  return engine_.get();
+}
+
+void JitEngine::Impl::Install(BoundFunction* fn, ThunkEntry* entry) {
+  auto* state = static_cast<TierState*>(fn->tier_state);
+  ThunkEntry* expected = nullptr;
+  if (!state->entry.compare_exchange_strong(expected, entry, std::memory_order_acq_rel)) {
+    ReleaseEntry(entry);  // another compile got there first; keep its thunk
+    return;
+  }
+  SetSafeCall(fn, entry->thunk);
+  installs_.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool JitEngine::Impl::TryInstallCached(BoundFunction* fn) {
+  std::string key = orc::ThunkKey(*fn->plan);
+  ThunkEntry* entry;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) return false;
+    entry = it->second;
+    entry->users++;
+  }
+  orc::NoteThunk(reinterpret_cast<void*>(entry->thunk), 1);
+  cache_hits_.fetch_add(1, std::memory_order_relaxed);
+  Install(fn, entry);
+  return true;
+}
+
+std::vector<std::string> JitEngine::Impl::CompileAndInstall(const std::vector<BoundFunction*>& fns) {
+  std::vector<std::string> why(fns.size());
+  std::vector<ThunkEntry*> ready(fns.size(), nullptr);
+  std::map<std::string, std::vector<size_t>> missing;  // key -> functions needing it
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    for (size_t i = 0; i < fns.size(); ++i) {
+      std::string key = orc::ThunkKey(*fns[i]->plan);
+      if (auto it = cache_.find(key); it != cache_.end()) {
+        it->second->users++;
+        ready[i] = it->second;
+      } else if (auto failed = failed_.find(key); failed != failed_.end()) {
+        why[i] = failed->second;
+      } else {
+        missing[key].push_back(i);
+      }
+    }
+  }
+  for (size_t i = 0; i < fns.size(); ++i) {
+    if (ready[i]) {
+      orc::NoteThunk(reinterpret_cast<void*>(ready[i]->thunk), 1);
+      cache_hits_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  if (!missing.empty()) {
+    std::string engine_why;
+    orc::OrcEngine* engine = Engine(&engine_why);
+    std::vector<std::string> keys;
+    std::vector<orc::CompileRequest> requests;
+    for (auto& [key, users] : missing) {
+      const CallPlan* plan = fns[users.front()]->plan;  // kept alive by the caller's reference
+      keys.push_back(key);
+      requests.push_back({key, [plan](llvm::Module& module, const std::string& symbol) {
+                            return orc::EmitThunk(*plan, module, symbol);
+                          }});
+    }
+    std::vector<orc::CompiledSymbol> compiled;
+    if (engine) {
+      compiled = engine->Compile(std::move(requests));
+    } else {
+      compiled.resize(keys.size());
+      for (auto& c : compiled) c.failure = engine_why;
+    }
+    for (size_t k = 0; k < keys.size(); ++k) {
+      const std::vector<size_t>& users = missing[keys[k]];
+      orc::CompiledSymbol& result = compiled[k];
+      ThunkEntry* entry = nullptr;
+      bool duplicate = false;
+      {
+        std::lock_guard<std::mutex> lock(cache_mutex_);
+        if (result.address == nullptr) {
+          failed_[keys[k]] = result.failure;
+        } else if (auto it = cache_.find(keys[k]); it != cache_.end()) {
+          entry = it->second;  // compiled meanwhile by another caller: share that one
+          duplicate = true;
+        } else {
+          entry = new ThunkEntry{keys[k], reinterpret_cast<TVMFFISafeCallType>(result.address),
+                                 result.unit, 0, this};
+          cache_.emplace(keys[k], entry);
+        }
+        if (entry) entry->users += static_cast<int64_t>(users.size());
+      }
+      if (duplicate) engine->Release(result.unit);
+      if (!entry) {
+        fallbacks_.fetch_add(1, std::memory_order_relaxed);
+        orc::LogJit("ffijit: `" + fns[users.front()]->plan->declaration +
+                    "` stays interpreted: " + result.failure);
+        for (size_t i : users) why[i] = result.failure;
+        continue;
+      }
+      orc::NoteThunk(reinterpret_cast<void*>(entry->thunk), static_cast<int64_t>(users.size()));
+      for (size_t i : users) ready[i] = entry;
+    }
+  }
+  for (size_t i = 0; i < fns.size(); ++i) {
+    if (ready[i]) Install(fns[i], ready[i]);
+  }
+  return why;
+}
+
+void JitEngine::Impl::ReleaseEntry(ThunkEntry* entry) {
+  orc::NoteThunk(reinterpret_cast<void*>(entry->thunk), -1);
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    if (--entry->users > 0) return;
+    cache_.erase(entry->key);
+  }
+  // The last function using this thunk is gone: no call can be running in it any more.
+  if (engine_) engine_->Release(entry->unit);
+  delete entry;
+}
+
+void JitEngine::Impl::Enqueue(BoundFunction* fn) {
+  auto* state = static_cast<TierState*>(fn->tier_state);
+  if (state->queued.exchange(true, std::memory_order_acq_rel)) return;
+  TVMFFIObjectIncRef(fn);
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    if (stopping_) {
+      state->queued.store(false, std::memory_order_release);
+      TVMFFIObjectDecRef(fn);
+      return;
+    }
+    queue_.push_back(fn);
+    if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+  }
+  queue_cv_.notify_one();
+}
+
+void JitEngine::Impl::WorkerLoop() {
+  std::unique_lock<std::mutex> lock(queue_mutex_);
+  while (true) {
+    queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    // Everything queued so far compiles as one batch (one module for the new signatures).
+    std::vector<BoundFunction*> batch(queue_.begin(), queue_.end());
+    queue_.clear();
+    busy_ = true;
+    lock.unlock();
+    CompileAndInstall(batch);
+    for (BoundFunction* fn : batch) {
+      static_cast<TierState*>(fn->tier_state)->queued.store(false, std::memory_order_release);
+      TVMFFIObjectDecRef(fn);  // may destroy fn: no lock held
+    }
+    lock.lock();
+    busy_ = false;
+    idle_cv_.notify_all();
+  }
+}
+
+void JitEngine::Impl::WaitIdle() {
+  std::unique_lock<std::mutex> lock(queue_mutex_);
+  idle_cv_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });
+}
+
+JitStats JitEngine::Impl::Stats() const {
+  JitStats stats;
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    stats.live_thunks = static_cast<int64_t>(cache_.size());
+  }
+  if (engine_) {
+    orc::EngineCounters counters = engine_->Counters();
+    stats.live_units = counters.live_units;
+    stats.units_created = counters.units_created;
+    stats.units_removed = counters.units_removed;
+    stats.modules_compiled = counters.modules_compiled;
+    stats.thunks_compiled = counters.functions_compiled;
+    stats.disk_hits = counters.disk_hits;
+    stats.object_bytes_live = counters.object_bytes_live;
+  }
+  stats.cache_hits = cache_hits_.load(std::memory_order_relaxed);
+  stats.installs = installs_.load(std::memory_order_relaxed);
+  stats.fallbacks = fallbacks_.load(std::memory_order_relaxed);
+  stats.live_callbacks = live_callbacks.load(std::memory_order_relaxed);
+  return stats;
+}
+
+// ---- The public JitEngine ----
+
+JitEngine::JitEngine(JitEngineOptions options) : impl_(new Impl(std::move(options))) {}
+JitEngine::~JitEngine() = default;
+
+bool JitEngine::CompileNow(TVMFFIObjectHandle function, std::string* why) {
+  std::vector<TVMFFIObjectHandle> one = {function};
+  std::string reason;
+  bool ok = CompileNow(one, &reason) == 1;
+  if (!ok && why) *why = reason;
+  return ok;
+}
+
+int64_t JitEngine::CompileNow(const std::vector<TVMFFIObjectHandle>& functions, std::string* why) {
+  std::vector<BoundFunction*> fns;
+  std::string reasons;
+  int64_t installed = 0;
+  for (TVMFFIObjectHandle handle : functions) {
+    BoundFunction* fn = nullptr;
+    std::string reason;
+    TierState* state = orc::TierStateOf(handle, &fn, &reason);
+    if (!state) {
+      reasons += reason + "\n";
+      continue;
+    }
+    if (state->entry.load(std::memory_order_acquire) != nullptr) {
+      installed++;  // already compiled
+      continue;
+    }
+    fns.push_back(fn);
+  }
+  std::vector<std::string> results = impl_->CompileAndInstall(fns);
+  for (size_t i = 0; i < fns.size(); ++i) {
+    // Installed now, or by a concurrent compile of the same function.
+    auto* state = static_cast<TierState*>(fns[i]->tier_state);
+    if (state->entry.load(std::memory_order_acquire) != nullptr) {
+      installed++;
+    } else {
+      reasons += results[i] + "\n";
+    }
+  }
+  if (why) {
+    if (!reasons.empty()) reasons.pop_back();
+    *why = reasons;
+  }
+  return installed;
+}
+
+void JitEngine::WaitIdle() { impl_->WaitIdle(); }
+
+JitStats JitEngine::Stats() const { return impl_->Stats(); }
+
+bool JitAvailable() { return true; }
+
+bool IsJitCompiled(TVMFFIObjectHandle function) {
+  BoundFunction* fn = nullptr;
+  std::string why;
+  TierState* state = orc::TierStateOf(function, &fn, &why);
+  return state != nullptr && state->entry.load(std::memory_order_acquire) != nullptr;
+}
+
+}  // namespace ffijit

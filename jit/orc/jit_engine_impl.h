@@ -1,0 +1,99 @@
+// JitEngine::Impl: the thunk cache (one refcounted thunk per signature), the background compile
+// queue, and the per-function tier state the attach hook creates.
+#ifndef FFIJIT_JIT_ORC_JIT_ENGINE_IMPL_H_
+#define FFIJIT_JIT_ORC_JIT_ENGINE_IMPL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "bound_function.h"
+#include "ffijit/jit.h"
+#include "orc/engine.h"
+
+namespace ffijit {
+namespace orc {
+
+// One compiled signature. `users` counts the functions whose safe_call points at `thunk`.
+struct ThunkEntry {
+  std::string key;
+  TVMFFISafeCallType thunk = nullptr;
+  CodeUnit* unit = nullptr;
+  int64_t users = 0;
+  JitEngine::Impl* owner = nullptr;
+};
+
+// Hung on BoundFunction::tier_state by the attach hook.
+struct TierState {
+  std::atomic<ThunkEntry*> entry{nullptr};  // set once, when a thunk is installed
+  std::atomic<bool> queued{false};          // a background compile is pending
+};
+
+void ReleaseTierState(void* state);
+// The function's TierState when it is a BoundFunction the attach hook saw, else nullptr (with the
+// reason in *why).
+TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::string* why);
+// Reports a JIT problem through the log sink.
+void LogJit(const std::string& line);
+// The cache key: codegen version, convention, canonical signature, resolved object type indices.
+std::string ThunkKey(const CallPlan& plan);
+
+}  // namespace orc
+
+struct JitEngine::Impl {
+  explicit Impl(JitEngineOptions options);
+  ~Impl();
+
+  // The LLVM engine, built on first use; nullptr (and *why) when LLVM cannot be set up.
+  orc::OrcEngine* Engine(std::string* why);
+
+  // Installs a cached thunk if the signature has one (no LLVM work). Thread-safe.
+  bool TryInstallCached(BoundFunction* fn);
+  // Compiles what is missing, in one module, and installs. Returns one reason per function
+  // ("" when installed).
+  std::vector<std::string> CompileAndInstall(const std::vector<BoundFunction*>& fns);
+  // Queues a background compile (takes a reference on fn until done). Never blocks on LLVM.
+  void Enqueue(BoundFunction* fn);
+  void WaitIdle();
+  void ReleaseEntry(orc::ThunkEntry* entry);
+  JitStats Stats() const;
+
+  void CallbackCreated() { live_callbacks.fetch_add(1, std::memory_order_relaxed); }
+  void CallbackDestroyed() { live_callbacks.fetch_sub(1, std::memory_order_relaxed); }
+
+ private:
+  // Points fn at entry (which carries one reference for fn); drops it if fn already has a thunk.
+  void Install(BoundFunction* fn, orc::ThunkEntry* entry);
+  void WorkerLoop();
+
+  JitEngineOptions options_;
+  std::mutex engine_mutex_;
+  std::unique_ptr<orc::OrcEngine> engine_;
+  bool engine_tried_ = false;
+  std::string engine_error_;
+
+  mutable std::mutex cache_mutex_;
+  std::unordered_map<std::string, orc::ThunkEntry*> cache_;
+  std::unordered_map<std::string, std::string> failed_;  // key -> why it stays interpreted
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_, idle_cv_;
+  std::deque<BoundFunction*> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::thread worker_;
+
+  std::atomic<int64_t> cache_hits_{0}, installs_{0}, fallbacks_{0};
+
+ public:
+  std::atomic<int64_t> live_callbacks{0};
+};
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_JIT_ORC_JIT_ENGINE_IMPL_H_

@@ -1,0 +1,132 @@
+// ParseMetadata: format detection and the `iree.reflection` dict ({"f", "fv", "sip", ...}).
+#include <string>
+
+#include "ffijit/error.h"
+#include "ffijit/metadata.h"
+#include "json_dom.h"
+
+namespace ffijit {
+namespace {
+
+constexpr const char* kDictFormat = "reflection dict";
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+std::string_view TrimTrailing(std::string_view text) {
+  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+bool LooksLikeJson(std::string_view text) {
+  for (char c : text) {
+    if (!IsSpace(c)) return c == '{';
+  }
+  return false;
+}
+
+// A string member of the reflection dict, or nullptr when absent.
+const JsonValue* Member(const JsonValue& dict, const char* key) {
+  for (size_t i = 0; i < dict.keys.size(); ++i) {
+    if (dict.keys[i] == key) return &dict.items[i];
+  }
+  return nullptr;
+}
+
+const std::string* StringMember(const JsonValue& dict, const char* key) {
+  const JsonValue* v = Member(dict, key);
+  if (v == nullptr) return nullptr;
+  if (v->kind != JsonValue::Kind::kString) {
+    ThrowAt(kDictFormat, v->offset,
+            std::string("expected \"") + key + "\" to be a string, got " + v->KindName());
+  }
+  return &v->string;
+}
+
+// "fv" and "abiv" are written as "1" by the MLIR attribute printer and as 1 by hand.
+void CheckVersion(const JsonValue& dict, const char* key) {
+  const JsonValue* v = Member(dict, key);
+  if (v == nullptr) return;
+  const bool one = (v->kind == JsonValue::Kind::kString && v->string == "1") ||
+                   (v->kind == JsonValue::Kind::kInt && v->integer == 1);
+  if (!one)
+    ThrowAt(kDictFormat, v->offset,
+            std::string("unsupported version: expected \"") + key + "\": \"1\"");
+}
+
+// Parses a string taken from the dict, saying which member it came from on error.
+template <typename F>
+auto FromMember(const char* key, F parse) -> decltype(parse()) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.message() + " (in the reflection dict's \"" + key + "\")");
+  }
+}
+
+Signature ParseDict(const JsonValue& dict, MetadataFormat format) {
+  CheckVersion(dict, "fv");
+  CheckVersion(dict, "abiv");
+  const std::string* f = StringMember(dict, "f");
+  const std::string* sip = StringMember(dict, "sip");
+  if (format == MetadataFormat::kSip) {
+    if (sip == nullptr) ThrowAt(kDictFormat, dict.offset, "missing \"sip\"");
+    if (f == nullptr) {
+      ThrowAt(kDictFormat, dict.offset,
+              "missing \"f\": the SIP gives only the structure, the raw signature \"f\" the types");
+    }
+    Signature raw = FromMember("f", [&] { return ParseRaw(*f); });
+    SipSignature structure = FromMember("sip", [&] { return ParseSip(*sip); });
+    return FromMember("sip", [&] { return Combine(raw, structure); });
+  }
+  if (f == nullptr) ThrowAt(kDictFormat, dict.offset, "missing \"f\" (the raw signature)");
+  return FromMember("f", [&] { return ParseRaw(*f); });
+}
+
+}  // namespace
+
+const char* MetadataFormatName(MetadataFormat format) {
+  switch (format) {
+    case MetadataFormat::kAuto:
+      return "auto";
+    case MetadataFormat::kJson:
+      return "json";
+    case MetadataFormat::kRaw:
+      return "raw";
+    case MetadataFormat::kSip:
+      return "sip";
+  }
+  return "?";
+}
+
+Signature ParseMetadata(std::string_view text, MetadataFormat format) {
+  text = TrimTrailing(text);
+  if (format == MetadataFormat::kJson) return ParseJson(text);
+  if (!LooksLikeJson(text)) {
+    if (format == MetadataFormat::kSip) {
+      // Reject before parsing so the message says what is missing, then surface SIP syntax errors.
+      ParseSip(text);
+      throw ValueError(
+          "sip: at offset 0: a bare SIP string has structure but no types; pass the "
+          "iree.reflection dict {\"f\": <raw signature>, \"sip\": <SIP>}");
+    }
+    return ParseRaw(text);
+  }
+  const JsonValue dict = ParseJsonDom(text, format == MetadataFormat::kAuto ? "json" : kDictFormat,
+                                      kMaxMetadataNesting + 2);
+  if (dict.kind != JsonValue::Kind::kObject) {
+    ThrowAt(kDictFormat, dict.offset, "expected a JSON object");
+  }
+  if (format == MetadataFormat::kAuto) {
+    if (Member(dict, "a") != nullptr || Member(dict, "r") != nullptr) return ParseJson(text);
+    if (Member(dict, "sip") != nullptr) return ParseDict(dict, MetadataFormat::kSip);
+    if (Member(dict, "f") != nullptr) return ParseDict(dict, MetadataFormat::kRaw);
+    ThrowAt("json", dict.offset,
+            "expected an iree.abi object (keys \"a\", \"r\") or an iree.reflection dict (keys "
+            "\"f\", \"sip\")");
+  }
+  return ParseDict(dict, format);
+}
+
+}  // namespace ffijit

@@ -1,0 +1,175 @@
+// Error objects, the thread-local raised error, tracebacks, and the ffijit::Error exception.
+#include "ffijit/error.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "ffijit/object.h"
+#include "internal.h"
+
+namespace ffijit {
+namespace {
+
+// An Error object: the ABI cell points into the strings that follow it.
+struct ErrorObject {
+  TVMFFIObject header;
+  TVMFFIErrorCell cell;
+  std::string kind, message, traceback;
+};
+
+void ErrorDeleter(void* self, int flags) {
+  auto* obj = static_cast<ErrorObject*>(self);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    std::destroy_at(&obj->kind);
+    std::destroy_at(&obj->message);
+    std::destroy_at(&obj->traceback);
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(obj);
+}
+
+void SyncCell(ErrorObject* obj) {
+  obj->cell.kind = {obj->kind.data(), obj->kind.size()};
+  obj->cell.message = {obj->message.data(), obj->message.size()};
+  obj->cell.traceback = {obj->traceback.data(), obj->traceback.size()};
+}
+
+void UpdateTraceback(TVMFFIObjectHandle self, const TVMFFIByteArray* traceback) {
+  auto* obj = static_cast<ErrorObject*>(self);
+  if (obj == nullptr || traceback == nullptr) return;
+  obj->traceback.assign(traceback->data, traceback->size);
+  SyncCell(obj);
+}
+
+std::string FromBytes(const TVMFFIByteArray* bytes) {
+  if (bytes == nullptr || bytes->data == nullptr) return {};
+  return std::string(bytes->data, bytes->size);
+}
+
+TVMFFIObject* NewErrorObject(std::string kind, std::string message, std::string traceback) {
+  auto* obj = reinterpret_cast<ErrorObject*>(
+      internal::AllocObject(sizeof(ErrorObject), kTVMFFIError, ErrorDeleter));
+  new (&obj->kind) std::string(std::move(kind));
+  new (&obj->message) std::string(std::move(message));
+  new (&obj->traceback) std::string(std::move(traceback));
+  obj->cell.update_traceback = UpdateTraceback;
+  SyncCell(obj);
+  return &obj->header;
+}
+
+// The raised error of this thread; owned (one strong reference) while set.
+struct RaisedSlot {
+  TVMFFIObject* error = nullptr;
+  ~RaisedSlot() {
+    if (error) details::DecRef(error);
+  }
+};
+thread_local RaisedSlot raised;
+
+void StoreRaised(TVMFFIObject* owned_error) noexcept {
+  TVMFFIObject* previous = raised.error;
+  raised.error = owned_error;
+  if (previous) details::DecRef(previous);
+}
+
+}  // namespace
+
+Error::Error(std::string kind, std::string message, std::string traceback)
+    : kind_(std::move(kind)), message_(std::move(message)), traceback_(std::move(traceback)) {
+  what_ = kind_ + ": " + message_;
+}
+
+TVMFFIObjectHandle Error::ToObject() const {
+  return NewErrorObject(kind_, message_, traceback_);
+}
+
+void Error::SetRaised() const {
+  try {
+    StoreRaised(NewErrorObject(kind_, message_, traceback_));
+  } catch (...) {
+    // Out of memory while reporting an error: keep whatever was raised before.
+  }
+}
+
+Error Error::MoveFromRaised() {
+  TVMFFIObjectHandle handle = nullptr;
+  TVMFFIErrorMoveFromRaised(&handle);
+  if (handle == nullptr) {
+    return Error("RuntimeError", "a call failed without raising an error");
+  }
+  ObjectPtr<> owner = ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle));
+  return FromObject(handle);
+}
+
+Error Error::FromObject(TVMFFIObjectHandle error) {
+  auto* obj = static_cast<TVMFFIObject*>(error);
+  if (obj == nullptr) return Error("RuntimeError", "Error::FromObject: NULL handle");
+  if (!IsInstance(obj->type_index, kTVMFFIError)) {
+    return Error("TypeError", "Error::FromObject: object of type `" +
+                                  TypeIndexToKey(obj->type_index) + "` is not an ffi.Error");
+  }
+  const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(obj + 1);
+  return Error(FromBytes(&cell->kind), FromBytes(&cell->message), FromBytes(&cell->traceback));
+}
+
+}  // namespace ffijit
+
+using namespace ffijit;
+
+extern "C" {
+
+void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
+  auto* obj = static_cast<TVMFFIObject*>(error);
+  if (obj == nullptr) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIErrorSetRaised: `error` must not be NULL");
+    return;
+  }
+  if (!IsInstance(obj->type_index, kTVMFFIError)) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError",
+                                 "TVMFFIErrorSetRaised: the object is not an ffi.Error");
+    return;
+  }
+  details::IncRef(obj);
+  StoreRaised(obj);
+}
+
+void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message) {
+  try {
+    StoreRaised(NewErrorObject(kind ? kind : "RuntimeError", message ? message : "", ""));
+  } catch (...) {
+    // Out of memory while reporting an error: keep whatever was raised before.
+  }
+}
+
+void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* result) {
+  if (result == nullptr) return;
+  *result = raised.error;
+  raised.error = nullptr;
+}
+
+TVMFFIObjectHandle TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
+                                     const TVMFFIByteArray* traceback) {
+  try {
+    return NewErrorObject(FromBytes(kind), FromBytes(message), FromBytes(traceback));
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+const TVMFFIByteArray* TVMFFITraceback(const char* filename, int lineno, const char* func,
+                                       int cross_ffi_boundary) {
+  // Valid until this thread's next call, like the ABI's other borrowed results.
+  thread_local std::string text;
+  thread_local TVMFFIByteArray bytes;
+  try {
+    text = "  File \"" + std::string(filename ? filename : "<unknown>") + "\", line " +
+           std::to_string(lineno) + ", in " + (func ? func : "<unknown>") +
+           (cross_ffi_boundary ? " [ffi boundary]" : "") + "\n";
+  } catch (...) {
+    text.clear();
+  }
+  bytes = {text.data(), text.size()};
+  return &bytes;
+}
+
+}  // extern "C"

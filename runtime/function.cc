@@ -1,0 +1,79 @@
+// Function objects: creation from a C safe_call + handle, the call entry point.
+#include <cstdlib>
+
+#include "ffijit/object.h"
+#include "internal.h"
+
+namespace ffijit {
+namespace {
+
+struct FunctionObject {
+  TVMFFIObject header;
+  FFIJITFunctionCell cell;
+};
+
+// The initial safe_call: forwards to the user's safe_call with the user's handle.
+int SelfTrampoline(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  auto* obj = static_cast<FunctionObject*>(handle);
+  return obj->cell.self_call(obj->cell.self, args, num_args, result);
+}
+
+void FunctionDeleter(void* self, int flags) {
+  auto* obj = static_cast<FunctionObject*>(self);
+  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && obj->cell.self_deleter) {
+    obj->cell.self_deleter(obj->cell.self);
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(obj);
+}
+
+}  // namespace
+}  // namespace ffijit
+
+using namespace ffijit;
+
+extern "C" {
+
+int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call, void (*deleter)(void* self),
+                         TVMFFIObjectHandle* out) {
+  int status = internal::Guard([&] {
+    internal::RequireNonNull(out, "TVMFFIFunctionCreate", "out");
+    internal::RequireNonNull(reinterpret_cast<const void*>(safe_call), "TVMFFIFunctionCreate",
+                             "safe_call");
+    auto* obj = reinterpret_cast<FunctionObject*>(
+        internal::AllocObject(sizeof(FunctionObject), kTVMFFIFunction, FunctionDeleter));
+    obj->cell.cell.safe_call = SelfTrampoline;
+    obj->cell.cell.cpp_call = nullptr;
+    obj->cell.self = self;
+    obj->cell.self_call = safe_call;
+    obj->cell.self_deleter = deleter;
+    *out = obj;
+  });
+  // The caller handed over `self`: on failure nobody else will release it.
+  if (status != 0 && deleter != nullptr && safe_call != nullptr) deleter(self);
+  return status;
+}
+
+int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
+                       TVMFFIAny* result) {
+  auto* obj = static_cast<TVMFFIObject*>(func);
+  if (__builtin_expect(
+          obj == nullptr || result == nullptr || num_args < 0 || (args == nullptr && num_args > 0),
+          0)) {
+    TVMFFIErrorSetRaisedFromCStr(
+        "ValueError", obj == nullptr      ? "TVMFFIFunctionCall: `func` must not be NULL"
+                      : result == nullptr ? "TVMFFIFunctionCall: `result` must not be NULL"
+                      : num_args < 0      ? "TVMFFIFunctionCall: `num_args` must not be negative"
+                                          : "TVMFFIFunctionCall: `args` is NULL but num_args > 0");
+    return -1;
+  }
+  if (__builtin_expect(!IsInstance(obj->type_index, kTVMFFIFunction), 0)) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "TVMFFIFunctionCall: the object is not a Function");
+    return -1;
+  }
+  auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(obj + 1);
+  // Relaxed: the JIT swaps this pointer at run time to tier up; either target is correct.
+  TVMFFISafeCallType safe_call = __atomic_load_n(&cell->safe_call, __ATOMIC_RELAXED);
+  return safe_call(func, args, num_args, result);
+}
+
+}  // extern "C"

@@ -1,0 +1,62 @@
+// Private helpers shared by the runtime's sources: object allocation and the C boundary guard.
+#ifndef FFIJIT_RUNTIME_INTERNAL_H_
+#define FFIJIT_RUNTIME_INTERNAL_H_
+
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "ffijit/c_api.h"
+#include "ffijit/c_ext.h"
+#include "ffijit/error.h"
+
+namespace ffijit::internal {
+
+// Allocates `size` zeroed bytes for an object and initialises its header (one strong, one weak
+// reference). The deleter frees the memory with std::free when flag 2 arrives.
+TVMFFIObject* AllocObject(size_t size, int32_t type_index, void (*deleter)(void*, int));
+
+// A Str or Bytes object holding a copy of [data, data+size) plus a terminating NUL.
+TVMFFIObject* NewBytesObject(int32_t type_index, const char* data, size_t size);
+
+// Writes an owned string (SmallStr/SmallBytes when <= 7 bytes, else a Str/Bytes object) to *out.
+void MakeOwnedBytes(bool is_str, const char* data, size_t size, TVMFFIAny* out);
+
+// Views the characters of any string or bytes form; false when `any` is none of them.
+bool ViewBytes(const TVMFFIAny& any, std::string_view* out) noexcept;
+
+// Releases whatever reference an owned Any holds and sets it to None.
+void ReleaseAny(TVMFFIAny* any) noexcept;
+// Copies a view into an owned Any (RawStr becomes a String, ByteArrayPtr a Bytes, objects
+// increfed).
+void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out);
+
+// Throws a ValueError when `ptr` is NULL, naming the function and the parameter.
+inline void RequireNonNull(const void* ptr, const char* func, const char* param) {
+  if (ptr == nullptr) {
+    throw Error("ValueError", std::string(func) + ": `" + param + "` must not be NULL");
+  }
+}
+
+// Runs `body` and turns any exception into a raised error: 0 on success, -1 on failure.
+template <typename F>
+int Guard(F&& body) noexcept {
+  try {
+    body();
+    return 0;
+  } catch (const Error& e) {
+    e.SetRaised();
+  } catch (const std::bad_alloc&) {
+    TVMFFIErrorSetRaisedFromCStr("MemoryError", "out of memory");
+  } catch (const std::exception& e) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", e.what());
+  } catch (...) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "unknown C++ exception");
+  }
+  return -1;
+}
+
+}  // namespace ffijit::internal
+
+#endif  // FFIJIT_RUNTIME_INTERNAL_H_

@@ -1,0 +1,81 @@
+// Object allocation, the refcount C API and opaque objects.
+#include <cstdlib>
+#include <cstring>
+
+#include "ffijit/object.h"
+#include "internal.h"
+
+namespace ffijit::internal {
+
+TVMFFIObject* AllocObject(size_t size, int32_t type_index, void (*deleter)(void*, int)) {
+  void* memory = std::calloc(1, size);
+  if (memory == nullptr) throw std::bad_alloc();
+  auto* obj = static_cast<TVMFFIObject*>(memory);
+  obj->type_index = type_index;
+  obj->weak_ref_count = 1;
+  obj->strong_ref_count = 1;
+  obj->deleter = deleter;
+  return obj;
+}
+
+}  // namespace ffijit::internal
+
+namespace {
+
+using namespace ffijit;
+
+// An opaque object: a foreign handle and the function that releases it.
+struct OpaqueObject {
+  TVMFFIObject header;
+  TVMFFIOpaqueObjectCell cell;
+  void (*handle_deleter)(void* handle);
+};
+
+void OpaqueDeleter(void* self, int flags) {
+  auto* obj = static_cast<OpaqueObject*>(self);
+  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && obj->handle_deleter) {
+    obj->handle_deleter(obj->cell.handle);
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(obj);
+}
+
+}  // namespace
+
+extern "C" {
+
+int TVMFFIObjectIncRef(TVMFFIObjectHandle obj) {
+  if (obj == nullptr) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIObjectIncRef: `obj` must not be NULL");
+    return -1;
+  }
+  details::IncRef(static_cast<TVMFFIObject*>(obj));
+  return 0;
+}
+
+int TVMFFIObjectDecRef(TVMFFIObjectHandle obj) {
+  if (obj == nullptr) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIObjectDecRef: `obj` must not be NULL");
+    return -1;
+  }
+  details::DecRef(static_cast<TVMFFIObject*>(obj));
+  return 0;
+}
+
+int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(void* handle),
+                             TVMFFIObjectHandle* out) {
+  return internal::Guard([&] {
+    internal::RequireNonNull(out, "TVMFFIObjectCreateOpaque", "out");
+    if (type_index < kTVMFFIStaticObjectBegin) {
+      throw Error("ValueError", "TVMFFIObjectCreateOpaque: type index " +
+                                    std::to_string(type_index) + " is not an object type");
+    }
+    TypeIndexToKey(type_index);  // throws KeyError for an unregistered index
+    auto* obj = reinterpret_cast<OpaqueObject*>(
+        internal::AllocObject(sizeof(OpaqueObject), type_index, OpaqueDeleter));
+    obj->cell.handle = handle;
+    obj->handle_deleter = deleter;
+    *out = obj;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,125 @@
+// The global function registry: thread-safe name -> Function map.
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "ffijit/object.h"
+#include "ffijit/registry.h"
+#include "internal.h"
+
+namespace ffijit {
+namespace {
+
+class GlobalTable {
+ public:
+  static GlobalTable& Get() {
+    // Never destroyed: functions may be looked up from other libraries' static destructors.
+    static GlobalTable* table = new GlobalTable();
+    return *table;
+  }
+
+  void Set(const std::string& name, ObjectPtr<> func, bool allow_override) {
+    std::lock_guard lock(mutex_);
+    auto [it, inserted] = table_.try_emplace(name, func);
+    if (!inserted) {
+      if (!allow_override) {
+        throw Error("KeyError", "global function `" + name + "` is already registered");
+      }
+      it->second = std::move(func);
+    }
+  }
+
+  ObjectPtr<> Get(const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    auto it = table_.find(name);
+    return it == table_.end() ? ObjectPtr<>() : it->second;
+  }
+
+  bool Remove(const std::string& name) {
+    ObjectPtr<> removed;  // released after the lock: its deleter may call back into the registry
+    std::lock_guard lock(mutex_);
+    auto it = table_.find(name);
+    if (it == table_.end()) return false;
+    removed = std::move(it->second);
+    table_.erase(it);
+    return true;
+  }
+
+  std::vector<std::string> Names() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> names;
+    names.reserve(table_.size());
+    for (const auto& entry : table_) names.push_back(entry.first);
+    return names;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, ObjectPtr<>> table_;
+};
+
+std::string NameOf(const TVMFFIByteArray* name, const char* func) {
+  internal::RequireNonNull(name, func, "name");
+  if (name->data == nullptr && name->size != 0) {
+    throw Error("ValueError", std::string(func) + ": NULL name data with nonzero size");
+  }
+  if (name->size == 0) throw Error("ValueError", std::string(func) + ": empty function name");
+  return std::string(name->data, name->size);
+}
+
+}  // namespace
+}  // namespace ffijit
+
+using namespace ffijit;
+
+extern "C" {
+
+int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, int allow_override) {
+  return internal::Guard([&] {
+    std::string key = NameOf(name, "TVMFFIFunctionSetGlobal");
+    auto* obj = static_cast<TVMFFIObject*>(f);
+    internal::RequireNonNull(obj, "TVMFFIFunctionSetGlobal", "f");
+    if (!IsInstance(obj->type_index, kTVMFFIFunction)) {
+      throw Error("TypeError", "TVMFFIFunctionSetGlobal: `" + key + "` is not a Function but `" +
+                                   TypeIndexToKey(obj->type_index) + "`");
+    }
+    GlobalTable::Get().Set(key, ObjectPtr<>::Borrow(obj), allow_override != 0);
+  });
+}
+
+int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out) {
+  return internal::Guard([&] {
+    std::string key = NameOf(name, "TVMFFIFunctionGetGlobal");
+    internal::RequireNonNull(out, "TVMFFIFunctionGetGlobal", "out");
+    *out = GlobalTable::Get().Get(key).release();
+  });
+}
+
+int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name) {
+  return internal::Guard([&] {
+    std::string key = NameOf(name, "FFIJITFunctionRemoveGlobal");
+    if (!GlobalTable::Get().Remove(key)) {
+      throw Error("KeyError", "global function `" + key + "` is not registered");
+    }
+  });
+}
+
+int FFIJITFunctionListGlobals(TVMFFIObjectHandle* out) {
+  return internal::Guard([&] {
+    internal::RequireNonNull(out, "FFIJITFunctionListGlobals", "out");
+    std::vector<std::string> names = GlobalTable::Get().Names();
+    std::vector<TVMFFIAny> items(names.size());
+    struct Releaser {
+      std::vector<TVMFFIAny>& items;
+      ~Releaser() {
+        for (auto& item : items) internal::ReleaseAny(&item);
+      }
+    } releaser{items};
+    for (size_t i = 0; i < names.size(); ++i) {
+      internal::MakeOwnedBytes(true, names[i].data(), names[i].size(), &items[i]);
+    }
+    CheckCall(FFIJITArrayCreate(items.data(), static_cast<int64_t>(items.size()), out));
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,235 @@
+// Tensor objects: DLPack import/export (legacy and versioned) and compact CPU allocation.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "ffijit/dtype.h"
+#include "ffijit/object.h"
+#include "internal.h"
+
+namespace ffijit {
+namespace {
+
+// A Tensor: the DLTensor the ABI exposes, then the storage behind its shape, strides and data.
+struct TensorObject {
+  TVMFFIObject header;
+  DLTensor tensor;
+  std::vector<int64_t> shape, strides;
+  DLManagedTensor* legacy_producer;
+  DLManagedTensorVersioned* versioned_producer;
+  void* owned_data;
+};
+
+void TensorDeleter(void* self, int flags) {
+  auto* obj = static_cast<TensorObject*>(self);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    if (obj->legacy_producer && obj->legacy_producer->deleter) {
+      obj->legacy_producer->deleter(obj->legacy_producer);
+    }
+    if (obj->versioned_producer && obj->versioned_producer->deleter) {
+      obj->versioned_producer->deleter(obj->versioned_producer);
+    }
+    std::free(obj->owned_data);
+    std::destroy_at(&obj->shape);
+    std::destroy_at(&obj->strides);
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(obj);
+}
+
+// Compact row-major strides for `shape`.
+std::vector<int64_t> CompactStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i] > 0 ? shape[i] : 1;
+  }
+  return strides;
+}
+
+bool IsCompact(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  int64_t expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 1) continue;  // a size-1 dimension's stride never matters
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+// A new tensor object viewing `src`, with private copies of shape and strides.
+TensorObject* NewTensorObject(const DLTensor& src, int32_t require_alignment,
+                              int32_t require_contiguous, const char* func) {
+  if (src.ndim < 0) {
+    throw Error("ValueError", std::string(func) + ": negative ndim " + std::to_string(src.ndim));
+  }
+  if (src.ndim > 0 && src.shape == nullptr) {
+    throw Error("ValueError",
+                std::string(func) + ": shape is NULL but ndim is " + std::to_string(src.ndim));
+  }
+  std::vector<int64_t> shape(src.shape, src.shape + src.ndim);
+  for (int64_t dim : shape) {
+    if (dim < 0) {
+      throw Error("ValueError", std::string(func) + ": negative dimension " + std::to_string(dim));
+    }
+  }
+  std::vector<int64_t> strides = src.strides
+                                     ? std::vector<int64_t>(src.strides, src.strides + src.ndim)
+                                     : CompactStrides(shape);
+  if (require_contiguous && !IsCompact(shape, strides)) {
+    throw Error("ValueError", std::string(func) + ": the tensor is not contiguous");
+  }
+  if (require_alignment > 0) {
+    auto address = reinterpret_cast<uintptr_t>(src.data) + src.byte_offset;
+    if (address % static_cast<uintptr_t>(require_alignment) != 0) {
+      throw Error("ValueError", std::string(func) + ": data is not aligned to " +
+                                    std::to_string(require_alignment) + " bytes");
+    }
+  }
+  auto* obj = reinterpret_cast<TensorObject*>(
+      internal::AllocObject(sizeof(TensorObject), kTVMFFITensor, TensorDeleter));
+  new (&obj->shape) std::vector<int64_t>(std::move(shape));
+  new (&obj->strides) std::vector<int64_t>(std::move(strides));
+  obj->tensor = src;
+  obj->tensor.shape = obj->shape.data();
+  obj->tensor.strides = obj->strides.data();
+  return obj;
+}
+
+TensorObject* TensorOf(TVMFFIObjectHandle handle, const char* func) {
+  auto* obj = static_cast<TVMFFIObject*>(handle);
+  internal::RequireNonNull(obj, func, "from");
+  if (!IsInstance(obj->type_index, kTVMFFITensor)) {
+    throw Error("TypeError", std::string(func) + ": expected an ffi.Tensor but got `" +
+                                 TypeIndexToKey(obj->type_index) + "`");
+  }
+  return reinterpret_cast<TensorObject*>(obj);
+}
+
+// What an exported DLManagedTensor keeps alive: one strong reference to the tensor.
+template <typename Managed>
+struct Export {
+  Managed managed;
+  TVMFFIObject* tensor;
+  static void Delete(Managed* self) {
+    auto* ctx = static_cast<Export*>(self->manager_ctx);
+    details::DecRef(ctx->tensor);
+    delete ctx;
+  }
+};
+
+template <typename Managed>
+Managed* MakeExport(TensorObject* obj) {
+  auto* ctx = new Export<Managed>();
+  ctx->managed.dl_tensor = obj->tensor;
+  ctx->managed.manager_ctx = ctx;
+  ctx->managed.deleter = &Export<Managed>::Delete;
+  ctx->tensor = &obj->header;
+  details::IncRef(&obj->header);
+  return &ctx->managed;
+}
+
+}  // namespace
+}  // namespace ffijit
+
+using namespace ffijit;
+
+extern "C" {
+
+int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
+                           int32_t require_contiguous, TVMFFIObjectHandle* out) {
+  // On failure the producer keeps ownership of `from`: its deleter is not called.
+  return internal::Guard([&] {
+    internal::RequireNonNull(from, "TVMFFITensorFromDLPack", "from");
+    internal::RequireNonNull(out, "TVMFFITensorFromDLPack", "out");
+    TensorObject* obj = NewTensorObject(from->dl_tensor, require_alignment, require_contiguous,
+                                        "TVMFFITensorFromDLPack");
+    obj->legacy_producer = from;
+    *out = obj;
+  });
+}
+
+int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from, int32_t require_alignment,
+                                    int32_t require_contiguous, TVMFFIObjectHandle* out) {
+  return internal::Guard([&] {
+    internal::RequireNonNull(from, "TVMFFITensorFromDLPackVersioned", "from");
+    internal::RequireNonNull(out, "TVMFFITensorFromDLPackVersioned", "out");
+    if (from->version.major != FFIJIT_DLPACK_MAJOR) {
+      throw Error("ValueError",
+                  "TVMFFITensorFromDLPackVersioned: unsupported DLPack major version " +
+                      std::to_string(from->version.major) + " (expected " +
+                      std::to_string(FFIJIT_DLPACK_MAJOR) + ")");
+    }
+    TensorObject* obj = NewTensorObject(from->dl_tensor, require_alignment, require_contiguous,
+                                        "TVMFFITensorFromDLPackVersioned");
+    obj->versioned_producer = from;
+    *out = obj;
+  });
+}
+
+int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out) {
+  return internal::Guard([&] {
+    TensorObject* obj = TensorOf(from, "TVMFFITensorToDLPack");
+    internal::RequireNonNull(out, "TVMFFITensorToDLPack", "out");
+    *out = MakeExport<DLManagedTensor>(obj);
+  });
+}
+
+int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersioned** out) {
+  return internal::Guard([&] {
+    TensorObject* obj = TensorOf(from, "TVMFFITensorToDLPackVersioned");
+    internal::RequireNonNull(out, "TVMFFITensorToDLPackVersioned", "out");
+    DLManagedTensorVersioned* managed = MakeExport<DLManagedTensorVersioned>(obj);
+    managed->version = DLPackVersion{FFIJIT_DLPACK_MAJOR, FFIJIT_DLPACK_MINOR};
+    managed->flags = 0;
+    *out = managed;
+  });
+}
+
+int FFIJITTensorCreateEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype, DLDevice device,
+                            TVMFFIObjectHandle* out) {
+  return internal::Guard([&] {
+    internal::RequireNonNull(out, "FFIJITTensorCreateEmpty", "out");
+    if (ndim < 0) {
+      throw Error("ValueError", "FFIJITTensorCreateEmpty: negative ndim " + std::to_string(ndim));
+    }
+    if (ndim > 0) internal::RequireNonNull(shape, "FFIJITTensorCreateEmpty", "shape");
+    if (RawDeviceType(device) != kDLCPU) {
+      throw Error("ValueError", "FFIJITTensorCreateEmpty: only cpu tensors can be allocated, not " +
+                                    DeviceToString(device));
+    }
+    if (dtype.lanes == 0 || dtype.bits == 0) {
+      throw Error("ValueError", "FFIJITTensorCreateEmpty: data type with no storage");
+    }
+    uint64_t bytes = (static_cast<uint64_t>(dtype.bits) * dtype.lanes + 7) / 8;
+    for (int32_t i = 0; i < ndim; ++i) {
+      if (shape[i] < 0) {
+        throw Error("ValueError",
+                    "FFIJITTensorCreateEmpty: negative dimension " + std::to_string(shape[i]));
+      }
+      if (shape[i] != 0 && bytes > (uint64_t{1} << 46) / static_cast<uint64_t>(shape[i])) {
+        throw Error("ValueError", "FFIJITTensorCreateEmpty: tensor too large");
+      }
+      bytes *= static_cast<uint64_t>(shape[i]);
+    }
+    DLTensor view{};
+    view.ndim = ndim;
+    view.shape = const_cast<int64_t*>(shape);
+    view.dtype = dtype;
+    view.device = device;
+    TensorObject* obj = NewTensorObject(view, 0, 0, "FFIJITTensorCreateEmpty");
+    ObjectPtr<> owner = ObjectPtr<>::Adopt(&obj->header);
+    constexpr size_t kAlignment = 64;
+    size_t padded = (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
+    obj->owned_data = std::aligned_alloc(kAlignment, padded ? padded : kAlignment);
+    if (obj->owned_data == nullptr) throw std::bad_alloc();
+    std::memset(obj->owned_data, 0, padded ? padded : kAlignment);
+    obj->tensor.data = obj->owned_data;
+    *out = owner.release();
+  });
+}
+
+}  // extern "C"

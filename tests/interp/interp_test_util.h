@@ -1,0 +1,96 @@
+// Helpers for the interpreter tests: signature builders, binding on either call path, calling.
+#ifndef FFIJIT_TESTS_INTERP_INTERP_TEST_UTIL_H_
+#define FFIJIT_TESTS_INTERP_INTERP_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ffijit/ffijit.h"
+#include "ffijit/register.h"
+#include "ffijit/signature.h"
+
+namespace ffijit::testing {
+
+// Which call path the interpreter uses: its register stub, or libffi.
+enum class CallPath { kStub, kLibffi };
+
+inline std::string PathName(const ::testing::TestParamInfo<CallPath>& info) {
+  return info.param == CallPath::kStub ? "stub" : "libffi";
+}
+
+inline TypePtr S(ScalarKind k) {
+  return Type::Scalar(k);
+}
+inline TypePtr T(TypeKind k) {
+  return Type::Simple(k);
+}
+
+inline Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
+                     CallConvention convention = CallConvention::kPlain) {
+  Signature sig;
+  sig.args = std::move(args);
+  sig.results = std::move(results);
+  sig.convention = convention;
+  return sig;
+}
+
+// A function on the interpreter only (never handed to the JIT), using `path`.
+template <typename F>
+Function Bind(const std::string& name, F* fn, Signature sig, CallPath path = CallPath::kStub,
+              std::vector<std::string> arg_names = {}) {
+  RegisterOptions options;
+  options.interpret_only = true;
+  options.use_libffi = path == CallPath::kLibffi;
+  options.arg_names = std::move(arg_names);
+  return MakeFunction(name, reinterpret_cast<void*>(fn), std::move(sig), options);
+}
+
+inline Any Call(const Function& f, std::vector<Any> args) {
+  return f.CallPacked(reinterpret_cast<TVMFFIAny*>(args.data()), static_cast<int32_t>(args.size()));
+}
+
+// The error a call raises; a test failure (and an empty Error) if it succeeds.
+inline Error CallError(const Function& f, std::vector<Any> args) {
+  try {
+    Call(f, std::move(args));
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "the call succeeded";
+  return Error("", "");
+}
+
+// Calls with raw views (RawStr, ByteArrayPtr, DLTensorPtr cannot live in an owned Any).
+inline Any CallRaw(const Function& f, std::vector<TVMFFIAny> args) {
+  return f.CallPacked(args.data(), static_cast<int32_t>(args.size()));
+}
+
+inline Error CallRawError(const Function& f, std::vector<TVMFFIAny> args) {
+  try {
+    CallRaw(f, std::move(args));
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "the call succeeded";
+  return Error("", "");
+}
+
+inline TVMFFIAny RawStr(const char* s) {
+  TVMFFIAny a{};
+  a.type_index = kTVMFFIRawStr;
+  a.v_c_str = s;
+  return a;
+}
+
+inline TVMFFIAny RawPtr(int32_t type_index, void* p) {
+  TVMFFIAny a{};
+  a.type_index = type_index;
+  a.v_ptr = p;
+  return a;
+}
+
+}  // namespace ffijit::testing
+
+#endif  // FFIJIT_TESTS_INTERP_INTERP_TEST_UTIL_H_

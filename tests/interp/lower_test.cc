@@ -1,0 +1,145 @@
+// Lowering: sources, paths, keywords, conversions and x86-64 System V placement of a CallPlan.
+#include "ffijit/call_plan.h"
+#include "interp_test_util.h"
+
+namespace ffijit::testing {
+namespace {
+
+TEST(Lower, ScalarsFillGprAndSseThenTheStackInOrder) {
+  std::vector<TypePtr> args;
+  for (int i = 0; i < 8; ++i) args.push_back(S(ScalarKind::kI32));
+  for (int i = 0; i < 9; ++i) args.push_back(S(ScalarKind::kF32));
+  CallPlan plan = Lower(Sig(args, {S(ScalarKind::kF64)}), "f");
+  ASSERT_EQ(plan.params.size(), 17u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(plan.params[i].abi.cls, AbiClass::kGpr);
+    EXPECT_EQ(plan.params[i].abi.slot, i);
+  }
+  EXPECT_EQ(plan.params[6].abi.cls, AbiClass::kStack);
+  EXPECT_EQ(plan.params[6].abi.slot, 0);
+  EXPECT_EQ(plan.params[7].abi.slot, 1);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(plan.params[8 + i].abi.cls, AbiClass::kSse);
+    EXPECT_EQ(plan.params[8 + i].abi.slot, i);
+  }
+  EXPECT_EQ(plan.params[16].abi.cls, AbiClass::kStack);
+  EXPECT_EQ(plan.params[16].abi.slot, 2);
+  EXPECT_EQ(plan.num_gpr, 6);
+  EXPECT_EQ(plan.num_sse, 8);
+  EXPECT_EQ(plan.num_stack, 3);
+  EXPECT_EQ(plan.return_kind, ReturnKind::kSse);
+}
+
+TEST(Lower, BytesTakeARegisterPairOrGoWholeToTheStack) {
+  CallPlan fits =
+      Lower(Sig({S(ScalarKind::kI64), T(TypeKind::kBytes)}, {T(TypeKind::kBytes)}), "f");
+  EXPECT_EQ(fits.params[1].abi.cls, AbiClass::kGprPair);
+  EXPECT_EQ(fits.params[1].abi.slot, 1);
+  EXPECT_EQ(fits.return_kind, ReturnKind::kGprPair);
+  std::vector<TypePtr> args(5, S(ScalarKind::kI64));
+  args.push_back(T(TypeKind::kBytes));
+  args.push_back(S(ScalarKind::kI64));
+  CallPlan spills = Lower(Sig(args, {}), "f");
+  EXPECT_EQ(spills.params[5].abi.cls, AbiClass::kStackPair);
+  EXPECT_EQ(spills.params[5].abi.slot, 0);
+  // The register left free is still used by a later scalar (System V; not so on AArch64).
+  EXPECT_EQ(spills.params[6].abi.cls, AbiClass::kGpr);
+  EXPECT_EQ(spills.params[6].abi.slot, 5);
+  EXPECT_EQ(spills.num_stack, 2);
+}
+
+TEST(Lower, DeviceAndDataTypeAreOneRegisterEach) {
+  CallPlan plan = Lower(Sig({T(TypeKind::kDevice), T(TypeKind::kDataType), S(ScalarKind::kI64)},
+                            {T(TypeKind::kDevice)}),
+                        "f");
+  EXPECT_EQ(plan.params[0].conversion, Conversion::kDevice);
+  EXPECT_EQ(plan.params[0].abi.cls, AbiClass::kGpr);
+  EXPECT_EQ(plan.params[1].conversion, Conversion::kDataType);
+  EXPECT_EQ(plan.params[1].abi.slot, 1);
+  EXPECT_EQ(plan.params[2].abi.slot, 2);
+  EXPECT_EQ(plan.return_kind, ReturnKind::kGpr);
+}
+
+TEST(Lower, StructuresRecordTheirPath) {
+  auto inner = Type::Sequence(TypeKind::kSTuple, {S(ScalarKind::kF64), T(TypeKind::kStr)});
+  auto dict = Type::SDict({"x", "inner"}, {S(ScalarKind::kI64), inner});
+  CallPlan plan = Lower(Sig({S(ScalarKind::kI8), Type::Named("d", dict)}, {}), "f");
+  ASSERT_EQ(plan.args.size(), 2u);
+  EXPECT_EQ(plan.args[1].keyword, "d");
+  EXPECT_EQ(plan.args[1].first_param, 1);
+  EXPECT_EQ(plan.args[1].num_params, 3);
+  const NativeParam& s = plan.params[3];
+  EXPECT_EQ(s.position, 1);
+  EXPECT_EQ(s.conversion, Conversion::kStr);
+  ASSERT_EQ(s.path_size, 2);
+  const PathStep& first = plan.path_steps[s.path_begin];
+  const PathStep& second = plan.path_steps[s.path_begin + 1];
+  EXPECT_EQ(first.kind, PathStep::kMapKey);
+  EXPECT_EQ(first.key, "inner");
+  EXPECT_EQ(second.kind, PathStep::kArrayIndex);
+  EXPECT_EQ(second.index, 1);
+  EXPECT_EQ(second.expected_size, 2);
+  EXPECT_EQ(second.container_type, "stuple<f64,str>");
+  EXPECT_EQ(plan.KeywordPosition("d"), 1);
+  EXPECT_EQ(plan.KeywordPosition("x"), -1);
+  EXPECT_TRUE(plan.has_keywords());
+}
+
+TEST(Lower, ResultsByReturnOrOutPointer) {
+  CallPlan one = Lower(Sig({}, {S(ScalarKind::kI32)}), "f");
+  EXPECT_TRUE(one.results[0].by_return);
+  EXPECT_EQ(one.return_kind, ReturnKind::kGpr);
+  CallPlan two = Lower(Sig({S(ScalarKind::kF64)}, {S(ScalarKind::kI32), S(ScalarKind::kF32)}), "f");
+  EXPECT_EQ(two.return_kind, ReturnKind::kVoid);
+  EXPECT_FALSE(two.results[0].by_return);
+  EXPECT_EQ(two.results[0].out_abi.cls, AbiClass::kGpr);
+  EXPECT_EQ(two.results[0].out_abi.slot, 0);
+  EXPECT_EQ(two.results[1].out_abi.slot, 1);
+  CallPlan status = Lower(Sig({}, {S(ScalarKind::kI32)}, CallConvention::kStatus), "f");
+  EXPECT_EQ(status.return_kind, ReturnKind::kStatus);
+  EXPECT_FALSE(status.results[0].by_return);
+}
+
+TEST(Lower, TensorChecksAndObjects) {
+  CallPlan plan = Lower(
+      Sig({Type::NDArray(ScalarKind::kBF16, 2, {-1, 4}), Type::Object("ffi.Array")}, {}), "f");
+  const TensorCheck& t = plan.params[0].tensor;
+  EXPECT_TRUE(t.check_dtype);
+  EXPECT_EQ(t.dtype.code, kDLBfloat);
+  EXPECT_EQ(t.dtype.bits, 16);
+  EXPECT_EQ(t.rank, 2);
+  EXPECT_EQ(t.dims, (std::vector<int64_t>{-1, 4}));
+  EXPECT_EQ(plan.params[1].object_type_index, kTVMFFIArray);
+  EXPECT_EQ(plan.canonical,
+            CanonicalString(Sig(
+                {Type::NDArray(ScalarKind::kBF16, 2, {-1, 4}), Type::Object("ffi.Array")}, {})));
+}
+
+TEST(Lower, RejectsWhatNoExecutorCanCall) {
+  auto structure = Type::Sequence(TypeKind::kSList, {S(ScalarKind::kI64)});
+  try {
+    Lower(Sig({}, {structure}), "f");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(),
+              "structure results are not supported (result `slist<i64>`): return its parts as "
+              "separate results");
+  }
+}
+
+TEST(Lower, PlanToStringShowsEveryDecision) {
+  CallPlan plan = Lower(
+      Sig({Type::Named("a", S(ScalarKind::kI64)), S(ScalarKind::kF64)}, {S(ScalarKind::kF64)}),
+      "add");
+  EXPECT_EQ(PlanToString(plan),
+            "add(a: i64, f64) -> f64\n"
+            "  convention: plain, returns: sse, registers: 1 gpr + 1 sse, stack slots: 0\n"
+            "  arg #0 i64 (keyword `a`)\n"
+            "    param 0: int64_t <- #0 i64 @ gpr[0]\n"
+            "  arg #1 f64\n"
+            "    param 1: double <- #1 f64 @ sse[0]\n"
+            "  result #0: double f64 (returned)\n");
+}
+
+}  // namespace
+}  // namespace ffijit::testing

@@ -1,0 +1,256 @@
+// Pointers, strings, bytes, tensors, DataType/Device by value, objects and any, on both paths.
+#include <cstring>
+#include <string>
+
+#include "interp_test_util.h"
+
+namespace ffijit::testing {
+namespace {
+
+extern "C" {
+int64_t ptr_value(void* p) {
+  return static_cast<int64_t>(reinterpret_cast<intptr_t>(p));
+}
+void* ptr_echo(void* p) {
+  return p;
+}
+int64_t str_length(const char* s) {
+  return s == nullptr ? -1 : static_cast<int64_t>(std::strlen(s));
+}
+const char* str_greeting(int64_t which) {
+  return which == 0 ? nullptr : "hello, a string longer than seven bytes";
+}
+// Checks the bytes: returns size * 1000 + the sum of the bytes modulo 1000.
+int64_t bytes_digest(TVMFFIByteArray b) {
+  int64_t sum = 0;
+  for (size_t i = 0; i < b.size; ++i) sum += static_cast<unsigned char>(b.data[i]);
+  return static_cast<int64_t>(b.size) * 1000 + sum % 1000;
+}
+TVMFFIByteArray bytes_make(int64_t n) {
+  static const char kData[] = "0123456789abcdef";
+  return TVMFFIByteArray{kData, static_cast<size_t>(n)};
+}
+// A DLDataType and a DLDevice by value, and an i64 after them: all three in registers.
+int64_t dev_dtype(DLDevice dev, DLDataType dtype, int64_t k) {
+  return dev.device_type * 1000000 + dev.device_id * 10000 + dtype.code * 1000 + dtype.bits * 10 +
+         dtype.lanes + k * 100000000;
+}
+DLDataType dtype_echo(DLDataType t) {
+  return t;
+}
+DLDevice device_echo(DLDevice d) {
+  return d;
+}
+// The first element of a float32 tensor plus its element count.
+double tensor_first(DLTensor* t) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return static_cast<const float*>(t->data)[0] + static_cast<double>(n);
+}
+int64_t object_type(TVMFFIObject* obj) {
+  return obj == nullptr ? -1 : obj->type_index;
+}
+TVMFFIObject* object_echo(TVMFFIObject* obj) {
+  if (obj != nullptr) TVMFFIObjectIncRef(obj);  // hands over one reference
+  return obj;
+}
+int64_t any_type(const TVMFFIAny* any) {
+  return any->type_index * 100 + any->v_int64 % 100;
+}
+}
+
+class ValueTest : public ::testing::TestWithParam<CallPath> {};
+
+TEST_P(ValueTest, OpaquePointerAndNone) {
+  Function f =
+      Bind("p", ptr_value, Sig({T(TypeKind::kOpaquePtr)}, {S(ScalarKind::kI64)}), GetParam());
+  int x = 0;
+  EXPECT_EQ(Call(f, {static_cast<void*>(&x)}).cast<int64_t>(), reinterpret_cast<intptr_t>(&x));
+  EXPECT_EQ(Call(f, {nullptr}).cast<int64_t>(), 0);
+  EXPECT_EQ(CallError(f, {1}).message(),
+            "Mismatched type on argument #0 when calling: `p(ptr) -> i64`. Expected `ptr` but got "
+            "`int`");
+  Function echo =
+      Bind("e", ptr_echo, Sig({T(TypeKind::kOpaquePtr)}, {T(TypeKind::kOpaquePtr)}), GetParam());
+  EXPECT_EQ(Call(echo, {static_cast<void*>(&x)}).cast<void*>(), &x);
+  EXPECT_EQ(Call(echo, {nullptr}).type_index(), kTVMFFINone);
+}
+
+TEST_P(ValueTest, StringsInEveryForm) {
+  Function f = Bind("len", str_length, Sig({T(TypeKind::kStr)}, {S(ScalarKind::kI64)}), GetParam());
+  EXPECT_EQ(Call(f, {"short"}).cast<int64_t>(), 5);    // SmallStr
+  EXPECT_EQ(Call(f, {"1234567"}).cast<int64_t>(), 7);  // SmallStr, full
+  EXPECT_EQ(Call(f, {std::string("a longer string object")}).cast<int64_t>(), 22);  // Str
+  EXPECT_EQ(Call(f, {""}).cast<int64_t>(), 0);
+  EXPECT_EQ(CallRaw(f, {RawStr("raw c string")}).cast<int64_t>(), 12);
+  EXPECT_EQ(
+      CallError(f, {nullptr}).message(),
+      "Mismatched type on argument #0 when calling: `len(str) -> i64`. Expected `str` but got "
+      "`None`");
+  EXPECT_EQ(CallError(f, {Any(Bytes("b"))}).kind(), "TypeError");
+  EXPECT_EQ(CallRawError(f, {RawStr(nullptr)}).message(),
+            "Mismatched type on argument #0 when calling: `len(str) -> i64`. Expected `str` but got "
+            "`None`");
+}
+
+TEST_P(ValueTest, NullableStringAcceptsNone) {
+  auto nullable = std::make_shared<Type>(*T(TypeKind::kStr));
+  nullable->nullable = true;
+  Function f = Bind("len", str_length, Sig({nullable}, {S(ScalarKind::kI64)}), GetParam());
+  EXPECT_EQ(Call(f, {nullptr}).cast<int64_t>(), -1);
+  EXPECT_EQ(Call(f, {"abc"}).cast<int64_t>(), 3);
+}
+
+TEST_P(ValueTest, StringResultIsAnOwnedCopyOrNone) {
+  Function f = Bind("g", str_greeting, Sig({S(ScalarKind::kI64)}, {T(TypeKind::kStr)}), GetParam());
+  EXPECT_EQ(Call(f, {1}).cast<std::string>(), "hello, a string longer than seven bytes");
+  EXPECT_EQ(Call(f, {0}).type_index(), kTVMFFINone);
+}
+
+TEST_P(ValueTest, BytesInEveryFormAndAsResult) {
+  Function f =
+      Bind("d", bytes_digest, Sig({T(TypeKind::kBytes)}, {S(ScalarKind::kI64)}), GetParam());
+  EXPECT_EQ(Call(f, {"ab"}).cast<int64_t>(), 2000 + 97 + 98);
+  std::string big(100, 'z');
+  EXPECT_EQ(Call(f, {big}).cast<int64_t>(), 100000 + (122 * 100) % 1000);
+  const char raw[] = {'x', '\0', 'y'};
+  TVMFFIByteArray array{raw, 3};
+  EXPECT_EQ(CallRaw(f, {RawPtr(kTVMFFIByteArrayPtr, &array)}).cast<int64_t>(), 3000 + 120 + 121);
+  EXPECT_EQ(CallRaw(f, {RawStr("raw")}).cast<int64_t>(), 3000 + (114 + 97 + 119) % 1000);
+  EXPECT_EQ(CallError(f, {7}).message(),
+            "Mismatched type on argument #0 when calling: `d(bytes) -> i64`. Expected `bytes` but "
+            "got `int`");
+  EXPECT_EQ(CallRawError(f, {RawPtr(kTVMFFIByteArrayPtr, nullptr)}).kind(), "TypeError");
+  EXPECT_EQ(CallRawError(f, {RawStr(nullptr)}).kind(), "TypeError");
+  Function make =
+      Bind("m", bytes_make, Sig({S(ScalarKind::kI64)}, {T(TypeKind::kBytes)}), GetParam());
+  Any r = Call(make, {12});
+  EXPECT_EQ(details::ViewChars(r.raw()), "0123456789ab");
+}
+
+TEST_P(ValueTest, BytesPairSpillsToTheStackWhole) {
+  // Five i64 take rdi..r8; the 16-byte bytes struct does not fit in r9 alone: it goes on the stack.
+  Function f = Bind(
+      "d",
+      +[](int64_t, int64_t, int64_t, int64_t, int64_t a5, TVMFFIByteArray b) {
+        return bytes_digest(b) + a5 * 1000000;
+      },
+      Sig({S(ScalarKind::kI64), S(ScalarKind::kI64), S(ScalarKind::kI64), S(ScalarKind::kI64),
+           S(ScalarKind::kI64), T(TypeKind::kBytes)},
+          {S(ScalarKind::kI64)}),
+      GetParam());
+  EXPECT_EQ(Call(f, {0, 0, 0, 0, 3, "hi"}).cast<int64_t>(), 3000000 + 2000 + 104 + 105);
+}
+
+TEST_P(ValueTest, DataTypeAndDeviceByValueOrFromStrings) {
+  Function f = Bind("dd", dev_dtype,
+                    Sig({T(TypeKind::kDevice), T(TypeKind::kDataType), S(ScalarKind::kI64)},
+                        {S(ScalarKind::kI64)}),
+                    GetParam());
+  EXPECT_EQ(Call(f, {Device(kDLCUDA, 3), DataType::Float(32), 2}).cast<int64_t>(),
+            200000000 + 2 * 1000000 + 3 * 10000 + 2 * 1000 + 320 + 1);
+  EXPECT_EQ(Call(f, {"cuda:1", "int8", 0}).cast<int64_t>(), 2 * 1000000 + 10000 + 0 + 80 + 1);
+  Error bad_device = CallError(f, {"nowhere:9", "int8", 0});
+  EXPECT_EQ(bad_device.kind(), "ValueError");
+  EXPECT_EQ(bad_device.message(),
+            "Invalid value on argument #0 when calling: `dd(Device, DataType, i64) -> i64`. "
+            "Expected `Device` but got \"nowhere:9\"");
+  Error bad_dtype = CallError(f, {"cpu", "float33x", 0});
+  EXPECT_EQ(bad_dtype.kind(), "ValueError");
+  EXPECT_EQ(CallError(f, {"cpu", 5, 0}).message(),
+            "Mismatched type on argument #1 when calling: `dd(Device, DataType, i64) -> i64`. "
+            "Expected `DataType` but got `int`");
+  Function dt =
+      Bind("t", dtype_echo, Sig({T(TypeKind::kDataType)}, {T(TypeKind::kDataType)}), GetParam());
+  DLDataType back = Call(dt, {DataType::UInt(16, 4)}).cast<DLDataType>();
+  EXPECT_EQ(back.code, kDLUInt);
+  EXPECT_EQ(back.bits, 16);
+  EXPECT_EQ(back.lanes, 4);
+  Function dv =
+      Bind("v", device_echo, Sig({T(TypeKind::kDevice)}, {T(TypeKind::kDevice)}), GetParam());
+  DLDevice d = Call(dv, {Device(kDLCUDA, 7)}).cast<DLDevice>();
+  EXPECT_EQ(d.device_type, kDLCUDA);
+  EXPECT_EQ(d.device_id, 7);
+}
+
+TEST_P(ValueTest, TensorsCheckedForDtypeRankAndDims) {
+  Function f =
+      Bind("first", tensor_first,
+           Sig({Type::NDArray(ScalarKind::kF32, 2, {-1, 3})}, {S(ScalarKind::kF64)}), GetParam());
+  Tensor t = Tensor::Empty({2, 3}, DataType::Float(32));
+  static_cast<float*>(t.data())[0] = 0.5f;
+  EXPECT_EQ(Call(f, {t}).cast<double>(), 6.5);
+  EXPECT_EQ(
+      CallRaw(f, {RawPtr(kTVMFFIDLTensorPtr, const_cast<DLTensor*>(t.dl_tensor()))}).cast<double>(),
+      6.5);
+
+  Error dtype = CallError(f, {Tensor::Empty({2, 3}, DataType::Float(64))});
+  EXPECT_EQ(dtype.kind(), "ValueError");
+  EXPECT_EQ(dtype.message(),
+            "Mismatched tensor on argument #0 when calling: `first(ndarray<f32,[?,3]>) -> f64`. "
+            "Expected `ndarray<f32,[?,3]>` but got an ndarray of float64 with shape (2, 3)");
+  Error rank = CallError(f, {Tensor::Empty({6}, DataType::Float(32))});
+  EXPECT_EQ(rank.message(),
+            "Mismatched tensor on argument #0 when calling: `first(ndarray<f32,[?,3]>) -> f64`. "
+            "Expected `ndarray<f32,[?,3]>` but got an ndarray of float32 with shape (6,)");
+  Error dim = CallError(f, {Tensor::Empty({3, 2}, DataType::Float(32))});
+  EXPECT_EQ(dim.kind(), "ValueError");
+  EXPECT_EQ(CallError(f, {1.0}).message(),
+            "Mismatched type on argument #0 when calling: `first(ndarray<f32,[?,3]>) -> f64`. "
+            "Expected `ndarray<f32,[?,3]>` but got `float`");
+  // A dynamic dim accepts any extent; unknown rank and element accept any tensor.
+  EXPECT_EQ(Call(f, {Tensor::Empty({9, 3}, DataType::Float(32))}).cast<double>(), 27.0);
+  Function any_tensor =
+      Bind("first", tensor_first,
+           Sig({Type::NDArray(ScalarKind::kAny, -1, {})}, {S(ScalarKind::kF64)}), GetParam());
+  EXPECT_EQ(Call(any_tensor, {Tensor::Empty({4}, DataType::Float(32))}).cast<double>(), 4.0);
+}
+
+TEST_P(ValueTest, ObjectsOfATypeOrAnyObject) {
+  Function any_obj =
+      Bind("o", object_type, Sig({Type::Object()}, {S(ScalarKind::kI64)}), GetParam());
+  Array array{1, 2};
+  EXPECT_EQ(Call(any_obj, {array}).cast<int64_t>(), kTVMFFIArray);
+  EXPECT_EQ(
+      CallError(any_obj, {nullptr}).message(),
+      "Mismatched type on argument #0 when calling: `o(object) -> i64`. Expected `object` but "
+      "got `None`");
+  EXPECT_EQ(CallError(any_obj, {3}).kind(), "TypeError");
+
+  Function arrays = Bind("a", object_type,
+                         Sig({Type::Object("ffi.Array", true)}, {S(ScalarKind::kI64)}), GetParam());
+  EXPECT_EQ(Call(arrays, {array}).cast<int64_t>(), kTVMFFIArray);
+  EXPECT_EQ(Call(arrays, {nullptr}).cast<int64_t>(), -1);
+  EXPECT_EQ(CallError(arrays, {Map{{"k", 1}}}).message(),
+            "Mismatched type on argument #0 when calling: `a(object<ffi.Array>?) -> i64`. Expected "
+            "`object<ffi.Array>?` but got `Map`");
+
+  Function echo = Bind("e", object_echo, Sig({Type::Object()}, {Type::Object()}), GetParam());
+  Any back = Call(echo, {array});
+  EXPECT_EQ(back.type_index(), kTVMFFIArray);
+  EXPECT_EQ(back.raw().v_obj, array.get());
+  EXPECT_EQ(array.get()->strong_ref_count, 2u);  // `array` and `back`: nothing leaked
+}
+
+TEST_P(ValueTest, TypedObjectResultIsChecked) {
+  Function echo =
+      Bind("e", object_echo, Sig({Type::Object()}, {Type::Object("ffi.Array")}), GetParam());
+  Map map{{"k", 1}};
+  Error e = CallError(echo, {map});
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_EQ(map.get()->strong_ref_count, 1u);  // the handed-over reference was released
+}
+
+TEST_P(ValueTest, AnyIsABorrowedView) {
+  Function f =
+      Bind("any", any_type, Sig({T(TypeKind::kUnknown)}, {S(ScalarKind::kI64)}), GetParam());
+  EXPECT_EQ(Call(f, {42}).cast<int64_t>(), 142);
+  EXPECT_EQ(Call(f, {nullptr}).cast<int64_t>(), 0);
+  EXPECT_EQ(Call(f, {true}).cast<int64_t>(), 201);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, ValueTest, ::testing::Values(CallPath::kStub, CallPath::kLibffi),
+                         PathName);
+
+}  // namespace
+}  // namespace ffijit::testing

@@ -1,0 +1,150 @@
+// Differential suite: the JIT thunk and the interpreter run the same packed calls on the same plan
+// and must agree byte for byte: what reached the native, the status, the result, the error.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "bound_function.h"
+#include "ffijit/c_ext.h"
+#include "ffijit/error.h"
+#include "ffijit/jit.h"
+#include "ffijit/register.h"
+#include "random_case.h"
+#include "recorder.h"
+
+namespace ffijit::testing {
+namespace {
+
+// A result or error in comparable text: POD values as their 16 bytes, strings and bytes by
+// content, Arrays element by element, other objects by type.
+std::string Canonical(const TVMFFIAny& a) {
+  std::ostringstream out;
+  if (a.type_index == kTVMFFIStr || a.type_index == kTVMFFIBytes) {
+    const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(a.v_obj + 1);
+    out << a.type_index << ":\"" << std::string(cell->data, cell->size) << "\"";
+  } else if (a.type_index == kTVMFFIArray) {
+    const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(a.v_obj + 1);
+    out << "[";
+    for (int64_t i = 0; i < cell->size; ++i) out << Canonical(cell->data[i]) << ",";
+    out << "]";
+  } else if (a.type_index >= kTVMFFIStaticObjectBegin) {
+    out << "object" << a.type_index;
+  } else {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&a);
+    char hex[3];
+    for (size_t i = 0; i < sizeof a; ++i) {
+      std::snprintf(hex, sizeof hex, "%02x", bytes[i]);
+      out << hex;
+    }
+  }
+  return out.str();
+}
+
+struct Outcome {
+  int status = 0;
+  std::string value;  // the result, or "Kind: message" of the error
+  Recording recording;
+};
+
+Outcome Run(TVMFFISafeCallType entry, BoundFunction* fn, std::vector<TVMFFIAny>& args,
+            const CaseGenerator::NativeResults& native) {
+  ArmRecorder(fn->plan, native.rax, native.rdx, native.xmm0, native.out);
+  TVMFFIAny result{};
+  Outcome outcome;
+  outcome.status = entry(fn, args.data(), static_cast<int32_t>(args.size()), &result);
+  outcome.recording = TakeRecording();
+  if (outcome.status == 0) {
+    outcome.value = Canonical(result);
+    if (result.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(result.v_obj);
+  } else {
+    Error e = Error::MoveFromRaised();
+    outcome.value = e.kind() + ": " + e.message();
+    // A failed call leaves the result as the caller set it.
+    outcome.value += " / result " + Canonical(result);
+  }
+  return outcome;
+}
+
+// One signature's function, compiled; the interpreter entry stays callable directly.
+struct Subject {
+  Function function;
+  BoundFunction* bound() const { return reinterpret_cast<BoundFunction*>(function.get()); }
+};
+
+void ExpectSame(const Subject& subject, std::vector<TVMFFIAny>& args,
+                const CaseGenerator::NativeResults& native, const std::string& context,
+                int64_t* failures) {
+  BoundFunction* fn = subject.bound();
+  Outcome interp = Run(&InterpreterSafeCall, fn, args, native);
+  Outcome jit = Run(fn->cell.safe_call, fn, args, native);
+  bool same = interp.status == jit.status && interp.value == jit.value &&
+              interp.recording.called == jit.recording.called;
+  if (same && interp.recording.called) {
+    same = DescribeArguments(*fn->plan, interp.recording) ==
+           DescribeArguments(*fn->plan, jit.recording);
+  }
+  if (!same && ++*failures <= 10) {
+    ADD_FAILURE() << context << "\n  plan: " << fn->plan->declaration
+                  << "\n  interpreter: " << interp.status << " " << interp.value << " args "
+                  << (interp.recording.called ? DescribeArguments(*fn->plan, interp.recording) : "-")
+                  << "\n  jit:         " << jit.status << " " << jit.value << " args "
+                  << (jit.recording.called ? DescribeArguments(*fn->plan, jit.recording) : "-");
+  }
+}
+
+std::vector<Subject> MakeSubjects(const std::vector<Signature>& sigs) {
+  ScopedJitOptions never({JitPolicy::kNever, 0});
+  std::vector<Subject> subjects;
+  std::vector<TVMFFIObjectHandle> handles;
+  for (size_t i = 0; i < sigs.size(); ++i) {
+    Function f = MakeFunction("case" + std::to_string(i), RecorderAddress(), sigs[i]);
+    handles.push_back(f.get());
+    subjects.push_back({std::move(f)});
+  }
+  std::string why;
+  int64_t installed = JitEngine::Default().CompileNow(handles, &why);
+  EXPECT_EQ(installed, static_cast<int64_t>(sigs.size())) << why;
+  for (const Subject& s : subjects) EXPECT_TRUE(IsJitCompiled(s.function.get()));
+  return subjects;
+}
+
+TEST(Differential, RandomSignaturesAndArguments) {
+  constexpr uint64_t kSeed = 20261122;
+  constexpr int kSignatures = 400;
+  constexpr int kCallsPerSignature = 12;
+  CaseGenerator gen(kSeed);
+  std::vector<Signature> sigs;
+  int64_t unlowerable = 0;
+  while (static_cast<int>(sigs.size()) < kSignatures) {
+    Signature sig = gen.RandomSignature();
+    try {
+      Lower(sig, "probe");
+    } catch (const Error&) {
+      ++unlowerable;  // e.g. a gap the lowering rejects: not a case for the executors
+      continue;
+    }
+    sigs.push_back(std::move(sig));
+  }
+  std::vector<Subject> subjects = MakeSubjects(sigs);
+  int64_t failures = 0, cases = 0;
+  for (size_t s = 0; s < subjects.size(); ++s) {
+    for (int c = 0; c < kCallsPerSignature; ++c) {
+      ObjectPool pool;
+      std::vector<TVMFFIAny> args = gen.RandomArguments(sigs[s], 0.6, pool);
+      CaseGenerator::NativeResults native = gen.RandomResults(*subjects[s].bound()->plan);
+      ExpectSame(subjects[s], args, native,
+                 "seed " + std::to_string(kSeed) + " signature " + std::to_string(s) + " call " +
+                     std::to_string(c),
+                 &failures);
+      ++cases;
+    }
+  }
+  EXPECT_EQ(failures, 0) << "of " << cases << " cases";
+  EXPECT_GE(cases, 4000);
+  EXPECT_LT(unlowerable, kSignatures) << "the generator mostly makes callable signatures";
+}
+
+}  // namespace
+}  // namespace ffijit::testing

@@ -1,0 +1,76 @@
+// Seeded random signatures and packed argument lists (right and wrong) for the differential suite.
+#ifndef FFIJIT_TESTS_ORC_RANDOM_CASE_H_
+#define FFIJIT_TESTS_ORC_RANDOM_CASE_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ffijit/c_api.h"
+#include "ffijit/call_plan.h"
+#include "ffijit/signature.h"
+
+namespace ffijit::testing {
+
+// Objects made for a case; released when the pool dies.
+class ObjectPool {
+ public:
+  ObjectPool() = default;
+  ~ObjectPool();
+  ObjectPool(const ObjectPool&) = delete;
+  ObjectPool& operator=(const ObjectPool&) = delete;
+
+  TVMFFIAny String(const std::string& text);  // SmallStr up to 7 bytes, else Str
+  TVMFFIAny Bytes(const std::string& data);   // SmallBytes up to 7 bytes, else Bytes
+  TVMFFIAny Array(const std::vector<TVMFFIAny>& items);
+  TVMFFIAny Map(const std::vector<std::string>& keys, const std::vector<TVMFFIAny>& values);
+  TVMFFIAny Tensor(DLDataType dtype, const std::vector<int64_t>& shape);
+  // Borrowed forms with storage owned by the pool.
+  TVMFFIAny RawStr(const std::string& text);
+  TVMFFIAny ByteArrayPtr(const std::string& data);
+
+ private:
+  TVMFFIAny Keep(TVMFFIAny owned);
+  std::vector<TVMFFIAny> owned_;
+  std::vector<std::unique_ptr<std::string>> strings_;
+  std::vector<std::unique_ptr<TVMFFIByteArray>> byte_arrays_;
+};
+
+class CaseGenerator {
+ public:
+  explicit CaseGenerator(uint64_t seed) : rng_(seed) {}
+
+  // A signature of 0..12 arguments (scalars of every kind, pointers, strings, bytes, tensors,
+  // DataType, Device, objects, any, slist/stuple/sdict nested up to two deep, list, dict) and
+  // 0..3 value results, plain or status convention.
+  Signature RandomSignature();
+  // Arguments for `sig`: all acceptable with probability `p_right`, otherwise one (or the arity)
+  // is wrong in a random way.
+  std::vector<TVMFFIAny> RandomArguments(const Signature& sig, double p_right, ObjectPool& pool);
+  // Values the recorder returns: rax, rdx, xmm0 and the out-pointer contents for `plan`.
+  struct NativeResults {
+    uint64_t rax = 0, rdx = 0, xmm0 = 0;
+    std::vector<std::vector<uint8_t>> out;
+  };
+  NativeResults RandomResults(const CallPlan& plan);
+
+  std::mt19937_64& rng() { return rng_; }
+
+ private:
+  TypePtr RandomType(int depth);
+  TypePtr RandomResultType();
+  TVMFFIAny RightValue(const Type& type, ObjectPool& pool);
+  TVMFFIAny WrongValue(const Type& type, ObjectPool& pool);
+  int64_t Uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  uint64_t Bits() { return rng_(); }
+
+  std::mt19937_64 rng_;
+};
+
+}  // namespace ffijit::testing
+
+#endif  // FFIJIT_TESTS_ORC_RANDOM_CASE_H_

@@ -1,0 +1,40 @@
+// A native target that fits every signature: it records the argument registers and stack slots it
+// was called with, writes chosen results through the plan's out-pointers and returns chosen bits
+// in rax, rdx and xmm0. Both executors call it for the same packed call; the records must match.
+#ifndef FFIJIT_TESTS_ORC_RECORDER_H_
+#define FFIJIT_TESTS_ORC_RECORDER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ffijit/call_plan.h"
+
+namespace ffijit::testing {
+
+// What one call of the recorder saw (only what `plan` says is passed is meaningful).
+struct Recording {
+  bool called = false;
+  uint64_t gpr[6] = {};
+  uint64_t sse[8] = {};
+  std::vector<uint64_t> stack;
+};
+
+// The recorder's address: pass it as the native function of any signature.
+void* RecorderAddress();
+
+// Arms the recorder for the next call: the plan it is called with (to find out-pointers and the
+// stack size), what to return in rax/rdx/xmm0, and the 16 bytes to write through each out-pointer.
+void ArmRecorder(const CallPlan* plan, uint64_t rax, uint64_t rdx, uint64_t xmm0,
+                 std::vector<std::vector<uint8_t>> out_values);
+
+// Takes the recording of the last call (`called` false when the target was not reached).
+Recording TakeRecording();
+
+// The recorded words of the parameters (not out-pointers, whose addresses differ per call), as
+// text for comparison and failure messages.
+std::string DescribeArguments(const CallPlan& plan, const Recording& recording);
+
+}  // namespace ffijit::testing
+
+#endif  // FFIJIT_TESTS_ORC_RECORDER_H_

@@ -1,0 +1,254 @@
+// Tiering and the thunk cache: policies, the swap, sharing, release, batches, the disk cache.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include "bound_function.h"
+#include "ffijit/error.h"
+#include "ffijit/jit.h"
+#include "ffijit/register.h"
+
+namespace ffijit::testing {
+namespace {
+
+// Each test uses its own native signatures: the default engine's cache is process-wide, and a
+// signature another test compiled would be installed at registration.
+int64_t Add3(int64_t a, int64_t b, int64_t c) { return a + b + c; }
+int32_t Mix16(int16_t a, uint16_t b, int8_t c) { return a * 1000 + b - c; }
+double Scale(double x, int32_t k) { return x * k; }
+double Shift(double x, int32_t k) { return x + k; }
+uint8_t Low8(uint64_t v, bool flip) { return static_cast<uint8_t>(flip ? ~v : v); }
+int16_t Narrow(int64_t v, float f) { return static_cast<int16_t>(v + static_cast<int64_t>(f)); }
+float Halve(float x, uint32_t n) { return x / static_cast<float>(n); }
+int64_t Count4(int8_t a, int8_t b, int16_t c, uint8_t d) { return a + b + c + d; }
+
+template <typename F>
+Function Make(const char* name, F* fn, JitOptions options) {
+  ScopedJitOptions scope(options);
+  return MakeFunction(name, fn);
+}
+
+TEST(Tiering, EagerCompilesInTheBackgroundAndSwaps) {
+  Function f = Make("mix16", &Mix16, {JitPolicy::kEager, 0});
+  EXPECT_EQ(f(int64_t{3}, int64_t{7}, int64_t{2}).cast<int64_t>(), 3005);  // works at once
+  JitEngine::Default().WaitIdle();
+  EXPECT_TRUE(IsJitCompiled(f.get()));
+  EXPECT_EQ(f(int64_t{-1}, int64_t{65535}, int64_t{-128}).cast<int64_t>(), -1000 + 65535 + 128);
+}
+
+TEST(Tiering, AfterCallsCompilesOnceTheCountIsReached) {
+  Function f = Make("scale", &Scale, {JitPolicy::kAfterCalls, 5});
+  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(f(1.5, int64_t{2}).cast<double>(), 3.0);
+  JitEngine::Default().WaitIdle();
+  EXPECT_FALSE(IsJitCompiled(f.get()));
+  EXPECT_DOUBLE_EQ(f(1.5, int64_t{4}).cast<double>(), 6.0);  // the fifth call
+  JitEngine::Default().WaitIdle();
+  EXPECT_TRUE(IsJitCompiled(f.get()));
+  EXPECT_DOUBLE_EQ(f(2.0, int64_t{-3}).cast<double>(), -6.0);
+}
+
+TEST(Tiering, NeverStaysInterpretedButCompileNowWorks) {
+  Function f = Make("low8", &Low8, {JitPolicy::kNever, 0});
+  for (int i = 0; i < 300; ++i) f(int64_t{0x1ff}, false);
+  JitEngine::Default().WaitIdle();
+  EXPECT_FALSE(IsJitCompiled(f.get()));
+  std::string why;
+  ASSERT_TRUE(JitEngine::Default().CompileNow(f.get(), &why)) << why;
+  EXPECT_TRUE(IsJitCompiled(f.get()));
+  EXPECT_EQ(f(int64_t{0x1ff}, false).cast<int64_t>(), 0xff);
+  EXPECT_EQ(f(int64_t{0x10f}, true).cast<int64_t>(), 0xf0);
+  // Compiling again is a no-op that succeeds.
+  EXPECT_TRUE(JitEngine::Default().CompileNow(f.get(), &why));
+}
+
+TEST(Tiering, GlobalDefaultPolicyApplies) {
+  JitOptions saved = DefaultJitOptions();
+  SetDefaultJitOptions({JitPolicy::kNever, 0});
+  Function f = MakeFunction("count4", &Count4);
+  SetDefaultJitOptions(saved);
+  for (int i = 0; i < 300; ++i) f(int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4});
+  JitEngine::Default().WaitIdle();
+  EXPECT_FALSE(IsJitCompiled(f.get()));
+}
+
+TEST(Tiering, InterpretOnlyAndForeignFunctionsAreRefusedWithAReason) {
+  RegisterOptions options;
+  options.interpret_only = true;
+  Function f = MakeFunction("add3", &Add3, options);
+  std::string why;
+  EXPECT_FALSE(JitEngine::Default().CompileNow(f.get(), &why));
+  EXPECT_NE(why.find("interpret-only"), std::string::npos) << why;
+  EXPECT_EQ(f(int64_t{1}, int64_t{2}, int64_t{3}).cast<int64_t>(), 6);
+
+  Function packed = Function::FromPacked([](const AnyView*, int32_t, Any* result) { *result = Any(int64_t{1}); });
+  EXPECT_FALSE(JitEngine::Default().CompileNow(packed.get(), &why));
+  EXPECT_NE(why.find("not a function made by ffijit"), std::string::npos) << why;
+  EXPECT_FALSE(IsJitCompiled(packed.get()));
+  EXPECT_FALSE(JitEngine::Default().CompileNow(nullptr, &why));
+  EXPECT_NE(why.find("not a Function"), std::string::npos) << why;
+}
+
+TEST(ThunkCache, OneThunkPerSignatureTheTargetComesThroughTheHandle) {
+  JitEngine engine;
+  JitOptions never{JitPolicy::kNever, 0};
+  std::vector<Function> fns;
+  std::vector<TVMFFIObjectHandle> handles;
+  for (int i = 0; i < 1000; ++i) {
+    fns.push_back(Make("scale_or_shift", i % 2 ? &Scale : &Shift, never));
+    handles.push_back(fns.back().get());
+  }
+  std::string why;
+  ASSERT_EQ(engine.CompileNow(handles, &why), 1000) << why;
+  JitStats stats = engine.Stats();
+  EXPECT_EQ(stats.live_thunks, 1);
+  EXPECT_EQ(stats.thunks_compiled, 1);
+  EXPECT_EQ(stats.live_units, 1);
+  EXPECT_EQ(stats.installs, 1000);
+  for (int i = 0; i < 4; ++i) {
+    double want = i % 2 ? 2.5 * 4 : 2.5 + 4;
+    EXPECT_DOUBLE_EQ(fns[static_cast<size_t>(i)](2.5, int64_t{4}).cast<double>(), want);
+  }
+  // A function registered after the compile costs no LLVM work.
+  Function late = Make("scale", &Scale, never);
+  ASSERT_TRUE(engine.CompileNow(late.get(), &why)) << why;
+  EXPECT_EQ(engine.Stats().modules_compiled, stats.modules_compiled);
+  EXPECT_EQ(engine.Stats().cache_hits, stats.cache_hits + 1);
+  fns.clear();
+  late = Function();
+  EXPECT_EQ(engine.Stats().live_thunks, 0);
+  EXPECT_EQ(engine.Stats().live_units, 0);
+}
+
+TEST(ThunkCache, MemoryStaysFlatOverRegisterUnregisterCycles) {
+  JitEngine engine;
+  JitOptions never{JitPolicy::kNever, 0};
+  // With one function keeping the thunk alive, cycles reuse it.
+  Function keeper = Make("narrow", &Narrow, never);
+  ASSERT_TRUE(engine.CompileNow(keeper.get()));
+  for (int i = 0; i < 3000; ++i) {
+    RegisterOptions options;
+    options.allow_override = true;
+    Function f = Register("orc_cycle", reinterpret_cast<void*>(&Narrow),
+                          SignatureOf<decltype(&Narrow)>(), options);
+    ASSERT_TRUE(engine.CompileNow(f.get()));
+    ASSERT_EQ(f(int64_t{i}, 1.0f).cast<int64_t>(), static_cast<int16_t>(i + 1));
+    f = Function();
+    Unregister("orc_cycle");
+  }
+  JitStats stats = engine.Stats();
+  EXPECT_EQ(stats.live_thunks, 1);
+  EXPECT_EQ(stats.live_units, 1);
+  EXPECT_EQ(stats.units_created, 1);
+  // Without a keeper every cycle compiles and frees its code again.
+  keeper = Function();
+  EXPECT_EQ(engine.Stats().live_units, 0);
+  for (int i = 0; i < 50; ++i) {
+    Function f = Make("halve", &Halve, never);
+    ASSERT_TRUE(engine.CompileNow(f.get()));
+    EXPECT_EQ(engine.Stats().live_units, 1);
+  }
+  stats = engine.Stats();
+  EXPECT_EQ(stats.live_units, 0);
+  EXPECT_EQ(stats.live_thunks, 0);
+  EXPECT_EQ(stats.units_created, stats.units_removed);
+  EXPECT_EQ(stats.object_bytes_live, 0);
+}
+
+TEST(ThunkCache, NewSignaturesArrivingTogetherCompileInOneModule) {
+  JitEngine engine;
+  JitOptions never{JitPolicy::kNever, 0};
+  std::vector<Function> fns = {Make("a", &Add3, never),   Make("b", &Mix16, never),
+                               Make("c", &Scale, never),  Make("d", &Low8, never),
+                               Make("e", &Narrow, never), Make("f", &Halve, never),
+                               Make("g", &Count4, never)};
+  std::vector<TVMFFIObjectHandle> handles;
+  for (auto& f : fns) handles.push_back(f.get());
+  ASSERT_EQ(engine.CompileNow(handles), 7);
+  EXPECT_EQ(engine.Stats().modules_compiled, 1);
+  EXPECT_EQ(engine.Stats().thunks_compiled, 7);
+  EXPECT_EQ(engine.Stats().live_units, 1);
+  EXPECT_EQ(fns[0](int64_t{1}, int64_t{2}, int64_t{3}).cast<int64_t>(), 6);
+  EXPECT_FLOAT_EQ(fns[5](3.0f, int64_t{2}).cast<double>(), 1.5);
+  // The shared object stays until its last thunk's last user is gone.
+  fns.resize(1);
+  EXPECT_EQ(engine.Stats().live_units, 1);
+  EXPECT_EQ(engine.Stats().live_thunks, 1);
+  fns.clear();
+  EXPECT_EQ(engine.Stats().live_units, 0);
+}
+
+TEST(ThunkCache, PersistentCacheIsReusedByAnotherEngine) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("ffijit_orc_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  JitOptions never{JitPolicy::kNever, 0};
+  {
+    JitEngine first({dir.string()});
+    Function f = Make("count4", &Count4, never);
+    ASSERT_TRUE(first.CompileNow(f.get()));
+    EXPECT_EQ(first.Stats().disk_hits, 0);
+    EXPECT_EQ(first.Stats().thunks_compiled, 1);
+  }
+  {
+    JitEngine second({dir.string()});
+    Function f = Make("count4", &Count4, never);
+    ASSERT_TRUE(second.CompileNow(f.get()));
+    EXPECT_EQ(second.Stats().disk_hits, 1);
+    EXPECT_EQ(second.Stats().modules_compiled, 0);
+    EXPECT_EQ(f(int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}).cast<int64_t>(), 10);
+  }
+  // Damaged objects are not trusted: the next engine compiles afresh.
+  for (auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() == ".o") std::ofstream(entry.path(), std::ios::trunc) << "garbage";
+  }
+  {
+    JitEngine third({dir.string()});
+    Function f = Make("count4", &Count4, never);
+    ASSERT_TRUE(third.CompileNow(f.get()));
+    EXPECT_EQ(third.Stats().disk_hits, 0);
+    EXPECT_EQ(third.Stats().thunks_compiled, 1);
+    EXPECT_EQ(f(int64_t{1}, int64_t{1}, int64_t{1}, int64_t{1}).cast<int64_t>(), 4);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ThunkCache, AnUnwritableCacheDirectoryOnlyCostsTheCache) {
+  JitEngine engine({"/proc/ffijit-cannot-write-here"});
+  Function f = Make("add3", &Add3, {JitPolicy::kNever, 0});
+  ASSERT_TRUE(engine.CompileNow(f.get()));
+  EXPECT_EQ(f(int64_t{1}, int64_t{2}, int64_t{3}).cast<int64_t>(), 6);
+}
+
+TEST(Tiering, CallsRacingTheSwapAllSucceed) {
+  Function f = Make("add3", &Add3, {JitPolicy::kAfterCalls, 50});
+  std::atomic<int64_t> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int64_t i = 0; i < 3000; ++i) {
+        if (f(i, int64_t{t}, int64_t{1}).cast<int64_t>() != i + t + 1) wrong++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  JitEngine::Default().WaitIdle();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_TRUE(IsJitCompiled(f.get()));
+}
+
+TEST(Tiering, FunctionsDyingWhileQueuedAreSafe) {
+  // Queued compiles hold a reference: dropping every other reference at once is fine.
+  for (int i = 0; i < 20; ++i) {
+    Function f = Make("mix16", &Mix16, {JitPolicy::kEager, 0});
+  }
+  JitEngine::Default().WaitIdle();
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace ffijit::testing

@@ -1,0 +1,120 @@
+// SIP: builder from index paths, readable form, Combine with a raw signature, and bad input.
+#include <gtest/gtest.h>
+
+#include "ffijit/metadata.h"
+#include "test_util.h"
+
+namespace ffijit {
+namespace {
+
+using testing::ErrorOf;
+
+TEST(SipFormat, BuilderSortsKeysLikeTheMangler) {
+  // Set in raw order (foo before bar); the mangler writes dict keys sorted.
+  const SipSignature sip = SipSignature::FromIndexPaths(
+      {{int64_t{0}, std::string("foo")}, {int64_t{0}, std::string("bar")}, {int64_t{1}}},
+      {{int64_t{0}}, {int64_t{1}}});
+  EXPECT_EQ(PrintSip(sip), "I31!S27!k0D17!K4!bar_1K4!foo_0k1_2R12!S9!k0_0k1_1");
+  EXPECT_EQ(PrintSip(SipSignature::FromIndexPaths({}, {})), "I1!R1!");
+  EXPECT_EQ(PrintSip(SipSignature::FromIndexPaths({}, {{}})), "I1!R3!_0");
+}
+
+TEST(SipFormat, BuilderRejectsConflictingPaths) {
+  using P = std::vector<SipPath>;
+  ErrorOf(
+      [] {
+        SipSignature::FromIndexPaths(P{{int64_t{0}}, {int64_t{0}}}, {});
+      },
+      "sip: inputs raw index 1: its path is already taken");
+  ErrorOf(
+      [] {
+        SipSignature::FromIndexPaths(P{{int64_t{0}}, {std::string("a")}}, {});
+      },
+      "mixes integer and string keys");
+  ErrorOf([] { SipSignature::FromIndexPaths(P{{}, {int64_t{0}}}, {}); }, "below a raw leaf");
+  ErrorOf([] { SipSignature::FromIndexPaths(P{{int64_t{-1}}}, {}); }, "negative sequence key");
+  ErrorOf([] { SipSignature::FromIndexPaths(P{SipPath(40, int64_t{0})}, {}); },
+          "path deeper than 32");
+}
+
+TEST(SipFormat, ReadableFormOfEmptyStructures) {
+  EXPECT_EQ(ReadableSip(ParseSip("I1!R4!S1!").results), ":[\n],\n");
+  EXPECT_EQ(ReadableSip(ParseSip("I1!R4!D1!").results), ":{\n},\n");
+  EXPECT_EQ(ReadableSip(ParseSip("I1!R1!").results), "");
+}
+
+TEST(SipFormat, IndexPathsRequireEveryRawIndex) {
+  ErrorOf([] { ParseSip("I12!S9!k0_0k1_2R1!").InputPaths(); },
+          "sip: inputs use raw index 2 but not raw index 1");
+  EXPECT_TRUE(ParseSip("I1!R4!S1!").ResultPaths().empty());
+  ErrorOf([] { ParseSip("I8!_100000R1!").InputPaths(); },
+          "sip: raw index 100000 is out of range (at most 65535)");
+}
+
+TEST(SipFormat, BadInputClasses) {
+  struct Case {
+    const char* text;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"", "sip: at offset 0: expected the inputs span"},
+      {"I1!", "sip: at offset 3: expected the results span"},
+      {"I1!R1!x", "at offset 7: expected a decimal integer"},
+      {"I1!R1!I1!", "at offset 6: expected the end of the signature"},
+      {"I5!_0_1R1!", "sip: at offset 5: expected one value in the I span, got a second one"},
+      {"I3!k0R1!", "at offset 3: expected a value (_<raw index>, S<sequence> or D<dict>), got 'k'"},
+      {"I4!_-1R1!", "negative raw index -1"},
+      {"I12!S9!k0_0k1_0R1!", "sip: at offset 13: raw index 0 appears twice"},
+      {"I12!S9!k0_0k0_1R1!", "sip: at offset 11: duplicate key 0"},
+      {"I6!S3!k0R1!", "at offset 6: key 0 has no value"},
+      {"I8!S5!K1!_0R1!", "expected a sequence key k<int>"},
+      {"I6!D3!k0R1!", "expected a dict key K<len>!<key>"},
+      {"I17!D13!K2!a_0K2!a_1R1!", "duplicate key a"},
+      {"I7!S4!k-1R1!", "negative sequence key"},
+      {"I99!R1!", "sip: at offset 1: span length 99 runs past the end of input (7 bytes)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    ErrorOf([&] { ParseSip(c.text); }, c.needle);
+  }
+}
+
+TEST(SipFormat, NestingLimit) {
+  // 31 nested sequences around a leaf make 32 levels and parse; more do not.
+  auto nested = [](int depth) {
+    std::string v = "_0";
+    for (int i = 0; i < depth; ++i) v = "S" + std::to_string(v.size() + 3) + "!k0" + v;
+    return "I" + std::to_string(v.size() + 1) + "!" + v + "R1!";
+  };
+  EXPECT_NO_THROW(ParseSip(nested(31)));
+  ErrorOf([&] { ParseSip(nested(40)); }, "structures nested deeper than 32");
+}
+
+TEST(Combine, StructuresFromSipTypesFromRaw) {
+  const Signature raw = ParseRaw("I16!S3!t6S3!t7S3!t2R6!S3!t2");
+  EXPECT_EQ(CanonicalString(Combine(raw, ParseSip("I31!S27!k0D17!K4!bar_1K4!foo_0k1_2R3!_0"))),
+            "(sdict<foo:i32,bar:i64>, f64) -> f64");
+  EXPECT_EQ(CanonicalString(Combine(raw, ParseSip("I25!D21!K4!zed_0K2!a_1K2!b_2R3!_0"))),
+            "(zed: i32, a: i64, b: f64) -> f64");
+  const Signature two = ParseRaw("I1!R11!S3!t6S3!t7");
+  EXPECT_EQ(CanonicalString(Combine(two, ParseSip("I1!R12!S9!k0_0k1_1"))), "() -> (i32, i64)");
+  EXPECT_EQ(CanonicalString(Combine(two, ParseSip("I1!R17!D13!K2!y_1K2!x_0"))),
+            "() -> sdict<x:i32,y:i64>");
+  EXPECT_EQ(CanonicalString(Combine(ParseRaw("I1!R1!"), ParseSip("I1!R4!S1!"))), "() -> None");
+}
+
+TEST(Combine, RejectsMismatchedStructures) {
+  const Signature raw = ParseRaw("I11!S3!t6S3!t7R1!");
+  ErrorOf([&] { Combine(raw, ParseSip("I8!S5!k0_0R1!")); },
+          "sip: inputs map 1 raw values but the raw signature has 2");
+  ErrorOf([&] { Combine(raw, ParseSip("I17!S13!k0_0k1_1k2_2R1!")); },
+          "inputs refer to raw index 2 but the raw signature has 2");
+  ErrorOf([&] { Combine(raw, ParseSip("I12!S9!k0_1k1_0R1!")); },
+          "map raw index 1 where raw index 0 comes next");
+  ErrorOf([&] { Combine(raw, ParseSip("I12!S9!k0_0k2_1R1!")); }, "sequence keys must be k0, k1");
+  ErrorOf([&] { Combine(raw, ParseSip("I12!S9!k0_0k1_1R3!_0")); },
+          "results refer to raw index 0 but the raw signature has 0");
+}
+
+}  // namespace
+}  // namespace ffijit

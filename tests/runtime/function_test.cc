@@ -1,0 +1,254 @@
+// Functions: packed and typed C++ callables, C safe_calls, error propagation, the global registry.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ffijit/ffijit.h"
+
+namespace ffijit {
+namespace {
+
+template <typename F>
+Error CatchError(F&& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an Error";
+  return Error("none", "none");
+}
+
+int64_t Add3(int64_t a, int64_t b, int64_t c) {
+  return a + b + c;
+}
+
+TEST(FunctionTest, TypedFunctionConvertsArgumentsAndResult) {
+  Function add = Function::FromTyped(Add3, "add3");
+  EXPECT_EQ(add(1, 2, 3).cast<int64_t>(), 6);
+  EXPECT_EQ(add(true, 2, int8_t{3}).cast<int64_t>(), 6);
+  Function concat = Function::FromTyped(
+      [](const std::string& a, String b) { return a + std::string(b.view()); }, "concat");
+  EXPECT_EQ(concat("abc", "defghijk").cast<std::string>(), "abcdefghijk");
+  Function none = Function::FromTyped([]() {}, "none");
+  EXPECT_TRUE(none().is_none());
+  Function scale = Function::FromTyped([](float x, double k) { return x * k; }, "scale");
+  EXPECT_DOUBLE_EQ(scale(2, 1.5).cast<double>(), 3.0);
+}
+
+TEST(FunctionTest, TypedFunctionReportsArgumentPositionAndName) {
+  Function add = Function::FromTyped(Add3, "add3");
+  Error wrong_type = CatchError([&] { add(1, "two", 3); });
+  EXPECT_EQ(wrong_type.kind(), "TypeError");
+  EXPECT_NE(wrong_type.message().find("argument #1"), std::string::npos) << wrong_type.what();
+  EXPECT_NE(wrong_type.message().find("`add3`"), std::string::npos);
+  EXPECT_NE(wrong_type.message().find("expected `int64` but got `str`"), std::string::npos);
+
+  Error arity = CatchError([&] { add(1, 2); });
+  EXPECT_EQ(arity.kind(), "TypeError");
+  EXPECT_NE(arity.message().find("expected 3 but got 2"), std::string::npos) << arity.what();
+
+  Function narrow = Function::FromTyped([](int8_t x) { return x; }, "narrow");
+  Error range = CatchError([&] { narrow(300); });
+  EXPECT_EQ(range.kind(), "ValueError");
+  EXPECT_NE(range.message().find("300"), std::string::npos);
+  EXPECT_NE(range.message().find("int8"), std::string::npos);
+}
+
+TEST(FunctionTest, CppExceptionsBecomeErrorsAtTheBoundary) {
+  Function throws_std = Function::FromTyped([]() -> int { throw std::out_of_range("boom"); });
+  Error error = CatchError([&] { throws_std(); });
+  EXPECT_EQ(error.kind(), "RuntimeError");
+  EXPECT_EQ(error.message(), "boom");
+
+  Function throws_ffi = Function::FromPacked([](const AnyView*, int32_t, Any*) {
+    throw Error("KeyError", "missing thing", "  File \"x.cc\", line 1, in f\n");
+  });
+  // Through the C entry point: -1 and a raised error, never an exception.
+  TVMFFIAny result{};
+  EXPECT_EQ(TVMFFIFunctionCall(throws_ffi.get(), nullptr, 0, &result), -1);
+  Error raised = Error::MoveFromRaised();
+  EXPECT_EQ(raised.kind(), "KeyError");
+  EXPECT_EQ(raised.message(), "missing thing");
+  EXPECT_EQ(raised.traceback(), "  File \"x.cc\", line 1, in f\n");
+}
+
+TEST(FunctionTest, CalleeErrorsReachTheCallerIntact) {
+  Function inner = Function::FromPacked([](const AnyView*, int32_t, Any*) {
+    throw Error("ValueError", "bad shape", "inner traceback\n");
+  });
+  Function outer = Function::FromTyped([inner](int x) { return inner(x); }, "outer");
+  Error error = CatchError([&] { outer(1); });
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_EQ(error.message(), "bad shape");
+  EXPECT_EQ(error.traceback(), "inner traceback\n");
+  EXPECT_EQ(std::string(error.what()), "ValueError: bad shape");
+}
+
+TEST(FunctionTest, PackedFunctionSeesArgumentsAsViews) {
+  Function count = Function::FromPacked([](const AnyView* args, int32_t n, Any* result) {
+    int64_t total = 0;
+    for (int32_t i = 0; i < n; ++i) total += args[i].cast<int64_t>();
+    *result = total;
+  });
+  EXPECT_EQ(count().cast<int64_t>(), 0);
+  EXPECT_EQ(count(1, 2, 3, 4).cast<int64_t>(), 10);
+  Function echo = Function::FromPacked(
+      [](const AnyView* args, int32_t, Any* result) { *result = args[0].ToOwned(); });
+  Any echoed = echo(std::string("a string that lives on the heap"));
+  EXPECT_EQ(echoed.cast<std::string>(), "a string that lives on the heap");
+  Any function_result = Function::FromTyped([echo]() { return echo; })();
+  EXPECT_EQ(function_result.type_index(), kTVMFFIFunction);
+}
+
+TEST(FunctionTest, CapturedStateIsReleasedWithTheFunction) {
+  auto token = std::make_shared<int>(7);
+  {
+    Function f = Function::FromTyped([token]() { return *token; });
+    EXPECT_EQ(token.use_count(), 2);
+    Function copy = f;
+    EXPECT_EQ(copy().cast<int>(), 7);
+  }
+  EXPECT_EQ(token.use_count(), 1);
+}
+
+struct CState {
+  int calls = 0;
+  int deleted = 0;
+};
+int CSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  auto* state = static_cast<CState*>(self);
+  ++state->calls;
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = num_args == 1 ? args[0].v_int64 * 10 : -1;
+  return 0;
+}
+void CDeleter(void* self) {
+  ++static_cast<CState*>(self)->deleted;
+}
+
+TEST(FunctionTest, CSafeCallGetsItsHandleAndDeleterRunsOnce) {
+  CState state;
+  {
+    Function f = Function::FromSafeCall(&state, CSafeCall, CDeleter);
+    EXPECT_EQ(f(4).cast<int>(), 40);
+    // The payload layout the JIT relies on: self at a fixed offset after the cell.
+    auto* cell = reinterpret_cast<FFIJITFunctionCell*>(f.get() + 1);
+    EXPECT_EQ(cell->self, &state);
+    Function copy = f;
+  }
+  EXPECT_EQ(state.calls, 1);
+  EXPECT_EQ(state.deleted, 1);
+}
+
+TEST(FunctionTest, SafeCallPointerCanBeSwappedAtRunTime) {
+  CState state;
+  Function f = Function::FromSafeCall(&state, CSafeCall, CDeleter);
+  auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(f.get() + 1);
+  TVMFFISafeCallType always_seven = [](void*, const TVMFFIAny*, int32_t, TVMFFIAny* result) {
+    result->type_index = kTVMFFIInt;
+    result->v_int64 = 7;
+    return 0;
+  };
+  __atomic_store_n(&cell->safe_call, always_seven, __ATOMIC_RELAXED);
+  EXPECT_EQ(f(4).cast<int>(), 7);
+  EXPECT_EQ(state.calls, 0);
+}
+
+TEST(FunctionTest, BadCallsAreErrorsNotCrashes) {
+  Function f = Function::FromTyped([](int x) { return x; });
+  TVMFFIAny arg{};
+  arg.type_index = kTVMFFIInt;
+  TVMFFIAny result{};
+  EXPECT_EQ(TVMFFIFunctionCall(f.get(), &arg, -1, &result), -1);
+  EXPECT_NE(Error::MoveFromRaised().message().find("num_args"), std::string::npos);
+  EXPECT_EQ(TVMFFIFunctionCall(f.get(), nullptr, 1, &result), -1);
+  EXPECT_NE(Error::MoveFromRaised().message().find("args"), std::string::npos);
+  EXPECT_EQ(TVMFFIFunctionCall(f.get(), &arg, 1, nullptr), -1);
+  EXPECT_NE(Error::MoveFromRaised().message().find("result"), std::string::npos);
+  EXPECT_EQ(TVMFFIFunctionCall(nullptr, &arg, 1, &result), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
+  Array not_a_function{1};
+  EXPECT_EQ(TVMFFIFunctionCall(not_a_function.get(), &arg, 1, &result), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "TypeError");
+  Function null_function;
+  EXPECT_THROW(null_function(1), Error);
+  TVMFFIObjectHandle out = nullptr;
+  EXPECT_EQ(TVMFFIFunctionCreate(nullptr, nullptr, nullptr, &out), -1);
+  EXPECT_NE(Error::MoveFromRaised().message().find("safe_call"), std::string::npos);
+  CState state;
+  EXPECT_EQ(TVMFFIFunctionCreate(&state, CSafeCall, CDeleter, nullptr), -1);
+  EXPECT_EQ(state.deleted, 1);  // ownership of self was handed over, so it is released
+  Error::MoveFromRaised();
+}
+
+TEST(RegistryTest, SetGetListRemove) {
+  Function f = Function::FromTyped([](int x) { return x + 1; });
+  SetGlobalFunction("registry_test.inc", f);
+  std::optional<Function> found = GetGlobalFunction("registry_test.inc");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(*found, f);
+  EXPECT_EQ((*found)(1).cast<int>(), 2);
+  std::vector<std::string> names = ListGlobalFunctions();
+  EXPECT_NE(std::find(names.begin(), names.end(), "registry_test.inc"), names.end());
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+
+  Error taken = CatchError([&] { SetGlobalFunction("registry_test.inc", f); });
+  EXPECT_EQ(taken.kind(), "KeyError");
+  EXPECT_NE(taken.message().find("registry_test.inc"), std::string::npos);
+  Function g = Function::FromTyped([](int x) { return x + 2; });
+  SetGlobalFunction("registry_test.inc", g, /*allow_override=*/true);
+  EXPECT_EQ(GetGlobalFunctionOrThrow("registry_test.inc")(1).cast<int>(), 3);
+
+  RemoveGlobalFunction("registry_test.inc");
+  EXPECT_FALSE(GetGlobalFunction("registry_test.inc").has_value());
+  Error unknown = CatchError([] { GetGlobalFunctionOrThrow("registry_test.nope"); });
+  EXPECT_EQ(unknown.kind(), "KeyError");
+  EXPECT_NE(unknown.message().find("registry_test.nope"), std::string::npos);
+  Error remove_unknown = CatchError([] { RemoveGlobalFunction("registry_test.nope"); });
+  EXPECT_EQ(remove_unknown.kind(), "KeyError");
+}
+
+TEST(RegistryTest, RejectsBadInput) {
+  Array not_a_function{1};
+  std::string name = "registry_test.bad";
+  TVMFFIByteArray key{name.data(), name.size()};
+  EXPECT_EQ(TVMFFIFunctionSetGlobal(&key, not_a_function.get(), 0), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "TypeError");
+  EXPECT_EQ(TVMFFIFunctionSetGlobal(&key, nullptr, 0), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
+  EXPECT_EQ(TVMFFIFunctionSetGlobal(nullptr, nullptr, 0), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
+  TVMFFIByteArray empty{"", 0};
+  TVMFFIObjectHandle out = nullptr;
+  EXPECT_EQ(TVMFFIFunctionGetGlobal(&empty, &out), -1);
+  EXPECT_NE(Error::MoveFromRaised().message().find("empty"), std::string::npos);
+  EXPECT_EQ(TVMFFIFunctionGetGlobal(&key, nullptr), -1);
+  Error::MoveFromRaised();
+}
+
+TEST(RegistryTest, ConcurrentSetGetAndCall) {
+  constexpr int kThreads = 4;
+  std::atomic<int> sum{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &sum] {
+      std::string name = "registry_test.thread" + std::to_string(t);
+      for (int i = 0; i < 200; ++i) {
+        SetGlobalFunction(name, Function::FromTyped([i]() { return i; }), true);
+        sum += GetGlobalFunctionOrThrow(name)().cast<int>() == i ? 1 : 0;
+      }
+      RemoveGlobalFunction(name);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(sum.load(), kThreads * 200);
+}
+
+}  // namespace
+}  // namespace ffijit

@@ -1,0 +1,127 @@
+// `ffijit sig` and the tool's dispatch, run as a subprocess through the shell.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct ToolRun {
+  int status = -1;
+  std::string out;  // stdout and stderr, in order
+};
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs `ffijit <args>` with `stdin_text` on its stdin.
+ToolRun Ffijit(const std::string& args, const std::string& stdin_text = "") {
+  const std::string cmd = "printf '%s' " + ShellQuote(stdin_text) + " | " +
+                          ShellQuote(FFIJIT_TOOL_PATH) + " " + args + " 2>&1";
+  ToolRun run;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) run.out.append(buf, n);
+  const int status = pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST(FfijitTool, HelpListsCommandsAndExitCodes) {
+  const ToolRun run = Ffijit("--help");
+  EXPECT_EQ(run.status, 0);
+  EXPECT_NE(run.out.find("  sig [--format json|raw|sip] [METADATA|-]"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("  2  the metadata could not be parsed"), std::string::npos) << run.out;
+  EXPECT_EQ(Ffijit("").status, 1);
+  const ToolRun unknown = Ffijit("frobnicate");
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_NE(unknown.out.find("unknown command 'frobnicate'"), std::string::npos);
+}
+
+TEST(FfijitSig, RawArgumentPrintsEveryForm) {
+  const ToolRun run = Ffijit("sig " + ShellQuote("I15!B11!d-1d128d64R15!B11!t6d-1d8d64"));
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.out,
+            "format:    raw\n"
+            "canonical: (ndarray<f32,[?,128,64]>) -> ndarray<i32,[?,8,64]>\n"
+            "json:      {\"a\":[[\"ndarray\",\"f32\",3,null,128,64]],\"r\":[[\"ndarray\",\"i32\",3,"
+            "null,8,64]],\"v\":1}\n"
+            "raw:       I15!B11!d-1d128d64R15!B11!t6d-1d8d64\n"
+            "readable:  (Buffer<float32[?x128x64]>) -> (Buffer<sint32[?x8x64]>)\n");
+}
+
+TEST(FfijitSig, JsonFromStdinWithoutRawForm) {
+  const ToolRun run = Ffijit("sig -", "{\"a\": [[\"named\", \"x\", \"i32\"]], \"r\": []}\n");
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.out,
+            "format:    json\n"
+            "canonical: (x: i32) -> None\n"
+            "json:      {\"a\":[[\"named\",\"x\",\"i32\"]],\"r\":[],\"v\":1}\n"
+            "raw:       (none: raw signature: argument #0 (`x: i32`) has no raw form)\n");
+  EXPECT_EQ(Ffijit("sig", "{\"a\":[],\"r\":[]}").status, 0);  // no argument: stdin too
+}
+
+TEST(FfijitSig, SipDictPrintsSignatureAndStructure) {
+  const ToolRun run =
+      Ffijit("sig --format=sip " +
+             ShellQuote(R"({"f":"I11!S3!t6S3!t2R6!S3!t7","fv":"1","sip":"I12!S9!k0_0k1_1R3!_0"})"));
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.out,
+            "format:    sip\n"
+            "canonical: (i32, f64) -> i64\n"
+            "json:      {\"a\":[\"i32\",\"f64\"],\"r\":[\"i64\"],\"v\":1}\n"
+            "raw:       I11!S3!t6S3!t2R6!S3!t7\n"
+            "readable:  (sint32, float64) -> (sint64)\n"
+            "sip:       I12!S9!k0_0k1_1R3!_0\n"
+            "sip inputs (IREE readable):\n:[\n  0=raw(0),\n  1=raw(1),\n],\n"
+            "sip results (IREE readable):\n=raw(0),\n");
+}
+
+TEST(FfijitSig, BareSipPrintsStructureOnly) {
+  for (const char* args : {"sig", "sig --format sip"}) {
+    const ToolRun run = Ffijit(args, "I31!S27!k0D17!K4!bar_1K4!foo_0k1_2R3!_0\n");
+    EXPECT_EQ(run.status, 0) << args;
+    EXPECT_NE(run.out.find("structure only"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find(":[\n  0:{\n    bar=raw(1),\n    foo=raw(0),\n  },\n  1=raw(2),\n],\n"),
+              std::string::npos)
+        << run.out;
+  }
+}
+
+TEST(FfijitSig, BadMetadataExitsTwoWithTheParserMessage) {
+  const ToolRun raw = Ffijit("sig " + ShellQuote("I99!S3!t6R1!xxxxxxxx"));
+  EXPECT_EQ(raw.status, 2);
+  EXPECT_EQ(raw.out,
+            "ffijit sig: ValueError: raw signature: at offset 1: span length 99 runs past the end "
+            "of input (20 bytes)\n");
+  const ToolRun json = Ffijit("sig --format json", R"({"a":[["ndarray","f32",3,4]],"r":[]})");
+  EXPECT_EQ(json.status, 2);
+  EXPECT_NE(json.out.find("json: at offset 23: rank 3 disagrees with the 1 dim listed"),
+            std::string::npos)
+      << json.out;
+  const ToolRun sip = Ffijit("sig --format sip " + ShellQuote("I3!_0R1!x"));
+  EXPECT_EQ(sip.status, 2);
+  EXPECT_NE(sip.out.find("sip: at offset"), std::string::npos) << sip.out;
+  EXPECT_EQ(Ffijit("sig", "").status, 2);
+}
+
+TEST(FfijitSig, UsageErrorsExitOne) {
+  EXPECT_EQ(Ffijit("sig --format xml I1!R1!").status, 1);
+  EXPECT_EQ(Ffijit("sig --format").status, 1);
+  EXPECT_EQ(Ffijit("sig --frobnicate").status, 1);
+  const ToolRun two = Ffijit("sig I1!R1! I1!R1!");
+  EXPECT_EQ(two.status, 1);
+  EXPECT_NE(two.out.find("more than one METADATA argument"), std::string::npos);
+  const ToolRun help = Ffijit("sig --help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_EQ(help.out.rfind("usage: ffijit sig", 0), 0u);
+}
+
+}  // namespace
