@@ -19,8 +19,9 @@ FFIJIT_TEST_HIDDEN void ffijit_rec_entry();
 }
 
 // Saves every argument register, lets the body look at them, then returns the armed values.
+// push/pop keep the section the compiler was in: its own globals must not land in .text.
 asm(R"(
-  .text
+  .pushsection .text
   .p2align 4
   .hidden ffijit_rec_entry
   .globl ffijit_rec_entry
@@ -50,6 +51,7 @@ ffijit_rec_entry:
   movq ffijit_rec_ret+16(%rip), %xmm0
   ret
   .size ffijit_rec_entry, .-ffijit_rec_entry
+  .popsection
 )");
 
 namespace ffijit::testing {

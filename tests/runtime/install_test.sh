@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Installs an ffijit build tree into a temporary prefix, then configures, builds and runs a small
 # consumer project against it: find_package(ffijit) must give a working ffijit::runtime.
-#   install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR
+#   install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR [SANITIZER_FLAGS]
+# A sanitized ffijit needs a consumer built with the same sanitizers (their runtime must come first).
 set -euo pipefail
 build_dir=$1
 consumer_dir=$2
+sanitize=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log"
 cmake -S "$consumer_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_EXE_LINKER_FLAGS="$sanitize" \
   >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
 "$work/build/ffijit_consumer"
