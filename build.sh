@@ -4,6 +4,7 @@
 #   ./build.sh demo    build and run the headline example (the main job)
 #   ./build.sh test    build and run the whole test suite
 #   ./build.sh asan    build and run the test suite under ASan + UBSan (LeakSanitizer on)
+#   ./build.sh nojit   build without LLVM (the interpreted bridge alone) and run its test suite
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
 #   ./build.sh bench   build and run ffijit_bench (Release)
 #   ./build.sh deps    only install the packages
@@ -62,6 +63,11 @@ case "$cmd" in
       LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
       run_tests build/asan
     ;;
+  nojit)
+    deps
+    build build/nojit -DCMAKE_BUILD_TYPE=Debug -DFFIJIT_ENABLE_JIT=OFF -DFFIJIT_BUILD_BENCH=OFF
+    run_tests build/nojit
+    ;;
   fuzz)
     deps
     CC=clang-19 CXX=clang++-19 build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -82,7 +88,7 @@ case "$cmd" in
     ./build/release/bin/ffijit_bench "${@:2}"
     ;;
   *)
-    echo "usage: $0 demo|test|asan|fuzz|bench|deps" >&2
+    echo "usage: $0 demo|test|asan|nojit|fuzz|bench|report|deps" >&2
     exit 2
     ;;
 esac

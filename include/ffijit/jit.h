@@ -2,7 +2,8 @@
 // force and observe it, the persistent object cache, and native callbacks into packed functions.
 //
 // Implemented by jit/orc/, which is built only with LLVM (FFIJIT_ENABLE_JIT=ON, and then
-// ffijit::jit defines FFIJIT_HAVE_LLVM=1). Without it registered functions stay interpreted.
+// ffijit::jit defines FFIJIT_HAVE_LLVM=1). Without it everything here still links: functions stay
+// interpreted, JitAvailable() is false, CompileNow says why, and NativeCallback throws.
 #ifndef FFIJIT_JIT_H_
 #define FFIJIT_JIT_H_
 

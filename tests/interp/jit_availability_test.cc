@@ -1,0 +1,46 @@
+// jit.h in either build: with LLVM the JIT reports itself available; without it every entry point
+// still links and says plainly that there is no compiler.
+#include <string>
+
+#include "ffijit/jit.h"
+#include "interp_test_util.h"
+
+namespace ffijit::testing {
+namespace {
+
+extern "C" int64_t jit_availability_twice(int64_t x) { return 2 * x; }
+
+TEST(JitAvailability, MatchesTheBuild) {
+#if FFIJIT_HAVE_LLVM
+  EXPECT_TRUE(JitAvailable());
+#else
+  EXPECT_FALSE(JitAvailable());
+#endif
+}
+
+#if !FFIJIT_HAVE_LLVM
+TEST(JitAvailability, WithoutLlvmFunctionsStayInterpretedAndSayWhy) {
+  ScopedJitOptions eager({JitPolicy::kEager, 0});
+  Function f = MakeFunction("twice", &jit_availability_twice);
+  std::string why;
+  EXPECT_FALSE(JitEngine::Default().CompileNow(f.get(), &why));
+  EXPECT_NE(why.find("built without LLVM"), std::string::npos) << why;
+  EXPECT_FALSE(IsJitCompiled(f.get()));
+  EXPECT_EQ(f(21).cast<int64_t>(), 42);
+  EXPECT_EQ(JitEngine::Default().Stats().thunks_compiled, 0);
+}
+
+TEST(JitAvailability, WithoutLlvmNativeCallbacksAreARuntimeError) {
+  Function f = MakeFunction("twice", &jit_availability_twice);
+  try {
+    NativeCallback callback(f.get(), SignatureOf<int64_t (*)(int64_t)>());
+    ADD_FAILURE() << "made a callback without a JIT";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "RuntimeError");
+    EXPECT_NE(e.message().find("built without LLVM"), std::string::npos);
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace ffijit::testing
