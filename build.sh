@@ -7,12 +7,13 @@
 #   ./build.sh nojit   build without LLVM (the interpreted bridge alone) and run its test suite
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
 #   ./build.sh bench   build and run ffijit_bench (Release)
+#   ./build.sh report  run the benchmarks once; write docs/performance.{md,svg} and the README table
 #   ./build.sh deps    only install the packages
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(cmake ninja-build g++ llvm-19-dev clang-19 libclang-rt-19-dev nlohmann-json3-dev
-          libffi-dev libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev gnuplot-nox)
+          libffi-dev libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev gnuplot-nox python3)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
@@ -86,6 +87,10 @@ case "$cmd" in
     deps
     build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF
     ./build/release/bin/ffijit_bench "${@:2}"
+    ;;
+  report)
+    deps
+    bench/report "${@:2}"
     ;;
   *)
     echo "usage: $0 demo|test|asan|nojit|fuzz|bench|report|deps" >&2

@@ -12,7 +12,11 @@ namespace ffijit::tool {
 enum ExitCode : int {
   kExitOk = 0,           // success
   kExitUsage = 1,        // bad command line
-  kExitBadMetadata = 2,  // the metadata could not be parsed
+  kExitBadMetadata = 2,  // the metadata could not be parsed (call/bench: read or bound either)
+  kExitNoLibrary = 3,    // call/bench: the shared library could not be loaded
+  kExitNoSymbol = 4,     // call/bench: the library does not export the symbol
+  kExitBadArgs = 5,      // call/bench: an argument is not valid JSON or does not fit the signature
+  kExitCallFailed = 6,   // call/bench: the native call failed (an error or a crash)
   kExitInternal = 70,    // an unexpected failure inside ffijit (a bug)
 };
 
@@ -23,7 +27,14 @@ struct ExitCodeInfo {
 inline constexpr ExitCodeInfo kExitCodes[] = {
     {kExitOk, "success"},
     {kExitUsage, "bad command line"},
-    {kExitBadMetadata, "the metadata could not be parsed"},
+    {kExitBadMetadata,
+     "the metadata could not be parsed (call, bench: nor read from @FILE, nor bound to the "
+     "symbol)"},
+    {kExitNoLibrary, "the shared library could not be loaded (the dlopen error is quoted)"},
+    {kExitNoSymbol, "the library does not export the symbol"},
+    {kExitBadArgs, "an argument is not valid JSON or does not match the signature"},
+    {kExitCallFailed,
+     "the native call failed: it raised an error, returned a bad result or crashed"},
     {kExitInternal, "unexpected internal failure (please report it)"},
 };
 
@@ -39,10 +50,24 @@ struct Command {
 // Subcommands, each defined in <name>_command.cc. Add new ones here.
 int RunSig(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
            std::ostream& err);
+int RunCall(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+            std::ostream& err);
+int RunBench(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+             std::ostream& err);
 
 inline constexpr Command kCommands[] = {
     {"sig", "[--format json|raw|sip] [METADATA|-]",
      "parse function metadata and print its canonical, JSON and IREE-readable forms", &RunSig},
+    {"call",
+     "LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip] [--tier jit|interp|libffi] "
+     "[--status] [ARG|NAME=ARG...]",
+     "call an exported C function through ffijit with JSON arguments; print the result as JSON",
+     &RunCall},
+    {"bench",
+     "LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip] [--seconds S] [--status] "
+     "[--progress] [ARG|NAME=ARG...]",
+     "time that call through each path (jit, interp, libffi) and print ns/call and ratios",
+     &RunBench},
 };
 
 }  // namespace ffijit::tool

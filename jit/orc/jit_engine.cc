@@ -68,7 +68,11 @@ std::string ThunkKey(const CallPlan& plan) {
   key += plan.canonical;
   // Object type indices are baked into the code; dynamic ones may differ between processes.
   for (const NativeParam& p : plan.params) {
-    if (p.conversion == Conversion::kObject) key += "|" + std::to_string(p.object_type_index);
+    if (p.conversion == Conversion::kObject) {
+      // Two appends, not "|" + to_string(): GCC 12 at -O3 flags that form with a false -Wrestrict.
+      key += '|';
+      key += std::to_string(p.object_type_index);
+    }
   }
   return key;
 }
