@@ -1,0 +1,294 @@
+// `ffijit call` tests: libm and a test library on every tier, and each error path's exit code.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tool_run.h"
+
+namespace ffijit::testing {
+namespace {
+
+const char kCos[] = R"({"a":["f64"],"r":["f64"]})";
+const char kSum[] = R"({"a":[["ndarray","f32",2,null,null]],"r":["f64"]})";
+const char kAnySum[] = R"({"a":[["ndarray",null,null]],"r":["f64"]})";
+const char kAffine[] =
+    R"({"a":[["named","x","i64"],["named","scale","i64"],["named","offset","i64"]],"r":["i64"]})";
+const char kWeigh[] =
+    R"({"a":[["sdict",["x","f64"],["y","f64"]],["stuple","i64","str"]],"r":["f64"]})";
+
+// `ffijit call <lib> <symbol> --sig <sig> <rest>`; `rest` is passed to the shell as is.
+ToolResult Call(const std::string& lib, const std::string& symbol, const std::string& sig,
+                const std::string& rest = "") {
+  return RunTool("call " + Quote(lib) + " " + Quote(symbol) + " --sig " + Quote(sig) + " " + rest);
+}
+ToolResult CallTest(const std::string& symbol, const std::string& sig,
+                    const std::string& rest = "") {
+  return Call(FFIJIT_TOOL_TESTLIB, symbol, sig, rest);
+}
+
+// stderr without the note a build without the JIT adds for the default tier, so that the
+// expectations below hold in both builds.
+std::string Errors(const ToolResult& run) {
+  if (!FFIJIT_TOOL_HAS_JIT && run.err.rfind("ffijit call: note: the JIT cannot compile", 0) == 0) {
+    return run.err.substr(run.err.find('\n') + 1);
+  }
+  return run.err;
+}
+
+// Exit 0, `expected` (plus a newline) on stdout, nothing on stderr.
+void ExpectPrints(const ToolResult& run, const std::string& expected) {
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, expected + "\n");
+  EXPECT_EQ(Errors(run), "");
+}
+
+// Exit `code`, nothing on stdout, and exactly `message` on stderr.
+void ExpectFails(const ToolResult& run, int code, const std::string& message) {
+  EXPECT_EQ(run.status, code) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(Errors(run), message + "\n");
+}
+
+// Exit `code`, nothing on stdout, stderr starting with `prefix`.
+void ExpectFailsWith(const ToolResult& run, int code, const std::string& prefix) {
+  EXPECT_EQ(run.status, code) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(Errors(run).rfind(prefix, 0), 0u) << run.err;
+}
+
+TEST(FfijitCall, LibmCosOnEveryTier) {
+#if FFIJIT_TOOL_HAS_JIT
+  ExpectPrints(Call("libm.so.6", "cos", kCos, "0.5"), "0.8775825618903728");
+  ExpectPrints(Call("libm.so.6", "cos", kCos, "--tier jit 0.5"), "0.8775825618903728");
+#else
+  const ToolResult run = Call("libm.so.6", "cos", kCos, "0.5");
+  EXPECT_EQ(run.out, "0.8775825618903728\n");
+  EXPECT_NE(run.err.find("note: the JIT cannot compile `cos(f64) -> f64`, using the interpreter"),
+            std::string::npos);
+#endif
+  ExpectPrints(Call("libm.so.6", "cos", kCos, "--tier interp 0.5"), "0.8775825618903728");
+  ExpectPrints(Call("libm.so.6", "cos", kCos, "--tier=libffi 0.5"), "0.8775825618903728");
+  // Integers convert to f64; floats print with round-trip precision.
+  ExpectPrints(Call("libm.so.6", "cos", kCos, "0"), "1.0");
+  ExpectPrints(Call("libm.so.6", "cos", kCos, "NaN"), "NaN");
+}
+
+TEST(FfijitCall, EveryMetadataFormatAndFile) {
+  ExpectPrints(RunTool("call libm.so.6 cos --format raw --sig 'I6!S3!t2R6!S3!t2' 0.5"),
+               "0.8775825618903728");
+  const std::string sip = R"({"f":"I16!S3!t7S3!t7S3!t7R6!S3!t7","fv":"1",)"
+                          R"("sip":"I32!D28!K2!x_0K6!scale_1K7!offset_2R3!_0"})";
+  ExpectPrints(CallTest("affine", sip, "--format sip 3 offset=1 scale=10"), "31");
+  TempFile file(std::string(kCos) + "\n");
+  ExpectPrints(Call("libm.so.6", "cos", "@" + file.path(), "0.5"), "0.8775825618903728");
+}
+
+TEST(FfijitCall, TensorArguments) {
+  ExpectPrints(
+      CallTest("tensor_sum", kSum, Quote(R"({"ndarray": [[1, 2], [3, 4.5]], "dtype": "f32"})")),
+      "10.5");
+  // Without "dtype" the signature's element type applies...
+  ExpectPrints(CallTest("tensor_sum", kSum, Quote(R"({"ndarray": [[1, 2], [3, 4.5]]})")), "10.5");
+  // ... or, for an unconstrained ndarray, one inferred from the data (here i64).
+  ExpectPrints(CallTest("tensor_sum", kAnySum, Quote(R"({"ndarray": [[1, 2], [3, 4]]})")), "10.0");
+  ExpectPrints(
+      CallTest("tensor_sum", kAnySum, Quote(R"({"ndarray": [[[250, 5]]], "dtype": "uint8"})")),
+      "255.0");
+  // An empty tensor, and a tensor read from a file.
+  ExpectPrints(CallTest("tensor_sum", kAnySum, Quote(R"({"ndarray": [], "dtype": "f64"})")), "0.0");
+  TempFile file(R"({"ndarray": [1, 2, 3], "dtype": "i32"})");
+  ExpectPrints(CallTest("tensor_sum", kAnySum, Quote("@" + file.path())), "6.0");
+}
+
+TEST(FfijitCall, TensorResult) {
+  ExpectPrints(CallTest("iota_f32", R"({"a":["i64"],"r":[["ndarray","f32",1,null]]})", "4"),
+               R"({"ndarray":[0.0,1.0,2.0,3.0],"dtype":"f32","shape":[4]})");
+}
+
+TEST(FfijitCall, TensorRoundTripKeepsDtypeShapeAndValues) {
+  const std::string same = R"({"a":[["object","ffi.Tensor"]],"r":[["ndarray",null,null]]})";
+  const auto round_trip = [&](const std::string& value) {
+    return CallTest("same_object", same, Quote(value));
+  };
+  ExpectPrints(round_trip(R"({"ndarray": [[1.5, 2], [3, 4]], "dtype": "float32"})"),
+               R"({"ndarray":[[1.5,2.0],[3.0,4.0]],"dtype":"f32","shape":[2,2]})");
+  ExpectPrints(round_trip(R"({"ndarray": [-128, 127], "dtype": "i8"})"),
+               R"({"ndarray":[-128,127],"dtype":"i8","shape":[2]})");
+  ExpectPrints(round_trip(R"({"ndarray": [0, 18446744073709551615], "dtype": "u64"})"),
+               R"({"ndarray":[0,18446744073709551615],"dtype":"u64","shape":[2]})");
+  ExpectPrints(round_trip(R"({"ndarray": [true, false]})"),
+               R"({"ndarray":[true,false],"dtype":"i1","shape":[2]})");
+  ExpectPrints(round_trip(R"({"ndarray": 7})"), R"({"ndarray":7,"dtype":"i64","shape":[]})");
+  ExpectPrints(round_trip(R"({"ndarray": [[], []]})"),
+               R"({"ndarray":[[],[]],"dtype":"f64","shape":[2,0]})");
+  // f16 and bf16 round to nearest even, overflow to infinity and keep subnormals.
+  ExpectPrints(round_trip(R"({"ndarray": [65519, 65520, 0.1, 3e-8, -1e-10], "dtype": "f16"})"),
+               R"({"ndarray":[65504.0,Infinity,0.0999755859375,5.960464477539063e-08,-0.0],)"
+               R"("dtype":"f16","shape":[5]})");
+  ExpectPrints(round_trip(R"({"ndarray": [1e39, 3.14159, -2.5e-40], "dtype": "bf16"})"),
+               R"({"ndarray":[Infinity,3.140625,-2.7550648847397363e-40],"dtype":"bf16",)"
+               R"("shape":[3]})");
+}
+
+TEST(FfijitCall, StructuresStringsAndKeywords) {
+  // The sdict's keys in any order; the stuple as a list.
+  ExpectPrints(
+      CallTest("weigh", kWeigh, Quote(R"({"y": 2, "x": 1.5})") + " " + Quote(R"([3, "abcd"])")),
+      "13.0");
+  ExpectPrints(CallTest("str_len", R"({"a":["str"],"r":["i64"]})", Quote(R"("hello")")), "5");
+  ExpectPrints(CallTest("str_len", R"({"a":["str"],"r":["i64"]})", Quote(R"("")")), "0");
+  ExpectPrints(CallTest("greeting", R"({"a":[],"r":["str"]})"), R"("hello, ffijit")");
+  ExpectPrints(CallTest("affine", kAffine, "3 offset=1 scale=10"), "31");
+  ExpectPrints(CallTest("affine", kAffine, "offset=-1 x=2 scale=5"), "9");
+}
+
+TEST(FfijitCall, ResultsAndOtherArgumentKinds) {
+  ExpectPrints(CallTest("divmod", R"({"a":["i64","i64"],"r":["i64","i64"]})", "17 5"), "[3,2]");
+  ExpectPrints(CallTest("checked_div", R"({"a":["i64","i64"],"r":["i64"]})", "--status 17 5"), "3");
+  ExpectPrints(CallTest("dtype_bits", R"({"a":["DataType"],"r":["i32"]})", Quote(R"("float16")")),
+               "16");
+  ExpectPrints(CallTest("device_id", R"({"a":["Device"],"r":["i32"]})", Quote(R"("cuda:3")")), "3");
+  ExpectPrints(CallTest("same_ptr", R"({"a":["ptr"],"r":["ptr"]})", Quote(R"({"ptr": "0x1234"})")),
+               R"("0x1234")");
+  ExpectPrints(CallTest("same_ptr", R"({"a":["ptr"],"r":["ptr"]})", "null"), "null");
+  ExpectPrints(CallTest("not_u8", R"({"a":["u8"],"r":["u8"]})", "-- 15"), "240");
+  ExpectPrints(CallTest("half_twice", R"({"a":["f16"],"r":["f64"]})", "1.5"), "3.0");
+}
+
+TEST(FfijitCall, MissingLibraryExitsThree) {
+  const ToolResult run = Call("libffijit_no_such_library.so", "f", kCos, "0.5");
+  ExpectFailsWith(run, 3, "ffijit call: cannot load library 'libffijit_no_such_library.so': ");
+  EXPECT_NE(run.err.find("cannot open shared object file"), std::string::npos) << run.err;
+}
+
+TEST(FfijitCall, MissingSymbolExitsFour) {
+  const ToolResult run = Call("libm.so.6", "no_such_symbol", kCos, "0.5");
+  ExpectFailsWith(run, 4, "ffijit call: library 'libm.so.6' does not export 'no_such_symbol': ");
+  EXPECT_NE(run.err.find("undefined symbol: no_such_symbol"), std::string::npos) << run.err;
+}
+
+TEST(FfijitCall, BadMetadataExitsTwo) {
+  ExpectFailsWith(Call("libm.so.6", "cos", R"({"a":["f64"],"r":[f64]})", "0.5"), 2,
+                  "ffijit call: ValueError: json: at offset ");
+  ExpectFailsWith(Call("libm.so.6", "cos", "I99!S3!t2", "0.5"), 2,
+                  "ffijit call: ValueError: raw signature: at offset 1: span length 99");
+  ExpectFailsWith(Call("libm.so.6", "cos", "@/nonexistent/sig.json", "0.5"), 2,
+                  "ffijit call: cannot read metadata file '/nonexistent/sig.json': ");
+  // Parses, but cannot be bound to a native call.
+  ExpectFailsWith(Call("libm.so.6", "cos", R"({"a":["f64"],"r":[["slist","f64"]]})", "0.5"), 2,
+                  "ffijit call: cannot bind `cos` as `(f64) -> slist<f64>` for the jit path: "
+                  "TypeError: structure results are not supported");
+}
+
+TEST(FfijitCall, ArgumentsThatAreNotJsonExitFive) {
+  const ToolResult word = Call("libm.so.6", "cos", kCos, "hello");
+  ExpectFailsWith(
+      word, 5,
+      "ffijit call: ValueError: cannot read argument #0 as JSON: parse error at line 1, "
+      "column 1: ");
+  EXPECT_NE(word.err.find("(a string argument needs JSON quotes, e.g. '\"hello\"')"),
+            std::string::npos)
+      << word.err;
+  ExpectFails(Call("libm.so.6", "cos", kCos, "100000000000000000000000"), 5,
+              "ffijit call: ValueError: cannot read argument #0 as JSON: integer "
+              "100000000000000000000000 does not fit in 64 bits");
+  ExpectFails(Call("libm.so.6", "cos", kCos, std::string(100, '[') + std::string(100, ']')), 5,
+              "ffijit call: ValueError: cannot read argument #0 as JSON: nesting deeper than 64 "
+              "levels");
+  ExpectFails(CallTest("weigh", kWeigh, Quote(R"({"x": 1, "x": 2})") + " " + Quote("[1, \"\"]")), 5,
+              "ffijit call: ValueError: cannot read argument #0 as JSON: duplicate key \"x\" in an "
+              "object");
+  ExpectFailsWith(CallTest("affine", kAffine, "1 scale=oops offset=2"), 5,
+                  "ffijit call: ValueError: cannot read keyword argument `scale` as JSON: ");
+  ExpectFailsWith(Call("libm.so.6", "cos", kCos, "@/nonexistent/arg.json"), 5,
+                  "ffijit call: cannot read argument #0 from '/nonexistent/arg.json': ");
+}
+
+TEST(FfijitCall, BadTensorValuesExitFive) {
+  ExpectFails(CallTest("tensor_sum", kAnySum, Quote(R"({"ndarray": [[1, 2], [3]]})")), 5,
+              "ffijit call: ValueError: argument #0: ragged ndarray: element [1] should be a list "
+              "of 2 elements, like the first one at its depth, but is a list of 1 element");
+  ExpectFails(CallTest("tensor_sum", kAnySum, Quote(R"({"ndarray": [1, [2]]})")), 5,
+              "ffijit call: ValueError: argument #0: ragged ndarray: element [1] should be a "
+              "number, like the first one at its depth, but is a list of 1 element");
+  ExpectFailsWith(CallTest("tensor_sum", kAnySum, Quote(R"({"ndarray": [1], "dtype": "f99"})")), 5,
+                  "ffijit call: ValueError: argument #0: unknown ndarray dtype \"f99\" (expected "
+                  "one of i1, bool, i8, ");
+  ExpectFails(CallTest("tensor_sum", kAnySum, Quote(R"({"ndarray": [1, 256], "dtype": "u8"})")), 5,
+              "ffijit call: ValueError: argument #0: ndarray element [1] = 256 does not fit dtype "
+              "u8");
+  ExpectFails(CallTest("tensor_sum", kAnySum, Quote(R"({"ndarray": [1.5], "dtype": "i32"})")), 5,
+              "ffijit call: ValueError: argument #0: ndarray element [0] = 1.5 does not fit dtype "
+              "i32");
+  ExpectFails(CallTest("tensor_sum", kAnySum, Quote(R"({"ndarray": ["x"]})")), 5,
+              "ffijit call: ValueError: argument #0: ndarray element [0] = \"x\" is not a number");
+}
+
+TEST(FfijitCall, ArgumentsThatDoNotMatchTheSignatureExitFive) {
+  ExpectFails(Call("libm.so.6", "cos", kCos, Quote(R"("x")")), 5,
+              "ffijit call: TypeError: Mismatched type on argument #0 when calling: "
+              "`cos(f64) -> f64`. Expected `f64` but got `str`");
+  ExpectFails(Call("libm.so.6", "cos", kCos), 5,
+              "ffijit call: TypeError: Mismatched number of arguments when calling: "
+              "`cos(f64) -> f64`. Expected 1 but got 0 arguments");
+  ExpectFails(CallTest("not_u8", R"({"a":["u8"],"r":["u8"]})", "300"), 5,
+              "ffijit call: ValueError: Out of range value on argument #0 when calling: "
+              "`not_u8(u8) -> u8`. 300 does not fit `u8`");
+  ExpectFails(CallTest("tensor_sum", kSum, Quote(R"({"ndarray": [1, 2], "dtype": "f32"})")), 5,
+              "ffijit call: ValueError: Mismatched tensor on argument #0 when calling: "
+              "`tensor_sum(ndarray<f32,2>) -> f64`. Expected `ndarray<f32,2>` but got an ndarray "
+              "of float32 with shape (2,)");
+  ExpectFails(CallTest("weigh", kWeigh, Quote(R"({"x": 1})") + " " + Quote(R"([1, "a"])")), 5,
+              "ffijit call: KeyError: Missing key `y` on argument #0 when calling: "
+              "`weigh(sdict<x:f64,y:f64>, stuple<i64,str>) -> f64`. Expected `sdict<x:f64,y:f64>`");
+  ExpectFails(CallTest("affine", kAffine, "1 2 scale=3"), 5,
+              "ffijit call: TypeError: Duplicate value for argument #1 (`scale`) when calling: "
+              "`affine(x: i64, scale: i64, offset: i64) -> i64`");
+  ExpectFails(CallTest("affine", kAffine, "1 2 3 shift=4"), 5,
+              "ffijit call: KeyError: Unknown keyword argument `shift` when calling: "
+              "`affine(x: i64, scale: i64, offset: i64) -> i64`");
+  ExpectFails(CallTest("device_id", R"({"a":["Device"],"r":["i32"]})", Quote(R"("bogus:3")")), 5,
+              "ffijit call: ValueError: Invalid value on argument #0 when calling: "
+              "`device_id(Device) -> i32`. Expected `Device` but got \"bogus:3\"");
+}
+
+TEST(FfijitCall, FailingNativeCallExitsSix) {
+  ExpectFails(CallTest("checked_div", R"({"a":["i64","i64"],"r":["i64"]})", "--status 17 0"), 6,
+              "ffijit call: ValueError: checked_div: division by zero");
+  for (const char* tier : {"jit", "interp", "libffi"}) {
+    ExpectFails(CallTest("crash_now", R"({"a":[],"r":[]})", std::string("--tier ") + tier), 6,
+                "ffijit call: the native call crashed (SIGSEGV)");
+  }
+}
+
+TEST(FfijitCall, UsageErrorsExitOne) {
+  ExpectFailsWith(RunTool("call libm.so.6 cos 0.5"), 1,
+                  "ffijit call: missing --sig METADATA (the signature, or @FILE holding it)\n");
+  ExpectFailsWith(RunTool("call libm.so.6"), 1, "ffijit call: missing LIB and SYMBOL\n");
+  ExpectFailsWith(Call("libm.so.6", "cos", kCos, "--tier fast 0.5"), 1,
+                  "ffijit call: unknown tier 'fast' (expected jit, interp or libffi)\n");
+  ExpectFailsWith(Call("libm.so.6", "cos", kCos, "--format xml 0.5"), 1,
+                  "ffijit call: unknown format 'xml' (expected json, raw or sip)\n");
+  ExpectFailsWith(Call("libm.so.6", "cos", kCos, "--seconds 1 0.5"), 1,
+                  "ffijit call: unknown option '--seconds'\n");
+  ExpectFailsWith(RunTool("call libm.so.6 cos --sig"), 1, "ffijit call: --sig needs a value\n");
+  const ToolResult help = RunTool("call --help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_EQ(help.out.rfind("usage: ffijit call LIB SYMBOL --sig METADATA|@FILE", 0), 0u);
+}
+
+TEST(FfijitCall, HelpDocumentsTheCommandAndExitCodes) {
+  const ToolResult run = RunTool("--help");
+  EXPECT_EQ(run.status, 0);
+  for (const char* line :
+       {"  call LIB SYMBOL --sig METADATA|@FILE", "  bench LIB SYMBOL --sig METADATA|@FILE",
+        "  3  the shared library could not be loaded",
+        "  4  the library does not export the symbol",
+        "  5  an argument is not valid JSON or does not match the signature",
+        "  6  the native call failed"}) {
+    EXPECT_NE(run.out.find(line), std::string::npos) << line << "\n" << run.out;
+  }
+}
+
+}  // namespace
+}  // namespace ffijit::testing
