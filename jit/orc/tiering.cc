@@ -14,20 +14,31 @@ std::mutex& PolicyMutex() {
   return *mutex;
 }
 
-// FFIJIT_JIT: "eager", "never", "after:N"; anything else keeps the built-in default.
+// FFIJIT_JIT: "eager", "never" (or "off"), "after:N" with N > 0. Anything else keeps the built-in
+// default and says so on the JIT log: a misspelt policy must not pass silently.
 JitOptions OptionsFromEnvironment() {
   JitOptions options;
   const char* text = std::getenv("FFIJIT_JIT");
   if (text == nullptr) return options;
   if (std::strcmp(text, "eager") == 0) {
     options.policy = JitPolicy::kEager;
-  } else if (std::strcmp(text, "never") == 0 || std::strcmp(text, "off") == 0) {
+    return options;
+  }
+  if (std::strcmp(text, "never") == 0 || std::strcmp(text, "off") == 0) {
     options.policy = JitPolicy::kNever;
-  } else if (std::strncmp(text, "after:", 6) == 0) {
+    return options;
+  }
+  if (std::strncmp(text, "after:", 6) == 0) {
     char* end = nullptr;
     long long n = std::strtoll(text + 6, &end, 10);
-    if (end != text + 6 && *end == '\0' && n > 0) options.after_calls = n;
+    if (end != text + 6 && *end == '\0' && n > 0) {
+      options.after_calls = n;
+      return options;
+    }
   }
+  orc::LogJit(std::string("ffijit: FFIJIT_JIT=\"") + text +
+              "\" is not eager, never, off or after:N (N > 0); using after:" +
+              std::to_string(options.after_calls));
   return options;
 }
 
@@ -48,7 +59,9 @@ std::function<void(const std::string&)>& LogSink() {
   return *sink;
 }
 
-void OnHot(BoundFunction* fn) { JitEngine::Default().impl()->Enqueue(fn); }
+void OnHot(BoundFunction* fn) {
+  JitEngine::Default().impl()->Enqueue(fn);
+}
 
 // Runs inside BindFunction for every function that may be compiled, before it is published.
 void AttachTier(BoundFunction* fn) {

@@ -18,14 +18,30 @@ namespace {
 
 // Each test uses its own native signatures: the default engine's cache is process-wide, and a
 // signature another test compiled would be installed at registration.
-int64_t Add3(int64_t a, int64_t b, int64_t c) { return a + b + c; }
-int32_t Mix16(int16_t a, uint16_t b, int8_t c) { return a * 1000 + b - c; }
-double Scale(double x, int32_t k) { return x * k; }
-double Shift(double x, int32_t k) { return x + k; }
-uint8_t Low8(uint64_t v, bool flip) { return static_cast<uint8_t>(flip ? ~v : v); }
-int16_t Narrow(int64_t v, float f) { return static_cast<int16_t>(v + static_cast<int64_t>(f)); }
-float Halve(float x, uint32_t n) { return x / static_cast<float>(n); }
-int64_t Count4(int8_t a, int8_t b, int16_t c, uint8_t d) { return a + b + c + d; }
+int64_t Add3(int64_t a, int64_t b, int64_t c) {
+  return a + b + c;
+}
+int32_t Mix16(int16_t a, uint16_t b, int8_t c) {
+  return a * 1000 + b - c;
+}
+double Scale(double x, int32_t k) {
+  return x * k;
+}
+double Shift(double x, int32_t k) {
+  return x + k;
+}
+uint8_t Low8(uint64_t v, bool flip) {
+  return static_cast<uint8_t>(flip ? ~v : v);
+}
+int16_t Narrow(int64_t v, float f) {
+  return static_cast<int16_t>(v + static_cast<int64_t>(f));
+}
+float Halve(float x, uint32_t n) {
+  return x / static_cast<float>(n);
+}
+int64_t Count4(int8_t a, int8_t b, int16_t c, uint8_t d) {
+  return a + b + c + d;
+}
 
 template <typename F>
 Function Make(const char* name, F* fn, JitOptions options) {
@@ -76,6 +92,36 @@ TEST(Tiering, GlobalDefaultPolicyApplies) {
   EXPECT_FALSE(IsJitCompiled(f.get()));
 }
 
+// The environment's policy is read once, in a fresh process (threadsafe death tests re-run the
+// binary), so each case sets FFIJIT_JIT before anything asks for the default.
+TEST(Tiering, EnvironmentPolicyIsReadAndABadOneIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("FFIJIT_JIT", "after:7", 1);
+        JitOptions options = DefaultJitOptions();
+        std::exit(options.policy == JitPolicy::kAfterCalls && options.after_calls == 7 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "^$");
+  EXPECT_EXIT(
+      {
+        setenv("FFIJIT_JIT", "never", 1);
+        std::exit(DefaultJitOptions().policy == JitPolicy::kNever ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "^$");
+  for (const char* bad : {"sometimes", "after:0", "after:x", "after:"}) {
+    EXPECT_EXIT(
+        {
+          setenv("FFIJIT_JIT", bad, 1);
+          JitOptions options = DefaultJitOptions();
+          std::exit(options.policy == JitPolicy::kAfterCalls && options.after_calls == 100 ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0),
+        std::string("FFIJIT_JIT=\"") + bad +
+            "\" is not eager, never, off or after:N \\(N > 0\\); using after:100");
+  }
+}
+
 TEST(Tiering, InterpretOnlyAndForeignFunctionsAreRefusedWithAReason) {
   RegisterOptions options;
   options.interpret_only = true;
@@ -85,7 +131,8 @@ TEST(Tiering, InterpretOnlyAndForeignFunctionsAreRefusedWithAReason) {
   EXPECT_NE(why.find("interpret-only"), std::string::npos) << why;
   EXPECT_EQ(f(int64_t{1}, int64_t{2}, int64_t{3}).cast<int64_t>(), 6);
 
-  Function packed = Function::FromPacked([](const AnyView*, int32_t, Any* result) { *result = Any(int64_t{1}); });
+  Function packed =
+      Function::FromPacked([](const AnyView*, int32_t, Any* result) { *result = Any(int64_t{1}); });
   EXPECT_FALSE(JitEngine::Default().CompileNow(packed.get(), &why));
   EXPECT_NE(why.find("not a function made by ffijit"), std::string::npos) << why;
   EXPECT_FALSE(IsJitCompiled(packed.get()));
@@ -183,8 +230,8 @@ TEST(ThunkCache, NewSignaturesArrivingTogetherCompileInOneModule) {
 }
 
 TEST(ThunkCache, PersistentCacheIsReusedByAnotherEngine) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("ffijit_orc_cache_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("ffijit_orc_cache_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   JitOptions never{JitPolicy::kNever, 0};
   {
