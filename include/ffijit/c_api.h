@@ -206,8 +206,7 @@ FFIJIT_API int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_ali
 FFIJIT_API int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out);
 FFIJIT_API int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from,
                                                int32_t require_alignment,
-                                               int32_t require_contiguous,
-                                               TVMFFIObjectHandle* out);
+                                               int32_t require_contiguous, TVMFFIObjectHandle* out);
 FFIJIT_API int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from,
                                              DLManagedTensorVersioned** out);
 

@@ -36,11 +36,21 @@ class Error : public std::exception {
 };
 
 // Shorthands for the kinds DESIGN.md uses.
-inline Error TypeError(std::string msg) { return Error("TypeError", std::move(msg)); }
-inline Error ValueError(std::string msg) { return Error("ValueError", std::move(msg)); }
-inline Error KeyError(std::string msg) { return Error("KeyError", std::move(msg)); }
-inline Error RuntimeError(std::string msg) { return Error("RuntimeError", std::move(msg)); }
-inline Error IndexError(std::string msg) { return Error("IndexError", std::move(msg)); }
+inline Error TypeError(std::string msg) {
+  return Error("TypeError", std::move(msg));
+}
+inline Error ValueError(std::string msg) {
+  return Error("ValueError", std::move(msg));
+}
+inline Error KeyError(std::string msg) {
+  return Error("KeyError", std::move(msg));
+}
+inline Error RuntimeError(std::string msg) {
+  return Error("RuntimeError", std::move(msg));
+}
+inline Error IndexError(std::string msg) {
+  return Error("IndexError", std::move(msg));
+}
 
 }  // namespace ffijit
 

@@ -57,16 +57,16 @@ class ScopedJitOptions {
 
 // Counters of one engine; "thunks" are distinct compiled signatures, "units" loaded objects.
 struct JitStats {
-  int64_t live_thunks = 0;       // signatures with a thunk some function still uses
-  int64_t live_units = 0;        // loaded objects (each a batch of thunks or one callback)
+  int64_t live_thunks = 0;  // signatures with a thunk some function still uses
+  int64_t live_units = 0;   // loaded objects (each a batch of thunks or one callback)
   int64_t units_created = 0;
   int64_t units_removed = 0;
   int64_t modules_compiled = 0;  // LLVM compiles (a batch is one)
   int64_t thunks_compiled = 0;
-  int64_t disk_hits = 0;         // thunks loaded from the persistent cache
-  int64_t cache_hits = 0;        // functions given an already compiled thunk
-  int64_t installs = 0;          // safe_call swaps
-  int64_t fallbacks = 0;         // compiles that failed or were unsupported (function interpreted)
+  int64_t disk_hits = 0;   // thunks loaded from the persistent cache
+  int64_t cache_hits = 0;  // functions given an already compiled thunk
+  int64_t installs = 0;    // safe_call swaps
+  int64_t fallbacks = 0;   // compiles that failed or were unsupported (function interpreted)
   int64_t live_callbacks = 0;
   int64_t object_bytes_live = 0;  // size of the loaded object files
 };

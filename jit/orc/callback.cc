@@ -52,11 +52,14 @@ int NativeWidth(Conversion c) {
 int64_t Narrow(Conversion c, uint64_t word) {
   switch (NativeWidth(c)) {
     case 1:
-      return IsSigned(c) ? static_cast<int8_t>(word) : static_cast<int64_t>(static_cast<uint8_t>(word));
+      return IsSigned(c) ? static_cast<int8_t>(word)
+                         : static_cast<int64_t>(static_cast<uint8_t>(word));
     case 2:
-      return IsSigned(c) ? static_cast<int16_t>(word) : static_cast<int64_t>(static_cast<uint16_t>(word));
+      return IsSigned(c) ? static_cast<int16_t>(word)
+                         : static_cast<int64_t>(static_cast<uint16_t>(word));
     case 4:
-      return IsSigned(c) ? static_cast<int32_t>(word) : static_cast<int64_t>(static_cast<uint32_t>(word));
+      return IsSigned(c) ? static_cast<int32_t>(word)
+                         : static_cast<int64_t>(static_cast<uint32_t>(word));
     default:
       return static_cast<int64_t>(word);
   }

@@ -116,8 +116,8 @@ std::string EmitCallback(const CallPlan& plan, void* state, llvm::Module& module
   }
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   const size_t num_native = first_type.size();
-  llvm::Value* words =
-      b.CreateAlloca(llvm::ArrayType::get(i64, 2 * (num_native ? num_native : 1)), nullptr, "words");
+  llvm::Value* words = b.CreateAlloca(llvm::ArrayType::get(i64, 2 * (num_native ? num_native : 1)),
+                                      nullptr, "words");
   llvm::Value* returned = b.CreateAlloca(llvm::ArrayType::get(i64, 2), nullptr, "returned");
   auto word_at = [&](size_t native, int half) {
     return b.CreateConstInBoundsGEP1_64(i64, words, 2 * native + static_cast<size_t>(half));

@@ -54,9 +54,8 @@ bool WriteFileAtomically(const std::string& path, const std::string& content, st
 }  // namespace
 
 std::string StableHash(const std::string& text) {
-  llvm::XXH128_hash_t hash =
-      llvm::xxh3_128bits(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
-                                                 text.size()));
+  llvm::XXH128_hash_t hash = llvm::xxh3_128bits(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
   char hex[33];
   std::snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(hash.high64),
                 static_cast<unsigned long long>(hash.low64));

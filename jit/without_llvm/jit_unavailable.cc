@@ -25,7 +25,9 @@ thread_local bool tls_has_options = false;
 
 struct JitEngine::Impl {};
 
-bool JitAvailable() { return false; }
+bool JitAvailable() {
+  return false;
+}
 
 void SetDefaultJitOptions(const JitOptions& options) {
   std::lock_guard<std::mutex> lock(OptionsMutex());
@@ -71,9 +73,13 @@ int64_t JitEngine::CompileNow(const std::vector<TVMFFIObjectHandle>& functions, 
 
 void JitEngine::WaitIdle() {}
 
-JitStats JitEngine::Stats() const { return JitStats{}; }
+JitStats JitEngine::Stats() const {
+  return JitStats{};
+}
 
-bool IsJitCompiled(TVMFFIObjectHandle) { return false; }
+bool IsJitCompiled(TVMFFIObjectHandle) {
+  return false;
+}
 
 void SetJitLogSink(std::function<void(const std::string&)>) {}
 

@@ -8,7 +8,9 @@
 namespace ffijit::testing {
 namespace {
 
-extern "C" int64_t jit_availability_twice(int64_t x) { return 2 * x; }
+extern "C" int64_t jit_availability_twice(int64_t x) {
+  return 2 * x;
+}
 
 TEST(JitAvailability, MatchesTheBuild) {
 #if FFIJIT_HAVE_LLVM

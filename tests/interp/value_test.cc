@@ -88,9 +88,10 @@ TEST_P(ValueTest, StringsInEveryForm) {
       "Mismatched type on argument #0 when calling: `len(str) -> i64`. Expected `str` but got "
       "`None`");
   EXPECT_EQ(CallError(f, {Any(Bytes("b"))}).kind(), "TypeError");
-  EXPECT_EQ(CallRawError(f, {RawStr(nullptr)}).message(),
-            "Mismatched type on argument #0 when calling: `len(str) -> i64`. Expected `str` but got "
-            "`None`");
+  EXPECT_EQ(
+      CallRawError(f, {RawStr(nullptr)}).message(),
+      "Mismatched type on argument #0 when calling: `len(str) -> i64`. Expected `str` but got "
+      "`None`");
 }
 
 TEST_P(ValueTest, NullableStringAcceptsNone) {

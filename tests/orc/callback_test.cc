@@ -13,7 +13,9 @@
 namespace ffijit::testing {
 namespace {
 
-TypePtr S(ScalarKind k) { return Type::Scalar(k); }
+TypePtr S(ScalarKind k) {
+  return Type::Scalar(k);
+}
 
 Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
               CallConvention convention = CallConvention::kPlain) {
@@ -40,9 +42,9 @@ int CompareInts(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* resul
 
 TEST(Callback, QsortComparator) {
   Function compare = Function::FromSafeCall(nullptr, &CompareInts, nullptr);
-  NativeCallback callback(compare.get(),
-                          Sig({Type::Simple(TypeKind::kOpaquePtr), Type::Simple(TypeKind::kOpaquePtr)},
-                              {S(ScalarKind::kI32)}));
+  NativeCallback callback(
+      compare.get(), Sig({Type::Simple(TypeKind::kOpaquePtr), Type::Simple(TypeKind::kOpaquePtr)},
+                         {S(ScalarKind::kI32)}));
   std::vector<int> values = {5, -3, 9, 0, 9, -100, 42, 7, 1, 2};
   std::vector<int> expected = values;
   std::sort(expected.begin(), expected.end());
@@ -54,26 +56,28 @@ TEST(Callback, QsortComparator) {
 TEST(Callback, EveryScalarAndValueKindArrivesBoxed) {
   std::vector<Any> seen;
   Function record = Function::FromPacked([&](const AnyView* args, int32_t n, Any* result) {
-    for (int32_t i = 0; i < n; ++i) seen.push_back(Any::Adopt([&] {
-      TVMFFIAny owned{};
-      CheckCall(TVMFFIAnyViewToOwnedAny(&args[i].raw(), &owned));
-      return owned;
-    }()));
+    for (int32_t i = 0; i < n; ++i)
+      seen.push_back(Any::Adopt([&] {
+        TVMFFIAny owned{};
+        CheckCall(TVMFFIAnyViewToOwnedAny(&args[i].raw(), &owned));
+        return owned;
+      }()));
     *result = Any(2.5);
   });
-  Signature sig = Sig({S(ScalarKind::kI8), S(ScalarKind::kU16), S(ScalarKind::kI64), S(ScalarKind::kF32),
-                       S(ScalarKind::kF64), S(ScalarKind::kI1), Type::Simple(TypeKind::kOpaquePtr),
-                       Type::Simple(TypeKind::kDataType), Type::Simple(TypeKind::kDevice),
-                       S(ScalarKind::kI32), S(ScalarKind::kF64), S(ScalarKind::kF64), S(ScalarKind::kF64),
-                       S(ScalarKind::kF64), S(ScalarKind::kF64), S(ScalarKind::kF64), S(ScalarKind::kF32)},
-                      {S(ScalarKind::kF64)});
+  Signature sig =
+      Sig({S(ScalarKind::kI8), S(ScalarKind::kU16), S(ScalarKind::kI64), S(ScalarKind::kF32),
+           S(ScalarKind::kF64), S(ScalarKind::kI1), Type::Simple(TypeKind::kOpaquePtr),
+           Type::Simple(TypeKind::kDataType), Type::Simple(TypeKind::kDevice), S(ScalarKind::kI32),
+           S(ScalarKind::kF64), S(ScalarKind::kF64), S(ScalarKind::kF64), S(ScalarKind::kF64),
+           S(ScalarKind::kF64), S(ScalarKind::kF64), S(ScalarKind::kF32)},
+          {S(ScalarKind::kF64)});
   NativeCallback callback(record.get(), sig);
   using Fn = double(int8_t, uint16_t, int64_t, float, double, bool, void*, DLDataType, DLDevice,
                     int32_t, double, double, double, double, double, double, float);
   int marker = 0;
   double r = callback.as<Fn>()(-5, 65535, INT64_MIN, 1.5f, -2.25, true, &marker,
-                               DLDataType{kDLFloat, 16, 1}, DLDevice{kDLCUDA, 3}, -7, 1, 2, 3, 4,
-                               5, 6, 0.125f);
+                               DLDataType{kDLFloat, 16, 1}, DLDevice{kDLCUDA, 3}, -7, 1, 2, 3, 4, 5,
+                               6, 0.125f);
   EXPECT_EQ(r, 2.5);
   ASSERT_EQ(seen.size(), 17u);
   EXPECT_EQ(seen[0].cast<int64_t>(), -5);
@@ -100,9 +104,10 @@ TEST(Callback, StringsBytesAndNullPointers) {
     ptr_was_none = args[2].raw().type_index == kTVMFFINone;
     *result = Any();
   });
-  NativeCallback callback(record.get(), Sig({Type::Simple(TypeKind::kStr), Type::Simple(TypeKind::kBytes),
-                                             Type::Simple(TypeKind::kOpaquePtr)},
-                                            {}));
+  NativeCallback callback(record.get(),
+                          Sig({Type::Simple(TypeKind::kStr), Type::Simple(TypeKind::kBytes),
+                               Type::Simple(TypeKind::kOpaquePtr)},
+                              {}));
   callback.as<void(const char*, TVMFFIByteArray, void*)>()("hello", TVMFFIByteArray{"a\0b", 3},
                                                            nullptr);
   EXPECT_EQ(got_str, "hello");
@@ -111,9 +116,8 @@ TEST(Callback, StringsBytesAndNullPointers) {
 }
 
 TEST(Callback, PlainConventionErrorGivesZeroAndStaysRaised) {
-  Function fail = Function::FromPacked([](const AnyView*, int32_t, Any*) {
-    throw ValueError("the packed side failed");
-  });
+  Function fail = Function::FromPacked(
+      [](const AnyView*, int32_t, Any*) { throw ValueError("the packed side failed"); });
   NativeCallback callback(fail.get(), Sig({S(ScalarKind::kI64)}, {S(ScalarKind::kI64)}));
   EXPECT_EQ(callback.as<int64_t(int64_t)>()(41), 0);
   TVMFFIObjectHandle error = nullptr;
@@ -126,9 +130,8 @@ TEST(Callback, PlainConventionErrorGivesZeroAndStaysRaised) {
 }
 
 TEST(Callback, WrongResultTypeIsATypeErrorNamingTheCallback) {
-  Function wrong = Function::FromPacked([](const AnyView*, int32_t, Any* result) {
-    *result = Any(std::string("not a number"));
-  });
+  Function wrong = Function::FromPacked(
+      [](const AnyView*, int32_t, Any* result) { *result = Any(std::string("not a number")); });
   NativeCallback callback(wrong.get(), Sig({}, {S(ScalarKind::kI32)}));
   EXPECT_EQ(callback.as<int32_t()>()(), 0);
   Error e = Error::MoveFromRaised();
@@ -136,9 +139,8 @@ TEST(Callback, WrongResultTypeIsATypeErrorNamingTheCallback) {
   EXPECT_NE(e.message().find("callback"), std::string::npos) << e.message();
   EXPECT_NE(e.message().find("i32"), std::string::npos) << e.message();
 
-  Function too_big = Function::FromPacked([](const AnyView*, int32_t, Any* result) {
-    *result = Any(int64_t{300});
-  });
+  Function too_big = Function::FromPacked(
+      [](const AnyView*, int32_t, Any* result) { *result = Any(int64_t{300}); });
   NativeCallback narrow(too_big.get(), Sig({}, {S(ScalarKind::kU8)}));
   EXPECT_EQ(narrow.as<uint8_t()>()(), 0);
   EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
@@ -161,8 +163,9 @@ TEST(Callback, StatusConventionWritesOutPointersAndReportsErrors) {
     owned.v_obj = static_cast<TVMFFIObject*>(array);
     *result = Any::Adopt(owned);
   });
-  NativeCallback callback(two.get(), Sig({S(ScalarKind::kI32)}, {S(ScalarKind::kI16), S(ScalarKind::kF32)},
-                                         CallConvention::kStatus));
+  NativeCallback callback(two.get(),
+                          Sig({S(ScalarKind::kI32)}, {S(ScalarKind::kI16), S(ScalarKind::kF32)},
+                              CallConvention::kStatus));
   auto* fn = callback.as<int(int32_t, int16_t*, float*)>();
   int16_t doubled = 0;
   float quarter = 0;

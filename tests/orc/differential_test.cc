@@ -88,7 +88,8 @@ void ExpectSame(const Subject& subject, std::vector<TVMFFIAny>& args,
   if (!same && ++*failures <= 10) {
     ADD_FAILURE() << context << "\n  plan: " << fn->plan->declaration
                   << "\n  interpreter: " << interp.status << " " << interp.value << " args "
-                  << (interp.recording.called ? DescribeArguments(*fn->plan, interp.recording) : "-")
+                  << (interp.recording.called ? DescribeArguments(*fn->plan, interp.recording)
+                                              : "-")
                   << "\n  jit:         " << jit.status << " " << jit.value << " args "
                   << (jit.recording.called ? DescribeArguments(*fn->plan, jit.recording) : "-");
   }

@@ -38,7 +38,9 @@ TVMFFIAny FloatValue(double v) {
   a.v_float64 = v;
   return a;
 }
-TVMFFIAny NoneValue() { return TVMFFIAny{}; }
+TVMFFIAny NoneValue() {
+  return TVMFFIAny{};
+}
 TVMFFIAny PtrValue(uint64_t bits) {
   TVMFFIAny a{};
   a.type_index = kTVMFFIOpaquePtr;
@@ -65,32 +67,60 @@ bool IsIntegerKind(ScalarKind k) {
 // The Int range a packed value must fall in for an integer kind.
 void IntRange(ScalarKind k, int64_t* lo, int64_t* hi) {
   switch (k) {
-    case ScalarKind::kI8: *lo = INT8_MIN; *hi = INT8_MAX; return;
-    case ScalarKind::kI16: *lo = INT16_MIN; *hi = INT16_MAX; return;
-    case ScalarKind::kI32: *lo = INT32_MIN; *hi = INT32_MAX; return;
-    case ScalarKind::kU8: *lo = 0; *hi = UINT8_MAX; return;
-    case ScalarKind::kU16: *lo = 0; *hi = UINT16_MAX; return;
-    case ScalarKind::kU32: *lo = 0; *hi = UINT32_MAX; return;
-    case ScalarKind::kU64: *lo = 0; *hi = INT64_MAX; return;
-    default: *lo = INT64_MIN; *hi = INT64_MAX; return;
+    case ScalarKind::kI8:
+      *lo = INT8_MIN;
+      *hi = INT8_MAX;
+      return;
+    case ScalarKind::kI16:
+      *lo = INT16_MIN;
+      *hi = INT16_MAX;
+      return;
+    case ScalarKind::kI32:
+      *lo = INT32_MIN;
+      *hi = INT32_MAX;
+      return;
+    case ScalarKind::kU8:
+      *lo = 0;
+      *hi = UINT8_MAX;
+      return;
+    case ScalarKind::kU16:
+      *lo = 0;
+      *hi = UINT16_MAX;
+      return;
+    case ScalarKind::kU32:
+      *lo = 0;
+      *hi = UINT32_MAX;
+      return;
+    case ScalarKind::kU64:
+      *lo = 0;
+      *hi = INT64_MAX;
+      return;
+    default:
+      *lo = INT64_MIN;
+      *hi = INT64_MAX;
+      return;
   }
 }
 
 DLDataType ElementType(ScalarKind k) {
   switch (k) {
-    case ScalarKind::kF32: return DLDataType{kDLFloat, 32, 1};
-    case ScalarKind::kF16: return DLDataType{kDLFloat, 16, 1};
-    case ScalarKind::kI64: return DLDataType{kDLInt, 64, 1};
-    case ScalarKind::kU8: return DLDataType{kDLUInt, 8, 1};
-    default: return DLDataType{kDLInt, 32, 1};
+    case ScalarKind::kF32:
+      return DLDataType{kDLFloat, 32, 1};
+    case ScalarKind::kF16:
+      return DLDataType{kDLFloat, 16, 1};
+    case ScalarKind::kI64:
+      return DLDataType{kDLInt, 64, 1};
+    case ScalarKind::kU8:
+      return DLDataType{kDLUInt, 8, 1};
+    default:
+      return DLDataType{kDLInt, 32, 1};
   }
 }
 
-const ScalarKind kScalarKinds[] = {ScalarKind::kF32, ScalarKind::kF16, ScalarKind::kF64,
-                                   ScalarKind::kBF16, ScalarKind::kI8,  ScalarKind::kI16,
-                                   ScalarKind::kI32, ScalarKind::kI64,  ScalarKind::kU8,
-                                   ScalarKind::kU16, ScalarKind::kU32,  ScalarKind::kU64,
-                                   ScalarKind::kI1};
+const ScalarKind kScalarKinds[] = {
+    ScalarKind::kF32, ScalarKind::kF16, ScalarKind::kF64, ScalarKind::kBF16, ScalarKind::kI8,
+    ScalarKind::kI16, ScalarKind::kI32, ScalarKind::kI64, ScalarKind::kU8,   ScalarKind::kU16,
+    ScalarKind::kU32, ScalarKind::kU64, ScalarKind::kI1};
 
 }  // namespace
 
@@ -133,8 +163,9 @@ TVMFFIAny ObjectPool::Map(const std::vector<std::string>& keys,
   std::vector<TVMFFIAny> key_values;
   for (const std::string& k : keys) key_values.push_back(String(k));
   TVMFFIObjectHandle handle = nullptr;
-  Check(FFIJITMapCreate(key_values.data(), values.data(), static_cast<int64_t>(keys.size()), &handle),
-        "map");
+  Check(
+      FFIJITMapCreate(key_values.data(), values.data(), static_cast<int64_t>(keys.size()), &handle),
+      "map");
   TVMFFIAny out{};
   out.type_index = kTVMFFIMap;
   out.v_obj = static_cast<TVMFFIObject*>(handle);
@@ -184,19 +215,25 @@ TypePtr CaseGenerator::RandomType(int depth) {
       for (int32_t i = 0; i < rank; ++i) dims.push_back(Chance(0.5) ? Uniform(1, 4) : -1);
       return Type::NDArray(elements[Uniform(0, 3)], rank, dims);
     }
-    case 8: return Type::Simple(TypeKind::kStr);
-    case 9: return Type::Simple(TypeKind::kBytes);
-    case 10: return Type::Simple(TypeKind::kOpaquePtr);
-    case 11: return Type::Simple(TypeKind::kDataType);
-    case 12: return Type::Simple(TypeKind::kDevice);
+    case 8:
+      return Type::Simple(TypeKind::kStr);
+    case 9:
+      return Type::Simple(TypeKind::kBytes);
+    case 10:
+      return Type::Simple(TypeKind::kOpaquePtr);
+    case 11:
+      return Type::Simple(TypeKind::kDataType);
+    case 12:
+      return Type::Simple(TypeKind::kDevice);
     case 13: {
       const char* keys[] = {"", "ffi.Array", "ffi.String"};
       return Type::Object(keys[Uniform(0, 2)], Chance(0.3));
     }
-    case 14: return Type::Simple(TypeKind::kUnknown);
-    case 15: return Chance(0.5) ? Type::List(Type::Scalar(ScalarKind::kI64))
-                                : Type::Dict(Type::Simple(TypeKind::kStr),
-                                             Type::Scalar(ScalarKind::kF64));
+    case 14:
+      return Type::Simple(TypeKind::kUnknown);
+    case 15:
+      return Chance(0.5) ? Type::List(Type::Scalar(ScalarKind::kI64))
+                         : Type::Dict(Type::Simple(TypeKind::kStr), Type::Scalar(ScalarKind::kF64));
     default: {
       int64_t n = Uniform(1, 3);
       std::vector<TypePtr> elements;
@@ -214,11 +251,16 @@ TypePtr CaseGenerator::RandomResultType() {
   int64_t pick = Uniform(0, 17);
   if (pick <= 12) return Type::Scalar(kScalarKinds[pick]);
   switch (pick) {
-    case 13: return Type::Simple(TypeKind::kOpaquePtr);
-    case 14: return Type::Simple(TypeKind::kStr);
-    case 15: return Type::Simple(TypeKind::kBytes);
-    case 16: return Type::Simple(TypeKind::kDataType);
-    default: return Type::Simple(TypeKind::kDevice);
+    case 13:
+      return Type::Simple(TypeKind::kOpaquePtr);
+    case 14:
+      return Type::Simple(TypeKind::kStr);
+    case 15:
+      return Type::Simple(TypeKind::kBytes);
+    case 16:
+      return Type::Simple(TypeKind::kDataType);
+    default:
+      return Type::Simple(TypeKind::kDevice);
   }
 }
 
@@ -244,33 +286,41 @@ TVMFFIAny CaseGenerator::RightValue(const Type& type, ObjectPool& pool) {
         int64_t lo, hi;
         IntRange(k, &lo, &hi);
         switch (Uniform(0, 3)) {
-          case 0: return Int(lo);
-          case 1: return Int(hi);
-          default: return Int(Uniform(lo, hi));
+          case 0:
+            return Int(lo);
+          case 1:
+            return Int(hi);
+          default:
+            return Int(Uniform(lo, hi));
         }
       }
       // Floats: doubles of every magnitude (rounding cases), big integers, bools.
       switch (Uniform(0, 5)) {
-        case 0: return Int(static_cast<int64_t>(Bits()));
-        case 1: return BoolValue(Chance(0.5));
+        case 0:
+          return Int(static_cast<int64_t>(Bits()));
+        case 1:
+          return BoolValue(Chance(0.5));
         case 2: {
           double d;
           uint64_t bits = Bits();
           std::memcpy(&d, &bits, sizeof d);
           return FloatValue(d);
         }
-        case 3: return FloatValue(1.0 + std::ldexp(static_cast<double>(Uniform(0, 4096)), -12));
-        default: return FloatValue(std::ldexp(static_cast<double>(Uniform(-100000, 100000)),
-                                              static_cast<int>(Uniform(-30, 30))));
+        case 3:
+          return FloatValue(1.0 + std::ldexp(static_cast<double>(Uniform(0, 4096)), -12));
+        default:
+          return FloatValue(std::ldexp(static_cast<double>(Uniform(-100000, 100000)),
+                                       static_cast<int>(Uniform(-30, 30))));
       }
     }
     case TypeKind::kNDArray: {
       DLDataType dtype = type.scalar == ScalarKind::kAny ? ElementType(kScalarKinds[Uniform(0, 12)])
-                                                          : ElementType(type.scalar);
+                                                         : ElementType(type.scalar);
       int32_t rank = type.rank >= 0 ? type.rank : static_cast<int32_t>(Uniform(0, 3));
       std::vector<int64_t> shape;
       for (int32_t i = 0; i < rank; ++i) {
-        bool fixed = type.rank >= 0 && static_cast<size_t>(i) < type.dims.size() && type.dims[i] >= 0;
+        bool fixed =
+            type.rank >= 0 && static_cast<size_t>(i) < type.dims.size() && type.dims[i] >= 0;
         shape.push_back(fixed ? type.dims[i] : Uniform(0, 4));
       }
       TVMFFIAny tensor = pool.Tensor(dtype, shape);
@@ -287,10 +337,14 @@ TVMFFIAny CaseGenerator::RightValue(const Type& type, ObjectPool& pool) {
     case TypeKind::kBytes: {
       std::string data = kTexts[Uniform(0, 4)];
       switch (Uniform(0, 3)) {
-        case 0: return pool.Bytes(data);
-        case 1: return pool.ByteArrayPtr(data);
-        case 2: return pool.RawStr(data);
-        default: return pool.String(data);
+        case 0:
+          return pool.Bytes(data);
+        case 1:
+          return pool.ByteArrayPtr(data);
+        case 2:
+          return pool.RawStr(data);
+        default:
+          return pool.String(data);
       }
     }
     case TypeKind::kOpaquePtr:
@@ -299,7 +353,8 @@ TVMFFIAny CaseGenerator::RightValue(const Type& type, ObjectPool& pool) {
       if (Chance(0.3)) return pool.String(Chance(0.5) ? "float32" : "int8");
       TVMFFIAny a{};
       a.type_index = kTVMFFIDataType;
-      a.v_dtype = DLDataType{static_cast<uint8_t>(Uniform(0, 2)), static_cast<uint8_t>(8 << Uniform(0, 3)), 1};
+      a.v_dtype = DLDataType{static_cast<uint8_t>(Uniform(0, 2)),
+                             static_cast<uint8_t>(8 << Uniform(0, 3)), 1};
       return a;
     }
     case TypeKind::kDevice: {
@@ -323,7 +378,8 @@ TVMFFIAny CaseGenerator::RightValue(const Type& type, ObjectPool& pool) {
     case TypeKind::kSList:
     case TypeKind::kSTuple: {
       std::vector<TVMFFIAny> items;
-      for (const TypePtr& e : type.elements) items.push_back(e ? RightValue(*e, pool) : NoneValue());
+      for (const TypePtr& e : type.elements)
+        items.push_back(e ? RightValue(*e, pool) : NoneValue());
       return pool.Array(items);
     }
     case TypeKind::kSDict: {
@@ -342,10 +398,14 @@ TVMFFIAny CaseGenerator::WrongValue(const Type& type, ObjectPool& pool) {
   if (type.kind == TypeKind::kUnknown) return RightValue(type, pool);
   if (Chance(0.35)) {
     switch (Uniform(0, 3)) {
-      case 0: return NoneValue();
-      case 1: return PtrValue(8);
-      case 2: return pool.Map({"zz"}, {Int(1)});
-      default: return Int(7);
+      case 0:
+        return NoneValue();
+      case 1:
+        return PtrValue(8);
+      case 2:
+        return pool.Map({"zz"}, {Int(1)});
+      default:
+        return Int(7);
     }
   }
   switch (type.kind) {
@@ -359,11 +419,12 @@ TVMFFIAny CaseGenerator::WrongValue(const Type& type, ObjectPool& pool) {
       return Chance(0.5) ? pool.String(kTexts[1]) : FloatValue(0.5);
     case TypeKind::kNDArray: {
       DLDataType dtype = type.scalar == ScalarKind::kAny ? ElementType(ScalarKind::kF32)
-                                                          : ElementType(type.scalar);
+                                                         : ElementType(type.scalar);
       std::vector<int64_t> shape;
       int32_t rank = type.rank >= 0 ? type.rank : 1;
       for (int32_t i = 0; i < rank; ++i) {
-        bool fixed = type.rank >= 0 && static_cast<size_t>(i) < type.dims.size() && type.dims[i] >= 0;
+        bool fixed =
+            type.rank >= 0 && static_cast<size_t>(i) < type.dims.size() && type.dims[i] >= 0;
         shape.push_back(fixed ? type.dims[i] : 2);
       }
       switch (Uniform(0, 3)) {
@@ -403,7 +464,8 @@ TVMFFIAny CaseGenerator::WrongValue(const Type& type, ObjectPool& pool) {
     case TypeKind::kSList:
     case TypeKind::kSTuple: {
       std::vector<TVMFFIAny> items;
-      for (const TypePtr& e : type.elements) items.push_back(e ? RightValue(*e, pool) : NoneValue());
+      for (const TypePtr& e : type.elements)
+        items.push_back(e ? RightValue(*e, pool) : NoneValue());
       if (Chance(0.4) && !type.elements.empty()) {
         size_t i = static_cast<size_t>(Uniform(0, static_cast<int64_t>(items.size()) - 1));
         if (type.elements[i]) items[i] = WrongValue(*type.elements[i], pool);
@@ -487,13 +549,28 @@ CaseGenerator::NativeResults CaseGenerator::RandomResults(const CallPlan& plan) 
       // A native writes exactly its type's bytes.
       size_t width = 8;
       switch (slot.conversion) {
-        case Conversion::kBool: case Conversion::kI8: case Conversion::kU8: width = 1; break;
-        case Conversion::kI16: case Conversion::kU16: case Conversion::kF16: case Conversion::kBF16:
-          width = 2; break;
-        case Conversion::kI32: case Conversion::kU32: case Conversion::kF32: case Conversion::kDataType:
-          width = 4; break;
-        case Conversion::kBytes: width = 16; break;
-        default: break;
+        case Conversion::kBool:
+        case Conversion::kI8:
+        case Conversion::kU8:
+          width = 1;
+          break;
+        case Conversion::kI16:
+        case Conversion::kU16:
+        case Conversion::kF16:
+        case Conversion::kBF16:
+          width = 2;
+          break;
+        case Conversion::kI32:
+        case Conversion::kU32:
+        case Conversion::kF32:
+        case Conversion::kDataType:
+          width = 4;
+          break;
+        case Conversion::kBytes:
+          width = 16;
+          break;
+        default:
+          break;
       }
       std::memcpy(out.data(), &lo, width < 8 ? width : 8);
       if (width == 16) std::memcpy(out.data() + 8, &hi, 8);

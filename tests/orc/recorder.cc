@@ -11,9 +11,9 @@
 #define FFIJIT_TEST_HIDDEN __attribute__((visibility("hidden")))
 
 extern "C" {
-FFIJIT_TEST_HIDDEN uint64_t ffijit_rec_regs[14];   // rdi rsi rdx rcx r8 r9, xmm0..xmm7
+FFIJIT_TEST_HIDDEN uint64_t ffijit_rec_regs[14];      // rdi rsi rdx rcx r8 r9, xmm0..xmm7
 FFIJIT_TEST_HIDDEN const uint64_t* ffijit_rec_stack;  // first stack argument
-FFIJIT_TEST_HIDDEN uint64_t ffijit_rec_ret[3];     // rax, rdx, xmm0 to return
+FFIJIT_TEST_HIDDEN uint64_t ffijit_rec_ret[3];        // rax, rdx, xmm0 to return
 FFIJIT_TEST_HIDDEN void ffijit_rec_body();
 FFIJIT_TEST_HIDDEN void ffijit_rec_entry();
 }
@@ -75,7 +75,9 @@ uint64_t WordAt(const AbiLocation& loc, const Recording& r) {
 
 }  // namespace
 
-void* RecorderAddress() { return reinterpret_cast<void*>(&ffijit_rec_entry); }
+void* RecorderAddress() {
+  return reinterpret_cast<void*>(&ffijit_rec_entry);
+}
 
 void ArmRecorder(const CallPlan* plan, uint64_t rax, uint64_t rdx, uint64_t xmm0,
                  std::vector<std::vector<uint8_t>> out_values) {
