@@ -14,24 +14,6 @@
 namespace ffijit {
 namespace {
 
-// Runs `body` and turns any exception into a raised error: 0 on success, -1 on failure.
-template <typename Body>
-int Guard(Body&& body) noexcept {
-  try {
-    body();
-    return 0;
-  } catch (const Error& e) {
-    e.SetRaised();
-  } catch (const std::bad_alloc&) {
-    TVMFFIErrorSetRaisedFromCStr("MemoryError", "out of memory");
-  } catch (const std::exception& e) {
-    TVMFFIErrorSetRaisedFromCStr("RuntimeError", e.what());
-  } catch (...) {
-    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "unknown C++ exception");
-  }
-  return -1;
-}
-
 void RequireNonNull(const void* p, const char* func, const char* what) {
   if (p == nullptr) throw ValueError(std::string(func) + ": `" + what + "` must not be NULL");
 }
@@ -119,7 +101,7 @@ extern "C" {
 
 int FFIJITMakeFunction(void* fn, const char* metadata, int format, int flags, const char* name,
                        TVMFFIObjectHandle* out) {
-  return Guard([&] {
+  return GuardCBoundary([&] {
     RequireNonNull(metadata, "FFIJITMakeFunction", "metadata");
     RequireNonNull(out, "FFIJITMakeFunction", "out");
     Function func = MakeFunction(name ? name : "<anonymous>", fn, std::string_view(metadata),
@@ -130,7 +112,7 @@ int FFIJITMakeFunction(void* fn, const char* metadata, int format, int flags, co
 
 int FFIJITRegister(void* fn, const char* metadata, int format, int flags, const char* global_name,
                    TVMFFIObjectHandle* out) {
-  return Guard([&] {
+  return GuardCBoundary([&] {
     RequireNonNull(metadata, "FFIJITRegister", "metadata");
     RequireNonNull(global_name, "FFIJITRegister", "global_name");
     Function func =
@@ -140,7 +122,7 @@ int FFIJITRegister(void* fn, const char* metadata, int format, int flags, const 
 }
 
 int FFIJITUnregister(const char* global_name) {
-  return Guard([&] {
+  return GuardCBoundary([&] {
     RequireNonNull(global_name, "FFIJITUnregister", "global_name");
     Unregister(global_name);
   });
@@ -150,7 +132,7 @@ int FFIJITCallWithKeywords(TVMFFIObjectHandle func, const TVMFFIAny* args, int32
                            const char* const* kw_names, const TVMFFIAny* kw_values,
                            int32_t num_kwargs, TVMFFIAny* result) {
   int status = 0;
-  const int guard = Guard([&] {
+  const int guard = GuardCBoundary([&] {
     RequireNonNull(func, "FFIJITCallWithKeywords", "func");
     RequireNonNull(result, "FFIJITCallWithKeywords", "result");
     if (num_args < 0 || num_kwargs < 0) {
@@ -176,7 +158,7 @@ int FFIJITCallWithKeywords(TVMFFIObjectHandle func, const TVMFFIAny* args, int32
 }
 
 int FFIJITDescribeFunction(TVMFFIObjectHandle func, TVMFFIAny* out) {
-  return Guard([&] {
+  return GuardCBoundary([&] {
     RequireNonNull(func, "FFIJITDescribeFunction", "func");
     RequireNonNull(out, "FFIJITDescribeFunction", "out");
     if (!IsBoundFunction(static_cast<const TVMFFIObject*>(func))) {

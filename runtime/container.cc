@@ -119,7 +119,7 @@ using namespace ffijit;
 extern "C" {
 
 int FFIJITArrayCreate(const TVMFFIAny* items, int64_t n, TVMFFIObjectHandle* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "FFIJITArrayCreate", "out");
     if (n < 0) throw Error("ValueError", "FFIJITArrayCreate: negative size " + std::to_string(n));
     if (n > 0) internal::RequireNonNull(items, "FFIJITArrayCreate", "items");
@@ -142,7 +142,7 @@ int FFIJITArrayCreate(const TVMFFIAny* items, int64_t n, TVMFFIObjectHandle* out
 
 int FFIJITMapCreate(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n,
                     TVMFFIObjectHandle* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "FFIJITMapCreate", "out");
     if (n < 0) throw Error("ValueError", "FFIJITMapCreate: negative size " + std::to_string(n));
     if (n > 0) {
@@ -177,7 +177,7 @@ int FFIJITMapCreate(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n,
 }
 
 int FFIJITMapSize(TVMFFIObjectHandle map, int64_t* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     MapData* data = MapOf(map, "FFIJITMapSize");
     internal::RequireNonNull(out, "FFIJITMapSize", "out");
     *out = static_cast<int64_t>(data->entries.size());
@@ -185,7 +185,7 @@ int FFIJITMapSize(TVMFFIObjectHandle map, int64_t* out) {
 }
 
 int FFIJITMapGet(TVMFFIObjectHandle map, const TVMFFIAny* key, const TVMFFIAny** out_value) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     MapData* data = MapOf(map, "FFIJITMapGet");
     internal::RequireNonNull(key, "FFIJITMapGet", "key");
     internal::RequireNonNull(out_value, "FFIJITMapGet", "out_value");
@@ -196,7 +196,7 @@ int FFIJITMapGet(TVMFFIObjectHandle map, const TVMFFIAny* key, const TVMFFIAny**
 
 int FFIJITMapItemAt(TVMFFIObjectHandle map, int64_t i, const TVMFFIAny** key,
                     const TVMFFIAny** value) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     MapData* data = MapOf(map, "FFIJITMapItemAt");
     internal::RequireNonNull(key, "FFIJITMapItemAt", "key");
     internal::RequireNonNull(value, "FFIJITMapItemAt", "value");
@@ -211,7 +211,7 @@ int FFIJITMapItemAt(TVMFFIObjectHandle map, int64_t i, const TVMFFIAny** key,
 }
 
 int FFIJITShapeCreate(const int64_t* dims, size_t n, TVMFFIObjectHandle* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "FFIJITShapeCreate", "out");
     if (n > 0) internal::RequireNonNull(dims, "FFIJITShapeCreate", "dims");
     if (n > (SIZE_MAX / sizeof(int64_t)) - 8) throw Error("ValueError", "shape too large");

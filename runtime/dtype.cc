@@ -156,7 +156,7 @@ std::string_view ViewOf(const TVMFFIByteArray* str, const char* func) {
 extern "C" {
 
 int TVMFFIDataTypeFromString(const TVMFFIByteArray* str, DLDataType* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     std::string_view text = ViewOf(str, "TVMFFIDataTypeFromString");
     internal::RequireNonNull(out, "TVMFFIDataTypeFromString", "out");
     *out = ParseDataType(text);
@@ -164,7 +164,7 @@ int TVMFFIDataTypeFromString(const TVMFFIByteArray* str, DLDataType* out) {
 }
 
 int TVMFFIDataTypeToString(const DLDataType* dtype, TVMFFIAny* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(dtype, "TVMFFIDataTypeToString", "dtype");
     internal::RequireNonNull(out, "TVMFFIDataTypeToString", "out");
     std::string text = DataTypeToString(*dtype);
@@ -173,7 +173,7 @@ int TVMFFIDataTypeToString(const DLDataType* dtype, TVMFFIAny* out) {
 }
 
 int FFIJITDeviceFromString(const TVMFFIByteArray* str, DLDevice* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     std::string_view text = ViewOf(str, "FFIJITDeviceFromString");
     internal::RequireNonNull(out, "FFIJITDeviceFromString", "out");
     *out = ParseDevice(text);
@@ -181,7 +181,7 @@ int FFIJITDeviceFromString(const TVMFFIByteArray* str, DLDevice* out) {
 }
 
 int FFIJITDeviceToString(const DLDevice* device, TVMFFIAny* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(device, "FFIJITDeviceToString", "device");
     internal::RequireNonNull(out, "FFIJITDeviceToString", "out");
     std::string text = DeviceToString(*device);

@@ -35,7 +35,7 @@ extern "C" {
 
 int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call, void (*deleter)(void* self),
                          TVMFFIObjectHandle* out) {
-  int status = internal::Guard([&] {
+  int status = internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "TVMFFIFunctionCreate", "out");
     internal::RequireNonNull(reinterpret_cast<const void*>(safe_call), "TVMFFIFunctionCreate",
                              "safe_call");

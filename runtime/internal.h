@@ -39,23 +39,8 @@ inline void RequireNonNull(const void* ptr, const char* func, const char* param)
   }
 }
 
-// Runs `body` and turns any exception into a raised error: 0 on success, -1 on failure.
-template <typename F>
-int Guard(F&& body) noexcept {
-  try {
-    body();
-    return 0;
-  } catch (const Error& e) {
-    e.SetRaised();
-  } catch (const std::bad_alloc&) {
-    TVMFFIErrorSetRaisedFromCStr("MemoryError", "out of memory");
-  } catch (const std::exception& e) {
-    TVMFFIErrorSetRaisedFromCStr("RuntimeError", e.what());
-  } catch (...) {
-    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "unknown C++ exception");
-  }
-  return -1;
-}
+// Every C API function of the runtime runs its body under this guard.
+using ffijit::GuardCBoundary;
 
 }  // namespace ffijit::internal
 

@@ -63,7 +63,7 @@ int TVMFFIObjectDecRef(TVMFFIObjectHandle obj) {
 
 int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(void* handle),
                              TVMFFIObjectHandle* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "TVMFFIObjectCreateOpaque", "out");
     if (type_index < kTVMFFIStaticObjectBegin) {
       throw Error("ValueError", "TVMFFIObjectCreateOpaque: type index " +

@@ -75,7 +75,7 @@ using namespace ffijit;
 extern "C" {
 
 int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, int allow_override) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     std::string key = NameOf(name, "TVMFFIFunctionSetGlobal");
     auto* obj = static_cast<TVMFFIObject*>(f);
     internal::RequireNonNull(obj, "TVMFFIFunctionSetGlobal", "f");
@@ -88,7 +88,7 @@ int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, i
 }
 
 int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     std::string key = NameOf(name, "TVMFFIFunctionGetGlobal");
     internal::RequireNonNull(out, "TVMFFIFunctionGetGlobal", "out");
     *out = GlobalTable::Get().Get(key).release();
@@ -96,7 +96,7 @@ int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out
 }
 
 int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     std::string key = NameOf(name, "FFIJITFunctionRemoveGlobal");
     if (!GlobalTable::Get().Remove(key)) {
       throw Error("KeyError", "global function `" + key + "` is not registered");
@@ -105,7 +105,7 @@ int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name) {
 }
 
 int FFIJITFunctionListGlobals(TVMFFIObjectHandle* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "FFIJITFunctionListGlobals", "out");
     std::vector<std::string> names = GlobalTable::Get().Names();
     std::vector<TVMFFIAny> items(names.size());

@@ -124,7 +124,7 @@ using namespace ffijit;
 extern "C" {
 
 int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(input, "TVMFFIStringFromByteArray", "input");
     internal::RequireNonNull(out, "TVMFFIStringFromByteArray", "out");
     if (input->data == nullptr && input->size != 0) {
@@ -135,7 +135,7 @@ int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
 }
 
 int TVMFFIBytesFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(input, "TVMFFIBytesFromByteArray", "input");
     internal::RequireNonNull(out, "TVMFFIBytesFromByteArray", "out");
     if (input->data == nullptr && input->size != 0) {
@@ -146,7 +146,7 @@ int TVMFFIBytesFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out) {
 }
 
 int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* any_view, TVMFFIAny* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(any_view, "TVMFFIAnyViewToOwnedAny", "any_view");
     internal::RequireNonNull(out, "TVMFFIAnyViewToOwnedAny", "out");
     internal::CopyToOwned(*any_view, out);

@@ -142,7 +142,7 @@ extern "C" {
 int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
                            int32_t require_contiguous, TVMFFIObjectHandle* out) {
   // On failure the producer keeps ownership of `from`: its deleter is not called.
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(from, "TVMFFITensorFromDLPack", "from");
     internal::RequireNonNull(out, "TVMFFITensorFromDLPack", "out");
     TensorObject* obj = NewTensorObject(from->dl_tensor, require_alignment, require_contiguous,
@@ -154,7 +154,7 @@ int TVMFFITensorFromDLPack(DLManagedTensor* from, int32_t require_alignment,
 
 int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from, int32_t require_alignment,
                                     int32_t require_contiguous, TVMFFIObjectHandle* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(from, "TVMFFITensorFromDLPackVersioned", "from");
     internal::RequireNonNull(out, "TVMFFITensorFromDLPackVersioned", "out");
     if (from->version.major != FFIJIT_DLPACK_MAJOR) {
@@ -171,7 +171,7 @@ int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from, int32_t requ
 }
 
 int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     TensorObject* obj = TensorOf(from, "TVMFFITensorToDLPack");
     internal::RequireNonNull(out, "TVMFFITensorToDLPack", "out");
     *out = MakeExport<DLManagedTensor>(obj);
@@ -179,7 +179,7 @@ int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out) {
 }
 
 int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersioned** out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     TensorObject* obj = TensorOf(from, "TVMFFITensorToDLPackVersioned");
     internal::RequireNonNull(out, "TVMFFITensorToDLPackVersioned", "out");
     DLManagedTensorVersioned* managed = MakeExport<DLManagedTensorVersioned>(obj);
@@ -191,7 +191,7 @@ int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersio
 
 int FFIJITTensorCreateEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype, DLDevice device,
                             TVMFFIObjectHandle* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "FFIJITTensorCreateEmpty", "out");
     if (ndim < 0) {
       throw Error("ValueError", "FFIJITTensorCreateEmpty: negative ndim " + std::to_string(ndim));

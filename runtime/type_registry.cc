@@ -149,7 +149,7 @@ using namespace ffijit;
 extern "C" {
 
 int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(type_key, "TVMFFITypeKeyToIndex", "type_key");
     internal::RequireNonNull(out_tindex, "TVMFFITypeKeyToIndex", "out_tindex");
     *out_tindex = TypeKeyToIndex(std::string(type_key->data, type_key->size));
@@ -160,7 +160,7 @@ int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key, int32_t stati
                                   int32_t /*type_depth*/, int32_t /*num_child_slots*/,
                                   int32_t /*child_slots_can_overflow*/, int32_t parent_type_index) {
   int32_t result = -1;
-  int status = internal::Guard([&] {
+  int status = internal::GuardCBoundary([&] {
     internal::RequireNonNull(type_key, "TVMFFITypeGetOrAllocIndex", "type_key");
     std::string key(type_key->data, type_key->size);
     if (key.empty()) throw Error("ValueError", "TVMFFITypeGetOrAllocIndex: empty type key");
@@ -181,7 +181,7 @@ int FFIJITObjectIsInstance(int32_t object_type_index, int32_t target_type_index)
 }
 
 int FFIJITTypeIndexToKey(int32_t type_index, TVMFFIAny* out) {
-  return internal::Guard([&] {
+  return internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "FFIJITTypeIndexToKey", "out");
     std::string key = TypeIndexToKey(type_index);
     internal::MakeOwnedBytes(true, key.data(), key.size(), out);

@@ -6,6 +6,7 @@
 #define FFIJIT_ERROR_H_
 
 #include <exception>
+#include <new>
 #include <string>
 
 #include "ffijit/c_api.h"
@@ -50,6 +51,25 @@ inline Error RuntimeError(std::string msg) {
 }
 inline Error IndexError(std::string msg) {
   return Error("IndexError", std::move(msg));
+}
+
+// Runs `body` at a C boundary (a C API function, a safe_call): any exception becomes the thread's
+// raised error and the result is -1; otherwise 0. Nothing escapes, as the ABI requires.
+template <typename Body>
+int GuardCBoundary(Body&& body) noexcept {
+  try {
+    body();
+    return 0;
+  } catch (const Error& e) {
+    e.SetRaised();
+  } catch (const std::bad_alloc&) {
+    TVMFFIErrorSetRaisedFromCStr("MemoryError", "out of memory");
+  } catch (const std::exception& e) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", e.what());
+  } catch (...) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "unknown C++ exception");
+  }
+  return -1;
 }
 
 }  // namespace ffijit

@@ -41,22 +41,6 @@ struct FunctionTraits<R (C::*)(A...) noexcept> : FunctionTraits<R(A...)> {};
 template <typename C, typename R, typename... A>
 struct FunctionTraits<R (C::*)(A...) const noexcept> : FunctionTraits<R(A...)> {};
 
-// Runs `body`; any exception becomes the thread's raised error and the result is -1.
-template <typename Body>
-int GuardSafeCall(Body&& body) noexcept {
-  try {
-    body();
-    return 0;
-  } catch (const Error& e) {
-    e.SetRaised();
-  } catch (const std::exception& e) {
-    TVMFFIErrorSetRaisedFromCStr("RuntimeError", e.what());
-  } catch (...) {
-    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "unknown C++ exception");
-  }
-  return -1;
-}
-
 // A typed callable and the name its errors mention.
 template <typename F>
 struct TypedCallable {
@@ -96,13 +80,13 @@ int CallTyped(const TypedCallable<F>& typed, const TVMFFIAny* args, int32_t num_
               TVMFFIAny* result) noexcept {
   constexpr size_t kArity = FunctionTraits<F>::kArity;
   if (static_cast<size_t>(num_args) != kArity) {
-    return GuardSafeCall([&] {
+    return GuardCBoundary([&] {
       throw Error("TypeError", "Mismatched number of arguments when calling `" + typed.name +
                                    "`: expected " + std::to_string(kArity) + " but got " +
                                    std::to_string(num_args));
     });
   }
-  return GuardSafeCall(
+  return GuardCBoundary(
       [&] { InvokeTyped(typed, args, result, std::make_index_sequence<kArity>{}); });
 }
 
@@ -187,7 +171,7 @@ class Function : public ObjectRef {
  private:
   static int PackedSelfCall(void* self, const TVMFFIAny* args, int32_t num_args,
                             TVMFFIAny* result) {
-    return details::GuardSafeCall([&] {
+    return GuardCBoundary([&] {
       Any value;
       (*static_cast<const PackedBody*>(self))(reinterpret_cast<const AnyView*>(args), num_args,
                                               &value);
