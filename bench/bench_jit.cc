@@ -24,7 +24,8 @@ void RunPacked(benchmark::State& state, const Function& func, const std::vector<
   TVMFFIObjectHandle handle = func.get();
   for (auto _ : state) {
     TVMFFIAny result{};
-    int status = TVMFFIFunctionCall(handle, args.data(), static_cast<int32_t>(args.size()), &result);
+    int status =
+        TVMFFIFunctionCall(handle, args.data(), static_cast<int32_t>(args.size()), &result);
     benchmark::DoNotOptimize(status);
     benchmark::DoNotOptimize(result);
   }
@@ -43,7 +44,8 @@ void JitCase(benchmark::State& state, const CallCase& c) {
 
 Function TypedFunction(const std::string& name) {
   if (name == "i64_i64_i64") {
-    return Function::FromTyped([](int64_t a, int64_t b, int64_t c) { return BenchNativeI64x3(a, b, c); });
+    return Function::FromTyped(
+        [](int64_t a, int64_t b, int64_t c) { return BenchNativeI64x3(a, b, c); });
   }
   if (name == "i64_f64_i32_f32_ptr") {
     return Function::FromTyped([](int64_t a, double b, int32_t c, float d, void* p) {
@@ -57,20 +59,24 @@ Function TypedFunction(const std::string& name) {
   }
   if (name == "tensor") {
     return Function::FromTyped([](Tensor t) {
-      return BenchNativeTensor(const_cast<DLTensor*>(reinterpret_cast<const DLTensor*>(t.get() + 1)));
+      return BenchNativeTensor(
+          const_cast<DLTensor*>(reinterpret_cast<const DLTensor*>(t.get() + 1)));
     });
   }
   return Function::FromTyped([](std::string_view s) { return BenchNativeStr(s.data()); });
 }
 
-void TypedCase(benchmark::State& state, const CallCase& c) { RunPacked(state, TypedFunction(c.name), c.args); }
+void TypedCase(benchmark::State& state, const CallCase& c) {
+  RunPacked(state, TypedFunction(c.name), c.args);
+}
 
 // ---- compile latency ----
 
 // Distinct signatures: the digits of `n` in base 8 pick the integer kinds of four arguments.
 Signature NthSignature(int64_t n) {
-  const ScalarKind kinds[] = {ScalarKind::kI8,  ScalarKind::kI16, ScalarKind::kI32, ScalarKind::kI64,
-                              ScalarKind::kU8,  ScalarKind::kU16, ScalarKind::kU32, ScalarKind::kU64};
+  const ScalarKind kinds[] = {ScalarKind::kI8,  ScalarKind::kI16, ScalarKind::kI32,
+                              ScalarKind::kI64, ScalarKind::kU8,  ScalarKind::kU16,
+                              ScalarKind::kU32, ScalarKind::kU64};
   Signature sig;
   for (int i = 0; i < 5; ++i, n /= 8) sig.args.push_back(Type::Scalar(kinds[n % 8]));
   sig.args.push_back(Type::Scalar(ScalarKind::kF64));
@@ -138,8 +144,8 @@ void BM_CompileBatch100(benchmark::State& state) {
   }
   int64_t kept_thunks = static_cast<int64_t>(kept.size()) * 100;
   JitStats stats = engine.Stats();
-  state.counters["per_thunk"] =
-      benchmark::Counter(static_cast<double>(thunks), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["per_thunk"] = benchmark::Counter(
+      static_cast<double>(thunks), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["object_bytes_per_thunk"] =
       static_cast<double>(stats.object_bytes_live) / static_cast<double>(kept_thunks);
   state.counters["rss_bytes_per_thunk"] =
@@ -184,13 +190,17 @@ const std::vector<CallCase>& Cases() {
 const bool kRegistered = [] {
   for (const CallCase& c : Cases()) {
     const std::string sig = c.name;
-    benchmark::RegisterBenchmark(("BM_Call/jit/" + sig).c_str(), [&c](benchmark::State& s) { JitCase(s, c); });
-    benchmark::RegisterBenchmark(("BM_Call/typed/" + sig).c_str(), [&c](benchmark::State& s) { TypedCase(s, c); });
+    benchmark::RegisterBenchmark(("BM_Call/jit/" + sig).c_str(),
+                                 [&c](benchmark::State& s) { JitCase(s, c); });
+    benchmark::RegisterBenchmark(("BM_Call/typed/" + sig).c_str(),
+                                 [&c](benchmark::State& s) { TypedCase(s, c); });
   }
   benchmark::RegisterBenchmark("BM_Compile/cold", BM_CompileCold)->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("BM_Compile/batch100", BM_CompileBatch100)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Compile/batch100", BM_CompileBatch100)
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Compile/cached", BM_CompileCached)->Unit(benchmark::kNanosecond);
-  benchmark::RegisterBenchmark("BM_Register/cached", BM_RegisterCached)->Unit(benchmark::kNanosecond);
+  benchmark::RegisterBenchmark("BM_Register/cached", BM_RegisterCached)
+      ->Unit(benchmark::kNanosecond);
   return true;
 }();
 

@@ -42,7 +42,7 @@ struct CompileRequest {
 struct CodeUnit;  // one loaded object; opaque outside the engine
 
 struct CompiledSymbol {
-  void* address = nullptr;  // null on failure
+  void* address = nullptr;   // null on failure
   CodeUnit* unit = nullptr;  // holds one reference when address is set
   bool from_disk = false;
   std::string failure;  // why address is null
@@ -94,8 +94,8 @@ class OrcEngine {
   llvm::orc::JITDylib* runtime_dylib_ = nullptr;
   std::unique_ptr<ObjectStore> store_;
   std::string host_key_;
-  std::mutex compile_mutex_;         // one compile at a time: the TargetMachine is not reentrant
-  mutable std::mutex units_mutex_;   // unit refcounts and counters
+  std::mutex compile_mutex_;        // one compile at a time: the TargetMachine is not reentrant
+  mutable std::mutex units_mutex_;  // unit refcounts and counters
   EngineCounters counters_;
   uint64_t next_unit_id_ = 0;
 };

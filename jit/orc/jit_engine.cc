@@ -120,6 +120,9 @@ void JitEngine::Impl::Install(BoundFunction* fn, ThunkEntry* entry) {
     return;
   }
   SetSafeCall(fn, entry->thunk);
+  // The thunk hands rare forms and errors to the interpreter entry: its countdown must not fire a
+  // second compile of a function that already has its thunk.
+  fn->calls_until_hot.store(0, std::memory_order_relaxed);
   installs_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -139,7 +142,8 @@ bool JitEngine::Impl::TryInstallCached(BoundFunction* fn) {
   return true;
 }
 
-std::vector<std::string> JitEngine::Impl::CompileAndInstall(const std::vector<BoundFunction*>& fns) {
+std::vector<std::string> JitEngine::Impl::CompileAndInstall(
+    const std::vector<BoundFunction*>& fns) {
   std::vector<std::string> why(fns.size());
   std::vector<ThunkEntry*> ready(fns.size(), nullptr);
   std::map<std::string, std::vector<size_t>> missing;  // key -> functions needing it
@@ -346,11 +350,17 @@ int64_t JitEngine::CompileNow(const std::vector<TVMFFIObjectHandle>& functions, 
   return installed;
 }
 
-void JitEngine::WaitIdle() { impl_->WaitIdle(); }
+void JitEngine::WaitIdle() {
+  impl_->WaitIdle();
+}
 
-JitStats JitEngine::Stats() const { return impl_->Stats(); }
+JitStats JitEngine::Stats() const {
+  return impl_->Stats();
+}
 
-bool JitAvailable() { return true; }
+bool JitAvailable() {
+  return true;
+}
 
 bool IsJitCompiled(TVMFFIObjectHandle function) {
   BoundFunction* fn = nullptr;

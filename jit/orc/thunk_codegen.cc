@@ -3,7 +3,6 @@
 
 #include <array>
 #include <cstddef>
-#include <functional>
 
 #include "bound_function.h"
 #include "ffijit/c_ext.h"
@@ -60,7 +59,8 @@ std::string CheckAbiAgreement(const CallPlan& plan) {
     } else {
       got = {AbiClass::kStack, stack++};
     }
-    if (got.cls != want.cls || got.slot != want.slot) return "ABI placement of " + what + " differs";
+    if (got.cls != want.cls || got.slot != want.slot)
+      return "ABI placement of " + what + " differs";
     return "";
   };
   for (size_t i = 0; i < plan.params.size(); ++i) {
@@ -98,6 +98,13 @@ std::string CheckAbiAgreement(const CallPlan& plan) {
 namespace {
 
 // Everything needed while emitting one thunk.
+//
+// Shape: the arity test; then one straight run of loads and compares that decides whether every
+// argument has a common form (branching only where a check must dereference what an earlier one
+// validated); then the call block, which converts each argument from its (now known good) form
+// and calls the target. Any other input -- a rare form, an error -- takes the interpreter, which
+// by definition converts and fails exactly as the interpreter does. Few blocks and no per-argument
+// phis keep instruction selection on FastISel's path and the call path free of spills.
 class ThunkEmitter {
  public:
   ThunkEmitter(const CallPlan& plan, llvm::Module& module)
@@ -122,40 +129,50 @@ class ThunkEmitter {
     num_args_ = fn_->getArg(2);
     result_ = fn_->getArg(3);
 
-    auto* entry = NewBlock("entry");
+    auto* entry = NewBlock();
     b_.SetInsertPoint(entry);
-    // Scratch: the slow-path conversion buffer and the result buffers, zeroed once.
-    scratch_ = b_.CreateAlloca(llvm::ArrayType::get(i64_, 2), nullptr, "convert_out");
-    size_t n_results = plan_.results.size();
-    results_buf_ = b_.CreateAlloca(llvm::ArrayType::get(i64_, 2 * (n_results ? n_results : 1)),
-                                   nullptr, "results");
-    byval_ = b_.CreateAlloca(llvm::ArrayType::get(i64_, 2 * (plan_.params.size() + 1)), nullptr,
-                             "byval");
-    fail_block_ = NewBlock("raised");
+    const size_t n_params = plan_.params.size();
+    const size_t n_results = plan_.results.size();
+    bool any_path = false, any_byval = false;
+    for (const NativeParam& p : plan_.params) {
+      any_path |= p.path_size > 0;
+      any_byval |= p.abi.cls == AbiClass::kStackPair || p.abi.cls == AbiClass::kMemory;
+    }
+    // The raw result buffers: for out-pointers, and for a returned value the shared boxers read.
+    if (n_results > 1 || (n_results == 1 && (!plan_.results[0].by_return ||
+                                             plan_.return_kind == ReturnKind::kGprPair ||
+                                             !BoxesInline(plan_.results[0].conversion)))) {
+      results_buf_ = b_.CreateAlloca(llvm::ArrayType::get(i64_, 2 * n_results));
+    }
+    if (any_byval) byval_ = b_.CreateAlloca(llvm::ArrayType::get(i64_, 2 * n_params));
+    // Resolved structure elements, found once while checking and read again by the call block.
+    if (any_path) paths_ = b_.CreateAlloca(llvm::ArrayType::get(ptr_, n_params));
 
-    auto* arity_bad = NewBlock("arity_bad");
-    auto* params = NewBlock("params");
-    b_.CreateCondBr(b_.CreateICmpEQ(num_args_, b_.getInt32(plan_.num_args())), params, arity_bad);
-    b_.SetInsertPoint(arity_bad);
-    b_.CreateRet(CallHelper("FFIJITRaiseArityError", i32_, {ptr_, i32_}, {handle_, num_args_}));
+    fallback_ = NewBlock();
+    auto* check = NewBlock();
+    b_.CreateCondBr(b_.CreateICmpEQ(num_args_, b_.getInt32(plan_.num_args())), check, fallback_);
+    b_.SetInsertPoint(fallback_);
+    b_.CreateRet(CallHelper(kFallbackSymbol, i32_, {ptr_, ptr_, i32_, ptr_},
+                            {handle_, args_, num_args_, result_}));
 
-    b_.SetInsertPoint(fail_block_);
-    b_.CreateRet(b_.getInt32(-1));
+    b_.SetInsertPoint(check);
+    ok_ = b_.getTrue();
+    for (size_t i = 0; i < n_params; ++i) CheckParam(static_cast<int32_t>(i));
+    Flush();
 
-    b_.SetInsertPoint(params);
     std::vector<llvm::Value*> call_args;
     std::vector<llvm::Type*> call_types;
-    for (size_t i = 0; i < plan_.params.size(); ++i) {
+    for (size_t i = 0; i < n_params; ++i) {
       llvm::Value* words[2] = {nullptr, nullptr};
       ConvertParam(static_cast<int32_t>(i), words);
       PassParam(plan_.params[i], static_cast<int32_t>(i), words, &call_args, &call_types);
     }
-    // Results through out-pointers: zeroed 16-byte buffers, one per result.
-    if (n_results > 0) {
-      b_.CreateMemSet(results_buf_, b_.getInt8(0), 16 * n_results, llvm::MaybeAlign(8));
-    }
+    // Results through out-pointers: zeroed 16-byte buffers, one per result. Plain stores, not a
+    // memset: FastISel lowers no memset intrinsic.
     for (size_t i = 0; i < n_results; ++i) {
       if (plan_.results[i].by_return) continue;
+      b_.CreateStore(b_.getInt64(0), ResultBuffer(i));
+      b_.CreateStore(b_.getInt64(0), AtOffset(ResultBuffer(i), 8));
       call_args.push_back(ResultBuffer(i));
       call_types.push_back(ptr_);
     }
@@ -163,8 +180,12 @@ class ThunkEmitter {
     BoxResults(returned);
   }
 
+  // Bound by ThunkRuntimeSymbols to ThunkFallback.
+  static constexpr const char* kFallbackSymbol = "ffijit_orc_thunk_fallback";
+
  private:
-  llvm::BasicBlock* NewBlock(const char* name) { return llvm::BasicBlock::Create(ctx_, name, fn_); }
+  // Unnamed: value and block names cost time and nothing reads them.
+  llvm::BasicBlock* NewBlock() { return llvm::BasicBlock::Create(ctx_, "", fn_); }
 
   llvm::Value* CallHelper(const char* name, llvm::Type* ret, std::vector<llvm::Type*> params,
                           std::vector<llvm::Value*> values) {
@@ -182,167 +203,115 @@ class ThunkEmitter {
     return b_.CreateLoad(type, AtOffset(base, offset));
   }
   llvm::Value* ResultBuffer(size_t i) { return AtOffset(results_buf_, 16 * i); }
+  llvm::Value* ToWord(llvm::Value* v) {
+    return v->getType()->isPointerTy() ? b_.CreatePtrToInt(v, i64_) : v;
+  }
 
   llvm::Value* TagIs(llvm::Value* tag, int32_t index) {
-    return b_.CreateICmpEQ(tag, b_.getInt32(index));
+    return b_.CreateICmpEQ(tag, b_.getInt32(static_cast<uint32_t>(index)));
   }
-  llvm::Value* TagIsAny(llvm::Value* tag, std::initializer_list<int32_t> indices) {
-    llvm::Value* any = nullptr;
-    for (int32_t index : indices) {
-      llvm::Value* is = TagIs(tag, index);
-      any = any ? b_.CreateOr(any, is) : is;
+  // first <= tag < first + count, in one unsigned compare.
+  llvm::Value* TagIn(llvm::Value* tag, int32_t first, int32_t count) {
+    return b_.CreateICmpULT(b_.CreateSub(tag, b_.getInt32(static_cast<uint32_t>(first))),
+                            b_.getInt32(static_cast<uint32_t>(count)));
+  }
+  void Require(llvm::Value* cond) {
+    auto* c = llvm::dyn_cast<llvm::ConstantInt>(ok_);
+    ok_ = c && c->isOne() ? cond : b_.CreateAnd(ok_, cond);
+  }
+  // Leaves for the fallback unless everything checked so far holds: what follows may dereference
+  // what those checks validated.
+  void Flush() {
+    if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(ok_); c && c->isOne()) return;
+    auto* next = NewBlock();
+    b_.CreateCondBr(ok_, next, fallback_);
+    b_.SetInsertPoint(next);
+    ok_ = b_.getTrue();
+  }
+
+  // 64 zero bytes: where a speculated load reads when the form it serves is not the one present,
+  // so the call block picks among forms with selects instead of branches.
+  llvm::Value* Zeros() {
+    llvm::GlobalVariable* zeros = module_.getGlobalVariable("ffijit.zeros", true);
+    if (zeros == nullptr) {
+      auto* type = llvm::ArrayType::get(i64_, 8);
+      zeros = new llvm::GlobalVariable(module_, type, true, llvm::GlobalValue::PrivateLinkage,
+                                       llvm::ConstantAggregateZero::get(type), "ffijit.zeros");
+      zeros->setAlignment(llvm::Align(16));
     }
-    return any;
+    return zeros;
   }
 
-  // One fast form of a parameter: taken when `cond` holds, computing the words in its own block.
-  struct Form {
-    llvm::Value* cond;
-    std::function<void(llvm::Value* words[2])> convert;  // may branch to `slow` when it rejects
-  };
-
-  // Emits: value = argument (after its path); the first form whose condition holds converts
-  // inline; otherwise the shared helper converts (rare forms) or raises (errors).
-  void ConvertParam(int32_t index, llvm::Value* words[2]) {
+  // The TVMFFIAny the parameter reads. In the check block a structure element is resolved (and
+  // remembered); the call block reads what was remembered.
+  llvm::Value* ValueOf(int32_t index, bool resolve) {
     const NativeParam& p = plan_.params[static_cast<size_t>(index)];
     llvm::Value* value =
         b_.CreateConstInBoundsGEP1_64(i8_, args_, 16 * static_cast<uint64_t>(p.position));
-    if (p.path_size > 0) {
-      // Structure elements: the shared resolver, which raises the interpreter's path errors.
-      value = CallHelper("FFIJITResolvePath", ptr_, {ptr_, i32_, ptr_},
-                         {handle_, b_.getInt32(index), value});
-      auto* resolved = NewBlock("resolved");
-      b_.CreateCondBr(b_.CreateIsNull(value), fail_block_, resolved);
-      b_.SetInsertPoint(resolved);
-    }
-    value_ = value;
-    tag_ = b_.CreateLoad(i32_, value);
-    payload_ = AtOffset(value, kAnyValueOffset);
-
-    auto* slow = NewBlock("slow");
-    auto* done = NewBlock("converted");
-    const bool two_words = p.conversion == Conversion::kBytes;
-    std::vector<std::pair<llvm::BasicBlock*, std::array<llvm::Value*, 2>>> incoming;
-
-    for (const Form& form : FormsFor(p, slow)) {
-      auto* take = NewBlock("fast");
-      auto* next = NewBlock("next");
-      b_.CreateCondBr(form.cond, take, next);
-      b_.SetInsertPoint(take);
-      llvm::Value* out[2] = {nullptr, nullptr};
-      form.convert(out);
-      incoming.push_back({b_.GetInsertBlock(), {out[0], two_words ? out[1] : nullptr}});
-      b_.CreateBr(done);
-      b_.SetInsertPoint(next);
-    }
-    b_.CreateBr(slow);
-
-    b_.SetInsertPoint(slow);
-    llvm::Value* status = CallHelper("FFIJITConvertParam", i32_, {ptr_, i32_, ptr_, ptr_},
-                                     {handle_, b_.getInt32(index), value_, scratch_});
-    auto* slow_ok = NewBlock("slow_ok");
-    b_.CreateCondBr(b_.CreateICmpEQ(status, b_.getInt32(0)), slow_ok, fail_block_);
-    b_.SetInsertPoint(slow_ok);
-    incoming.push_back({slow_ok,
-                        {Load(i64_, scratch_, 0), two_words ? Load(i64_, scratch_, 8) : nullptr}});
-    b_.CreateBr(done);
-
-    b_.SetInsertPoint(done);
-    for (int w = 0; w < (two_words ? 2 : 1); ++w) {
-      auto* phi = b_.CreatePHI(i64_, static_cast<unsigned>(incoming.size()));
-      for (auto& [block, values] : incoming) phi->addIncoming(values[static_cast<size_t>(w)], block);
-      words[w] = phi;
-    }
+    if (p.path_size == 0) return value;
+    llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptr_, paths_, static_cast<uint64_t>(index));
+    if (!resolve) return b_.CreateLoad(ptr_, slot);
+    // Every earlier argument passed, so the resolver's path error is the interpreter's first
+    // error too: return it as raised.
+    Flush();
+    value = CallHelper("FFIJITResolvePath", ptr_, {ptr_, i32_, ptr_},
+                       {handle_, b_.getInt32(static_cast<uint32_t>(index)), value});
+    auto* raised = NewBlock();
+    auto* resolved = NewBlock();
+    b_.CreateCondBr(b_.CreateIsNull(value), raised, resolved);
+    b_.SetInsertPoint(raised);
+    b_.CreateRet(b_.getInt32(static_cast<uint32_t>(-1)));
+    b_.SetInsertPoint(resolved);
+    b_.CreateStore(value, slot);
+    return value;
   }
 
-  llvm::Value* PayloadI64() { return b_.CreateLoad(i64_, payload_); }
-  llvm::Value* PayloadPtr() { return b_.CreateLoad(ptr_, payload_); }
-  llvm::Value* ToWord(llvm::Value* v) {
-    if (v->getType()->isPointerTy()) return b_.CreatePtrToInt(v, i64_);
-    return v;
-  }
-  // Branches to `slow` unless `ok`; continues in a fresh block.
-  void RequireOr(llvm::Value* ok, llvm::BasicBlock* slow) {
-    auto* pass = NewBlock("ok");
-    b_.CreateCondBr(ok, pass, slow);
-    b_.SetInsertPoint(pass);
-  }
-
-  std::vector<Form> FormsFor(const NativeParam& p, llvm::BasicBlock* slow) {
-    llvm::Value* tag = tag_;
+  // Adds to ok_ whether parameter `index` arrives in one of the forms the call block converts.
+  void CheckParam(int32_t index) {
+    const NativeParam& p = plan_.params[static_cast<size_t>(index)];
     const Conversion c = p.conversion;
-    std::vector<Form> forms;
+    llvm::Value* value = ValueOf(index, true);
+    if (c == Conversion::kAnyView) return;
+    llvm::Value* tag = b_.CreateLoad(i32_, value);
+    llvm::Value* payload = AtOffset(value, kAnyValueOffset);
     if (c == Conversion::kBool) {
-      forms.push_back({TagIsAny(tag, {kTVMFFIBool, kTVMFFIInt}), [this](llvm::Value* w[2]) {
-                         w[0] = b_.CreateZExt(b_.CreateICmpNE(PayloadI64(), b_.getInt64(0)), i64_);
-                       }});
+      Require(TagIn(tag, kTVMFFIInt, 2));
     } else if (IsInteger(c)) {
-      forms.push_back({TagIsAny(tag, {kTVMFFIInt, kTVMFFIBool}), [this, c, slow](llvm::Value* w[2]) {
-                         llvm::Value* v = PayloadI64();
-                         if (llvm::Value* fits = Fits(c, v)) RequireOr(fits, slow);
-                         w[0] = v;
-                       }});
+      Require(TagIn(tag, kTVMFFIInt, 2));
+      if (llvm::Value* fits = Fits(c, b_.CreateLoad(i64_, payload))) Require(fits);
     } else if (IsFloat(c)) {
-      forms.push_back({TagIs(tag, kTVMFFIFloat), [this, c](llvm::Value* w[2]) {
-                         w[0] = FloatBits(c, b_.CreateLoad(f64_, payload_), false);
-                       }});
-      forms.push_back({TagIsAny(tag, {kTVMFFIInt, kTVMFFIBool}), [this, c](llvm::Value* w[2]) {
-                         w[0] = FloatBits(c, PayloadI64(), true);
-                       }});
+      Require(TagIn(tag, kTVMFFIInt, 3));  // Int, Bool, Float
     } else if (c == Conversion::kOpaquePtr) {
-      forms.push_back({TagIs(tag, kTVMFFIOpaquePtr), [this](llvm::Value* w[2]) { w[0] = PayloadI64(); }});
-      forms.push_back({TagIs(tag, kTVMFFINone), [this](llvm::Value* w[2]) { w[0] = b_.getInt64(0); }});
+      // OpaquePtr (4) or None (0): the only tags with no bit but bit 2 set.
+      Require(b_.CreateICmpEQ(b_.CreateAnd(tag, b_.getInt32(~uint32_t{kTVMFFIOpaquePtr})),
+                              b_.getInt32(0)));
     } else if (c == Conversion::kStr) {
-      forms.push_back({TagIs(tag, kTVMFFIRawStr), [this](llvm::Value* w[2]) { w[0] = PayloadI64(); }});
-      forms.push_back({TagIs(tag, kTVMFFISmallStr),
-                       [this](llvm::Value* w[2]) { w[0] = ToWord(payload_); }});
-      forms.push_back({TagIs(tag, kTVMFFIStr), [this](llvm::Value* w[2]) {
-                         w[0] = Load(i64_, PayloadPtr(), kObjectCellOffset);
-                       }});
+      // A NULL RawStr is the fallback's to accept (nullable) or reject.
+      llvm::Value* raw =
+          b_.CreateAnd(TagIs(tag, kTVMFFIRawStr), b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
+      Require(b_.CreateOr(b_.CreateOr(raw, TagIs(tag, kTVMFFISmallStr)), TagIs(tag, kTVMFFIStr)));
     } else if (c == Conversion::kBytes) {
-      forms.push_back({TagIsAny(tag, {kTVMFFISmallBytes, kTVMFFISmallStr}), [this](llvm::Value* w[2]) {
-                         w[0] = ToWord(payload_);
-                         w[1] = b_.CreateZExt(Load(i32_, value_, kAnySmallLenOffset), i64_);
-                       }});
-      forms.push_back({TagIsAny(tag, {kTVMFFIBytes, kTVMFFIStr}), [this](llvm::Value* w[2]) {
-                         llvm::Value* obj = PayloadPtr();
-                         w[0] = Load(i64_, obj, kObjectCellOffset);
-                         w[1] = Load(i64_, obj, kObjectCellOffset + 8);
-                       }});
-      forms.push_back({TagIs(tag, kTVMFFIByteArrayPtr), [this](llvm::Value* w[2]) {
-                         llvm::Value* array = PayloadPtr();
-                         w[0] = Load(i64_, array, 0);
-                         w[1] = Load(i64_, array, 8);
-                       }});
+      llvm::Value* array = b_.CreateAnd(TagIs(tag, kTVMFFIByteArrayPtr),
+                                        b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
+      Require(b_.CreateOr(b_.CreateOr(array, TagIn(tag, kTVMFFISmallStr, 2)),
+                          TagIn(tag, kTVMFFIStr, 2)));
     } else if (c == Conversion::kTensor) {
-      const TensorCheck* check = &p.tensor;
-      forms.push_back({TagIs(tag, kTVMFFIDLTensorPtr), [this, check, slow](llvm::Value* w[2]) {
-                         llvm::Value* t = PayloadPtr();
-                         RequireOr(b_.CreateIsNotNull(t), slow);
-                         CheckTensor(*check, t, slow);
-                         w[0] = ToWord(t);
-                       }});
-      forms.push_back({TagIs(tag, kTVMFFITensor), [this, check, slow](llvm::Value* w[2]) {
-                         llvm::Value* t = AtOffset(PayloadPtr(), kObjectCellOffset);
-                         CheckTensor(*check, t, slow);
-                         w[0] = ToWord(t);
-                       }});
+      llvm::Value* pointer = b_.CreateAnd(TagIs(tag, kTVMFFIDLTensorPtr),
+                                          b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
+      llvm::Value* accepted = b_.CreateOr(pointer, TagIs(tag, kTVMFFITensor));
+      Require(accepted);
+      // The dtype and rank are read through a stand-in when the tag is wrong: no branch yet.
+      CheckTensor(p.tensor, b_.CreateSelect(accepted, TensorOf(tag, payload), Zeros()));
     } else if (c == Conversion::kDataType) {
-      forms.push_back({TagIs(tag, kTVMFFIDataType), [this](llvm::Value* w[2]) {
-                         w[0] = b_.CreateZExt(b_.CreateLoad(i32_, payload_), i64_);
-                       }});
+      Require(TagIs(tag, kTVMFFIDataType));
     } else if (c == Conversion::kDevice) {
-      forms.push_back({TagIs(tag, kTVMFFIDevice), [this](llvm::Value* w[2]) { w[0] = PayloadI64(); }});
+      Require(TagIs(tag, kTVMFFIDevice));
     } else if (c == Conversion::kObject) {
-      llvm::Value* accepted = p.object_type_index == kTVMFFIObject
-                                  ? b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin))
-                                  : TagIs(tag, p.object_type_index);
-      // Subtypes and None take the helper, which asks the type registry.
-      forms.push_back({accepted, [this](llvm::Value* w[2]) { w[0] = PayloadI64(); }});
-    } else if (c == Conversion::kAnyView) {
-      forms.push_back({b_.getTrue(), [this](llvm::Value* w[2]) { w[0] = ToWord(value_); }});
+      // Subtypes and None take the fallback, which asks the type registry.
+      Require(p.object_type_index == kTVMFFIObject
+                  ? b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin))
+                  : TagIs(tag, p.object_type_index));
     }
-    return forms;
   }
 
   // The range condition for an integer conversion; nullptr when every Int fits (i64).
@@ -370,53 +339,95 @@ class ThunkEmitter {
     }
   }
 
-  // The native bit pattern of a float parameter, zero-extended to 64 bits, from a double or an
-  // int64 (one rounding from the exact input, as the interpreter).
-  llvm::Value* FloatBits(Conversion c, llvm::Value* v, bool from_int) {
-    switch (c) {
-      case Conversion::kF64:
-        return from_int ? b_.CreateBitCast(b_.CreateSIToFP(v, f64_), i64_) : b_.CreateBitCast(v, i64_);
-      case Conversion::kF32: {
-        llvm::Value* f = from_int ? b_.CreateSIToFP(v, f32_) : b_.CreateFPTrunc(v, f32_);
-        return b_.CreateZExt(b_.CreateBitCast(f, i32_), i64_);
-      }
-      case Conversion::kF16:
-        return b_.CreateZExt(CallHelper(from_int ? "FFIJITInt64ToF16Bits" : "FFIJITDoubleToF16Bits",
-                                        i16_, {from_int ? i64_ : f64_}, {v}),
-                             i64_);
-      default:  // kBF16
-        return b_.CreateZExt(CallHelper(from_int ? "FFIJITInt64ToBF16Bits" : "FFIJITDoubleToBF16Bits",
-                                        i16_, {from_int ? i64_ : f64_}, {v}),
-                             i64_);
-    }
+  // The DLTensor of a DLTensorPtr or Tensor argument (no load through it).
+  llvm::Value* TensorOf(llvm::Value* tag, llvm::Value* payload) {
+    llvm::Value* pointer = b_.CreateLoad(ptr_, payload);
+    return b_.CreateSelect(TagIs(tag, kTVMFFITensor), AtOffset(pointer, kObjectCellOffset),
+                           pointer);
   }
 
-  // Branches to `slow` (which raises the tensor error) unless the tensor matches.
-  void CheckTensor(const TensorCheck& check, llvm::Value* tensor, llvm::BasicBlock* slow) {
-    llvm::Value* ok = b_.getTrue();
+  // Adds the tensor's dtype, rank and static dims to ok_ (the shape is read once the rank is
+  // known to match).
+  void CheckTensor(const TensorCheck& check, llvm::Value* tensor) {
     if (check.check_dtype) {
       uint32_t want = static_cast<uint32_t>(check.dtype.code) |
                       static_cast<uint32_t>(check.dtype.bits) << 8 | 1u << 16;
-      ok = b_.CreateICmpEQ(Load(i32_, tensor, kTensorDtypeOffset), b_.getInt32(want));
+      Require(b_.CreateICmpEQ(Load(i32_, tensor, kTensorDtypeOffset), b_.getInt32(want)));
     }
-    if (check.rank >= 0) {
-      ok = b_.CreateAnd(ok, b_.CreateICmpEQ(Load(i32_, tensor, kTensorNdimOffset),
-                                            b_.getInt32(static_cast<uint32_t>(check.rank))));
-      bool any_static = false;
-      for (int64_t d : check.dims) any_static |= d >= 0;
-      if (any_static) {
-        // The shape may only be read once the rank is known to match.
-        RequireOr(ok, slow);
-        ok = b_.getTrue();
-        llvm::Value* shape = Load(ptr_, tensor, kTensorShapeOffset);
-        for (size_t i = 0; i < check.dims.size(); ++i) {
-          if (check.dims[i] < 0) continue;
-          ok = b_.CreateAnd(ok, b_.CreateICmpEQ(Load(i64_, shape, 8 * i),
-                                                b_.getInt64(static_cast<uint64_t>(check.dims[i]))));
-        }
-      }
+    if (check.rank < 0) return;
+    Require(b_.CreateICmpEQ(Load(i32_, tensor, kTensorNdimOffset),
+                            b_.getInt32(static_cast<uint32_t>(check.rank))));
+    bool any_static = false;
+    for (int64_t d : check.dims) any_static |= d >= 0;
+    if (!any_static) return;
+    Flush();
+    llvm::Value* shape = Load(ptr_, tensor, kTensorShapeOffset);
+    for (size_t i = 0; i < check.dims.size(); ++i) {
+      if (check.dims[i] < 0) continue;
+      Require(b_.CreateICmpEQ(Load(i64_, shape, 8 * i),
+                              b_.getInt64(static_cast<uint64_t>(check.dims[i]))));
     }
-    RequireOr(ok, slow);
+  }
+
+  // The native words of parameter `index`, whose form CheckParam accepted.
+  void ConvertParam(int32_t index, llvm::Value* words[2]) {
+    const NativeParam& p = plan_.params[static_cast<size_t>(index)];
+    const Conversion c = p.conversion;
+    llvm::Value* value = ValueOf(index, false);
+    if (c == Conversion::kAnyView) {
+      words[0] = ToWord(value);
+      return;
+    }
+    llvm::Value* payload = AtOffset(value, kAnyValueOffset);
+    auto payload_word = [&] { return b_.CreateLoad(i64_, payload); };
+    auto tag = [&] { return b_.CreateLoad(i32_, value); };
+    if (c == Conversion::kBool) {
+      words[0] = b_.CreateZExt(b_.CreateIsNotNull(payload_word()), i64_);
+    } else if (IsInteger(c) || c == Conversion::kDevice || c == Conversion::kObject) {
+      words[0] = payload_word();
+    } else if (c == Conversion::kF64) {
+      llvm::Value* bits = payload_word();
+      llvm::Value* from_int = b_.CreateBitCast(b_.CreateSIToFP(bits, f64_), i64_);
+      words[0] = b_.CreateSelect(TagIs(tag(), kTVMFFIFloat), bits, from_int);
+    } else if (c == Conversion::kF32) {
+      // One rounding from the exact input, as the interpreter: an Int goes straight to float.
+      // The select picks between bit patterns: a float select would become a branch at -O0.
+      llvm::Value* is_float = TagIs(tag(), kTVMFFIFloat);
+      llvm::Value* from_float =
+          b_.CreateBitCast(b_.CreateFPTrunc(b_.CreateLoad(f64_, payload), f32_), i32_);
+      llvm::Value* from_int = b_.CreateBitCast(b_.CreateSIToFP(payload_word(), f32_), i32_);
+      words[0] = b_.CreateZExt(b_.CreateSelect(is_float, from_float, from_int), i64_);
+    } else if (c == Conversion::kF16 || c == Conversion::kBF16) {
+      const char* helper =
+          c == Conversion::kF16 ? "ffijit_orc_any_to_f16" : "ffijit_orc_any_to_bf16";
+      words[0] = b_.CreateZExt(CallHelper(helper, i16_, {ptr_}, {value}), i64_);
+    } else if (c == Conversion::kOpaquePtr) {
+      words[0] = b_.CreateSelect(TagIs(tag(), kTVMFFINone), b_.getInt64(0), payload_word());
+    } else if (c == Conversion::kStr) {
+      llvm::Value* t = tag();
+      llvm::Value* is_object = TagIs(t, kTVMFFIStr);
+      llvm::Value* cell = b_.CreateSelect(is_object, b_.CreateLoad(ptr_, payload), Zeros());
+      llvm::Value* data = Load(i64_, cell, kObjectCellOffset);
+      llvm::Value* inline_or_raw =
+          b_.CreateSelect(TagIs(t, kTVMFFISmallStr), ToWord(payload), payload_word());
+      words[0] = b_.CreateSelect(is_object, data, inline_or_raw);
+    } else if (c == Conversion::kBytes) {
+      // {data, size} at cell + 24 (Bytes, Str), at the ByteArray (ByteArrayPtr), or inline.
+      llvm::Value* t = tag();
+      llvm::Value* pointer = b_.CreateLoad(ptr_, payload);
+      llvm::Value* array =
+          b_.CreateSelect(TagIn(t, kTVMFFIStr, 2), AtOffset(pointer, kObjectCellOffset),
+                          b_.CreateSelect(TagIs(t, kTVMFFIByteArrayPtr), pointer, Zeros()));
+      llvm::Value* is_inline = TagIn(t, kTVMFFISmallStr, 2);
+      words[0] = b_.CreateSelect(is_inline, ToWord(payload), Load(i64_, array, 0));
+      words[1] =
+          b_.CreateSelect(is_inline, b_.CreateZExt(Load(i32_, value, kAnySmallLenOffset), i64_),
+                          Load(i64_, array, 8));
+    } else if (c == Conversion::kTensor) {
+      words[0] = ToWord(TensorOf(tag(), payload));
+    } else if (c == Conversion::kDataType) {
+      words[0] = b_.CreateZExt(b_.CreateLoad(i32_, payload), i64_);
+    }
   }
 
   void PassParam(const NativeParam& p, int32_t index, llvm::Value* words[2],
@@ -520,40 +531,64 @@ class ThunkEmitter {
     b_.CreateStore(word, AtOffset(result_, kAnyValueOffset));
   }
 
+  // True when BoxOne boxes `c` without the shared boxer (which reads the raw buffer).
+  static bool BoxesInline(Conversion c) {
+    return c == Conversion::kBool || (IsInteger(c) && c != Conversion::kU64) ||
+           c == Conversion::kF64 || c == Conversion::kF32 || c == Conversion::kOpaquePtr ||
+           c == Conversion::kDataType || c == Conversion::kDevice;
+  }
+
   // Boxes the one result held in `word` (and raw buffer `raw`) into *result.
   void BoxOne(const ResultSlot& slot, llvm::Value* word, llvm::Value* raw) {
     const Conversion c = slot.conversion;
     if (c == Conversion::kBool) {
-      StoreAny(kTVMFFIBool, b_.CreateZExt(b_.CreateICmpNE(b_.CreateTrunc(word, i8_), b_.getInt8(0)), i64_));
+      StoreAny(kTVMFFIBool,
+               b_.CreateZExt(b_.CreateICmpNE(b_.CreateTrunc(word, i8_), b_.getInt8(0)), i64_));
       b_.CreateRet(b_.getInt32(0));
       return;
     }
     if (IsInteger(c) && c != Conversion::kU64) {
       llvm::Value* v = word;
       switch (c) {
-        case Conversion::kI8: v = b_.CreateSExt(b_.CreateTrunc(word, i8_), i64_); break;
-        case Conversion::kI16: v = b_.CreateSExt(b_.CreateTrunc(word, i16_), i64_); break;
-        case Conversion::kI32: v = b_.CreateSExt(b_.CreateTrunc(word, i32_), i64_); break;
-        case Conversion::kU8: v = b_.CreateZExt(b_.CreateTrunc(word, i8_), i64_); break;
-        case Conversion::kU16: v = b_.CreateZExt(b_.CreateTrunc(word, i16_), i64_); break;
-        case Conversion::kU32: v = b_.CreateZExt(b_.CreateTrunc(word, i32_), i64_); break;
-        default: break;
+        case Conversion::kI8:
+          v = b_.CreateSExt(b_.CreateTrunc(word, i8_), i64_);
+          break;
+        case Conversion::kI16:
+          v = b_.CreateSExt(b_.CreateTrunc(word, i16_), i64_);
+          break;
+        case Conversion::kI32:
+          v = b_.CreateSExt(b_.CreateTrunc(word, i32_), i64_);
+          break;
+        case Conversion::kU8:
+          v = b_.CreateZExt(b_.CreateTrunc(word, i8_), i64_);
+          break;
+        case Conversion::kU16:
+          v = b_.CreateZExt(b_.CreateTrunc(word, i16_), i64_);
+          break;
+        case Conversion::kU32:
+          v = b_.CreateZExt(b_.CreateTrunc(word, i32_), i64_);
+          break;
+        default:
+          break;
       }
       StoreAny(kTVMFFIInt, v);
       b_.CreateRet(b_.getInt32(0));
       return;
     }
     if (c == Conversion::kF64 || c == Conversion::kF32) {
-      llvm::Value* d = c == Conversion::kF64
-                           ? word
-                           : b_.CreateBitCast(b_.CreateFPExt(b_.CreateBitCast(b_.CreateTrunc(word, i32_), f32_), f64_), i64_);
+      llvm::Value* d =
+          c == Conversion::kF64
+              ? word
+              : b_.CreateBitCast(
+                    b_.CreateFPExt(b_.CreateBitCast(b_.CreateTrunc(word, i32_), f32_), f64_), i64_);
       StoreAny(kTVMFFIFloat, d);
       b_.CreateRet(b_.getInt32(0));
       return;
     }
     if (c == Conversion::kOpaquePtr) {
       llvm::Value* is_null = b_.CreateICmpEQ(word, b_.getInt64(0));
-      llvm::Value* tag = b_.CreateSelect(is_null, b_.getInt32(kTVMFFINone), b_.getInt32(kTVMFFIOpaquePtr));
+      llvm::Value* tag =
+          b_.CreateSelect(is_null, b_.getInt32(kTVMFFINone), b_.getInt32(kTVMFFIOpaquePtr));
       b_.CreateStore(tag, result_);
       b_.CreateStore(b_.getInt32(0), AtOffset(result_, 4));
       b_.CreateStore(word, AtOffset(result_, kAnyValueOffset));
@@ -579,12 +614,13 @@ class ThunkEmitter {
   void BoxResults(llvm::Value* returned) {
     const size_t n = plan_.results.size();
     if (plan_.return_kind == ReturnKind::kStatus) {
-      auto* failed = NewBlock("status_failed");
-      auto* ok = NewBlock("status_ok");
+      auto* failed = NewBlock();
+      auto* ok = NewBlock();
       b_.CreateCondBr(b_.CreateICmpEQ(returned, b_.getInt32(0)), ok, failed);
       b_.SetInsertPoint(failed);
       // The native's raised error reaches the caller unchanged; without one, the shared error.
-      b_.CreateRet(CallHelper("ffijit_orc_propagate_status", i32_, {ptr_, i32_}, {handle_, returned}));
+      b_.CreateRet(
+          CallHelper("ffijit_orc_propagate_status", i32_, {ptr_, i32_}, {handle_, returned}));
       b_.SetInsertPoint(ok);
     }
     if (n == 0) {
@@ -600,7 +636,11 @@ class ThunkEmitter {
         b_.CreateStore(b_.CreateExtractValue(returned, 1), AtOffset(ResultBuffer(0), 8));
       } else {
         word = ReturnWord(plan_.results[0].conversion, returned);
-        b_.CreateStore(word, ResultBuffer(0));
+        // Only the shared boxers read the buffer; the common kinds box straight from the word.
+        if (n > 1 || !BoxesInline(plan_.results[0].conversion)) {
+          b_.CreateStore(word, ResultBuffer(0));
+          b_.CreateStore(b_.getInt64(0), AtOffset(ResultBuffer(0), 8));
+        }
       }
     }
     if (n > 1) {
@@ -619,10 +659,9 @@ class ThunkEmitter {
   llvm::Type *i8_, *i16_, *i32_, *i64_, *f32_, *f64_, *ptr_;
   llvm::Function* fn_ = nullptr;
   llvm::Value *handle_ = nullptr, *args_ = nullptr, *num_args_ = nullptr, *result_ = nullptr;
-  llvm::Value *scratch_ = nullptr, *results_buf_ = nullptr, *byval_ = nullptr;
-  llvm::BasicBlock* fail_block_ = nullptr;
-  // The parameter being converted.
-  llvm::Value *value_ = nullptr, *tag_ = nullptr, *payload_ = nullptr;
+  llvm::Value *results_buf_ = nullptr, *byval_ = nullptr, *paths_ = nullptr;
+  llvm::BasicBlock* fallback_ = nullptr;
+  llvm::Value* ok_ = nullptr;  // the checks not yet branched on
   std::vector<unsigned> byval_params_;
 };
 
@@ -635,6 +674,23 @@ int PropagateStatus(const BoundFunction* fn, int32_t status) {
   TVMFFIErrorSetRaised(error);
   TVMFFIObjectDecRef(error);
   return -1;
+}
+
+// The thunk's way out for every argument form it does not convert inline, and for every error:
+// the interpreter, whose behaviour the thunk must match anyway.
+int ThunkFallback(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  return InterpreterSafeCall(handle, args, num_args, result);
+}
+
+// f16/bf16 parameters from a Float, Int or Bool (the thunk checked the tag): one rounding from the
+// exact input, as the interpreter.
+uint16_t AnyToF16Bits(const TVMFFIAny* v) {
+  return v->type_index == kTVMFFIFloat ? FFIJITDoubleToF16Bits(v->v_float64)
+                                       : FFIJITInt64ToF16Bits(v->v_int64);
+}
+uint16_t AnyToBF16Bits(const TVMFFIAny* v) {
+  return v->type_index == kTVMFFIFloat ? FFIJITDoubleToBF16Bits(v->v_float64)
+                                       : FFIJITInt64ToBF16Bits(v->v_int64);
 }
 
 }  // namespace
@@ -660,16 +716,13 @@ std::string EmitThunk(const CallPlan& plan, llvm::Module& module, const std::str
 
 OrcEngine::SymbolTable ThunkRuntimeSymbols() {
   return {
-      {"FFIJITRaiseArityError", reinterpret_cast<void*>(&FFIJITRaiseArityError)},
+      {ThunkEmitter::kFallbackSymbol, reinterpret_cast<void*>(&ThunkFallback)},
       {"FFIJITResolvePath", reinterpret_cast<void*>(&FFIJITResolvePath)},
-      {"FFIJITConvertParam", reinterpret_cast<void*>(&FFIJITConvertParam)},
       {"FFIJITBoxResult", reinterpret_cast<void*>(&FFIJITBoxResult)},
       {"FFIJITBoxResults", reinterpret_cast<void*>(&FFIJITBoxResults)},
       {"ffijit_orc_propagate_status", reinterpret_cast<void*>(&PropagateStatus)},
-      {"FFIJITDoubleToF16Bits", reinterpret_cast<void*>(&FFIJITDoubleToF16Bits)},
-      {"FFIJITDoubleToBF16Bits", reinterpret_cast<void*>(&FFIJITDoubleToBF16Bits)},
-      {"FFIJITInt64ToF16Bits", reinterpret_cast<void*>(&FFIJITInt64ToF16Bits)},
-      {"FFIJITInt64ToBF16Bits", reinterpret_cast<void*>(&FFIJITInt64ToBF16Bits)},
+      {"ffijit_orc_any_to_f16", reinterpret_cast<void*>(&AnyToF16Bits)},
+      {"ffijit_orc_any_to_bf16", reinterpret_cast<void*>(&AnyToBF16Bits)},
   };
 }
 

@@ -1,10 +1,10 @@
 // Thunk code generation: LLVM IR for one CallPlan's packed entry point (TVMFFISafeCallType).
 //
-// The thunk checks the arity, converts each TVMFFIAny into its native parameter inline for the
-// common tags, loads the target from handle + 40, calls it with every value in the register or
-// stack slot the plan's AbiLocation names, and boxes the result. Every rare form and every error
-// goes through the shared C helpers of jit/bound_function.h (FFIJITConvertParam, FFIJITRaise*,
-// FFIJITBoxResult...), in the interpreter's order, so both executors raise identical errors.
+// The thunk checks the arity and that every argument has one of the common forms, then converts
+// each TVMFFIAny inline, loads the target from handle + 40, calls it with every value in the
+// register or stack slot the plan's AbiLocation names, and boxes the result. Rare forms and errors
+// run the interpreter instead (it converts and raises exactly as the thunk must); boxing beyond the
+// common kinds goes through the shared helpers of jit/bound_function.h (FFIJITBoxResult...).
 #ifndef FFIJIT_JIT_ORC_THUNK_CODEGEN_H_
 #define FFIJIT_JIT_ORC_THUNK_CODEGEN_H_
 
@@ -20,7 +20,7 @@ class Module;
 namespace ffijit::orc {
 
 // Bumped whenever the generated code changes: part of every persistent-cache key.
-inline constexpr const char* kThunkCodegenVersion = "thunk-v1";
+inline constexpr const char* kThunkCodegenVersion = "thunk-v2";
 
 // "" when EmitThunk can compile `plan`, otherwise why not (the function stays interpreted).
 std::string ThunkUnsupportedReason(const CallPlan& plan);
