@@ -169,8 +169,7 @@ TEST_P(CallShapeTest, FailedBoxingReleasesHandedOverObjects) {
   EXPECT_EQ(a.get()->strong_ref_count, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, CallShapeTest,
-                         ::testing::Values(CallPath::kStub, CallPath::kLibffi), PathName);
+INSTANTIATE_TEST_SUITE_P(Paths, CallShapeTest, AllCallPaths(), PathName);
 
 }  // namespace
 }  // namespace ffijit::testing

@@ -8,16 +8,36 @@
 #include <vector>
 
 #include "ffijit/ffijit.h"
+#include "ffijit/jit.h"
 #include "ffijit/register.h"
 #include "ffijit/signature.h"
 
 namespace ffijit::testing {
 
-// Which call path the interpreter uses: its register stub, or libffi.
-enum class CallPath { kStub, kLibffi };
+// Which executor runs the call: the interpreter through its register stub or through libffi, or
+// the JIT thunk. The matrix suites run on every path, so each asserted result and error message
+// holds for all executors alike.
+enum class CallPath { kStub, kLibffi, kJit };
 
 inline std::string PathName(const ::testing::TestParamInfo<CallPath>& info) {
-  return info.param == CallPath::kStub ? "stub" : "libffi";
+  switch (info.param) {
+    case CallPath::kStub:
+      return "stub";
+    case CallPath::kLibffi:
+      return "libffi";
+    case CallPath::kJit:
+      return "jit";
+  }
+  return "unknown";
+}
+
+// Every path this build has (the JIT only with LLVM).
+inline auto AllCallPaths() {
+#if FFIJIT_HAVE_LLVM
+  return ::testing::Values(CallPath::kStub, CallPath::kLibffi, CallPath::kJit);
+#else
+  return ::testing::Values(CallPath::kStub, CallPath::kLibffi);
+#endif
 }
 
 inline TypePtr S(ScalarKind k) {
@@ -36,15 +56,21 @@ inline Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
   return sig;
 }
 
-// A function on the interpreter only (never handed to the JIT), using `path`.
+// A function run by `path`: interpreted only (never handed to the JIT), or compiled before use.
 template <typename F>
 Function Bind(const std::string& name, F* fn, Signature sig, CallPath path = CallPath::kStub,
               std::vector<std::string> arg_names = {}) {
   RegisterOptions options;
-  options.interpret_only = true;
+  options.interpret_only = path != CallPath::kJit;
   options.use_libffi = path == CallPath::kLibffi;
   options.arg_names = std::move(arg_names);
-  return MakeFunction(name, reinterpret_cast<void*>(fn), std::move(sig), options);
+  ScopedJitOptions never({JitPolicy::kNever, 0});
+  Function f = MakeFunction(name, reinterpret_cast<void*>(fn), std::move(sig), options);
+  if (path == CallPath::kJit) {
+    std::string why;
+    EXPECT_TRUE(JitEngine::Default().CompileNow(f.get(), &why)) << name << ": " << why;
+  }
+  return f;
 }
 
 inline Any Call(const Function& f, std::vector<Any> args) {

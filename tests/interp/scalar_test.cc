@@ -238,8 +238,7 @@ TEST_P(ScalarTest, NanAndInfinityPassThrough) {
   EXPECT_EQ(Call(f32, {1e300}).cast<double>(), INFINITY);
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, ScalarTest, ::testing::Values(CallPath::kStub, CallPath::kLibffi),
-                         PathName);
+INSTANTIATE_TEST_SUITE_P(Paths, ScalarTest, AllCallPaths(), PathName);
 
 }  // namespace
 }  // namespace ffijit::testing

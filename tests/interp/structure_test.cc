@@ -110,8 +110,7 @@ TEST_P(StructureTest, HomogeneousListPassesTheArray) {
   EXPECT_EQ(CallError(f, {Map{}}).kind(), "TypeError");
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, StructureTest,
-                         ::testing::Values(CallPath::kStub, CallPath::kLibffi), PathName);
+INSTANTIATE_TEST_SUITE_P(Paths, StructureTest, AllCallPaths(), PathName);
 
 }  // namespace
 }  // namespace ffijit::testing

@@ -250,8 +250,7 @@ TEST_P(ValueTest, AnyIsABorrowedView) {
   EXPECT_EQ(Call(f, {true}).cast<int64_t>(), 201);
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, ValueTest, ::testing::Values(CallPath::kStub, CallPath::kLibffi),
-                         PathName);
+INSTANTIATE_TEST_SUITE_P(Paths, ValueTest, AllCallPaths(), PathName);
 
 }  // namespace
 }  // namespace ffijit::testing
