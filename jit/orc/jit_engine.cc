@@ -106,7 +106,7 @@ orc::OrcEngine* JitEngine::Impl::Engine(std::string* why) {
     orc::OrcEngine::SymbolTable symbols = orc::ThunkRuntimeSymbols();
     for (auto& symbol : orc::CallbackRuntimeSymbols()) symbols.push_back(symbol);
     engine_ = orc::OrcEngine::Create(symbols, options_.cache_dir, &engine_error_);
-    if (!engine_) orc::LogJit("ffijit: JIT unavailable: " + engine_error_);
+    if (!engine_) LogJit("ffijit: JIT unavailable: " + engine_error_);
   }
   if (!engine_ && why) *why = "JIT unavailable: " + engine_error_;
   return engine_.get();
@@ -209,8 +209,8 @@ std::vector<std::string> JitEngine::Impl::CompileAndInstall(
       if (duplicate) engine->Release(result.unit);
       if (!entry) {
         fallbacks_.fetch_add(1, std::memory_order_relaxed);
-        orc::LogJit("ffijit: `" + fns[users.front()]->plan->declaration +
-                    "` stays interpreted: " + result.failure);
+        LogJit("ffijit: `" + fns[users.front()]->plan->declaration +
+               "` stays interpreted: " + result.failure);
         for (size_t i : users) why[i] = result.failure;
         continue;
       }

@@ -14,6 +14,7 @@
 
 #include "bound_function.h"
 #include "ffijit/jit.h"
+#include "jit_settings.h"
 #include "orc/engine.h"
 
 namespace ffijit {
@@ -38,8 +39,6 @@ void ReleaseTierState(void* state);
 // The function's TierState when it is a BoundFunction the attach hook saw, else nullptr (with the
 // reason in *why).
 TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::string* why);
-// Reports a JIT problem through the log sink.
-void LogJit(const std::string& line);
 // The cache key: codegen version, convention, canonical signature, resolved object type indices.
 std::string ThunkKey(const CallPlan& plan);
 

@@ -1,63 +1,11 @@
-// Tiering: the registration-time attach hook, JIT policies, the default engine and the log sink.
-#include <cstdio>
+// Tiering: the registration-time attach hook and the default engine.
 #include <cstdlib>
-#include <cstring>
-#include <unordered_set>
 
+#include "jit_settings.h"
 #include "orc/jit_engine_impl.h"
 
 namespace ffijit {
 namespace {
-
-std::mutex& PolicyMutex() {
-  static auto* mutex = new std::mutex();
-  return *mutex;
-}
-
-// FFIJIT_JIT: "eager", "never" (or "off"), "after:N" with N > 0. Anything else keeps the built-in
-// default and says so on the JIT log: a misspelt policy must not pass silently.
-JitOptions OptionsFromEnvironment() {
-  JitOptions options;
-  const char* text = std::getenv("FFIJIT_JIT");
-  if (text == nullptr) return options;
-  if (std::strcmp(text, "eager") == 0) {
-    options.policy = JitPolicy::kEager;
-    return options;
-  }
-  if (std::strcmp(text, "never") == 0 || std::strcmp(text, "off") == 0) {
-    options.policy = JitPolicy::kNever;
-    return options;
-  }
-  if (std::strncmp(text, "after:", 6) == 0) {
-    char* end = nullptr;
-    long long n = std::strtoll(text + 6, &end, 10);
-    if (end != text + 6 && *end == '\0' && n > 0) {
-      options.after_calls = n;
-      return options;
-    }
-  }
-  orc::LogJit(std::string("ffijit: FFIJIT_JIT=\"") + text +
-              "\" is not eager, never, off or after:N (N > 0); using after:" +
-              std::to_string(options.after_calls));
-  return options;
-}
-
-JitOptions& GlobalOptions() {
-  static auto* options = new JitOptions(OptionsFromEnvironment());
-  return *options;
-}
-
-thread_local JitOptions tls_options;
-thread_local bool tls_has_options = false;
-
-std::mutex& LogMutex() {
-  static auto* mutex = new std::mutex();
-  return *mutex;
-}
-std::function<void(const std::string&)>& LogSink() {
-  static auto* sink = new std::function<void(const std::string&)>();
-  return *sink;
-}
 
 void OnHot(BoundFunction* fn) {
   JitEngine::Default().impl()->Enqueue(fn);
@@ -67,7 +15,7 @@ void OnHot(BoundFunction* fn) {
 void AttachTier(BoundFunction* fn) {
   fn->tier_state = new orc::TierState();
   fn->release_tier_state = &orc::ReleaseTierState;
-  JitOptions options = tls_has_options ? tls_options : DefaultJitOptions();
+  JitOptions options = JitOptionsForNewFunction();
   if (options.policy == JitPolicy::kNever) return;
   JitEngine::Impl* impl = JitEngine::Default().impl();
   if (impl->TryInstallCached(fn)) return;
@@ -97,42 +45,7 @@ void ReleaseTierState(void* opaque) {
   delete state;
 }
 
-void LogJit(const std::string& line) {
-  std::lock_guard<std::mutex> lock(LogMutex());
-  if (LogSink()) {
-    LogSink()(line);
-    return;
-  }
-  // Once per distinct line: a signature that cannot compile is reported once, not per function.
-  static auto* seen = new std::unordered_set<std::string>();
-  const char* enabled = std::getenv("FFIJIT_JIT_LOG");
-  if (enabled != nullptr && std::strcmp(enabled, "0") == 0) return;
-  if (!seen->insert(line).second) return;
-  std::fprintf(stderr, "%s\n", line.c_str());
-}
-
 }  // namespace orc
-
-void SetDefaultJitOptions(const JitOptions& options) {
-  std::lock_guard<std::mutex> lock(PolicyMutex());
-  GlobalOptions() = options;
-}
-
-JitOptions DefaultJitOptions() {
-  std::lock_guard<std::mutex> lock(PolicyMutex());
-  return GlobalOptions();
-}
-
-ScopedJitOptions::ScopedJitOptions(const JitOptions& options)
-    : saved_(tls_options), had_saved_(tls_has_options) {
-  tls_options = options;
-  tls_has_options = true;
-}
-
-ScopedJitOptions::~ScopedJitOptions() {
-  tls_options = saved_;
-  tls_has_options = had_saved_;
-}
 
 JitEngine& JitEngine::Default() {
   // Immortal: functions and the background thread may outlive static destruction.
@@ -142,11 +55,6 @@ JitEngine& JitEngine::Default() {
     return new JitEngine(std::move(options));
   }();
   return *engine;
-}
-
-void SetJitLogSink(std::function<void(const std::string&)> sink) {
-  std::lock_guard<std::mutex> lock(LogMutex());
-  LogSink() = std::move(sink);
 }
 
 }  // namespace ffijit

@@ -1,7 +1,6 @@
-// jit.h in a build without LLVM (FFIJIT_ENABLE_JIT=OFF): every function stays on the interpreter,
-// policies are kept but have nothing to act on, and asking for compiled code says why it cannot be.
-#include <mutex>
-
+// jit.h's engine and callbacks in a build without LLVM (FFIJIT_ENABLE_JIT=OFF): every function
+// stays on the interpreter and asking for compiled code says why it cannot be. Policies and the
+// log are jit_settings.cc's, as in every build.
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 
@@ -10,44 +9,12 @@ namespace {
 
 constexpr const char* kNoJit = "this ffijit was built without LLVM (FFIJIT_ENABLE_JIT=OFF)";
 
-std::mutex& OptionsMutex() {
-  static auto* mutex = new std::mutex();
-  return *mutex;
-}
-JitOptions& GlobalOptions() {
-  static auto* options = new JitOptions();
-  return *options;
-}
-thread_local JitOptions tls_options;
-thread_local bool tls_has_options = false;
-
 }  // namespace
 
 struct JitEngine::Impl {};
 
 bool JitAvailable() {
   return false;
-}
-
-void SetDefaultJitOptions(const JitOptions& options) {
-  std::lock_guard<std::mutex> lock(OptionsMutex());
-  GlobalOptions() = options;
-}
-
-JitOptions DefaultJitOptions() {
-  std::lock_guard<std::mutex> lock(OptionsMutex());
-  return GlobalOptions();
-}
-
-ScopedJitOptions::ScopedJitOptions(const JitOptions& options)
-    : saved_(tls_options), had_saved_(tls_has_options) {
-  tls_options = options;
-  tls_has_options = true;
-}
-
-ScopedJitOptions::~ScopedJitOptions() {
-  tls_options = saved_;
-  tls_has_options = had_saved_;
 }
 
 JitEngine::JitEngine(JitEngineOptions) : impl_(new Impl()) {}
@@ -80,8 +47,6 @@ JitStats JitEngine::Stats() const {
 bool IsJitCompiled(TVMFFIObjectHandle) {
   return false;
 }
-
-void SetJitLogSink(std::function<void(const std::string&)>) {}
 
 NativeCallback::NativeCallback(TVMFFIObjectHandle, const Signature&, JitEngine&) {
   throw Error("RuntimeError", std::string("cannot make a native callback: ") + kNoJit);

@@ -1,5 +1,6 @@
 // jit.h in either build: with LLVM the JIT reports itself available; without it every entry point
-// still links and says plainly that there is no compiler.
+// still links and says plainly that there is no compiler. The policy settings work in both.
+#include <cstdlib>
 #include <string>
 
 #include "ffijit/jit.h"
@@ -18,6 +19,36 @@ TEST(JitAvailability, MatchesTheBuild) {
 #else
   EXPECT_FALSE(JitAvailable());
 #endif
+}
+
+// The environment's policy is read once, in a fresh process (threadsafe death tests re-run the
+// binary), so each case sets FFIJIT_JIT before anything asks for the default.
+TEST(JitSettings, EnvironmentPolicyIsReadAndABadOneIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("FFIJIT_JIT", "after:7", 1);
+        JitOptions options = DefaultJitOptions();
+        std::exit(options.policy == JitPolicy::kAfterCalls && options.after_calls == 7 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "^$");
+  EXPECT_EXIT(
+      {
+        setenv("FFIJIT_JIT", "never", 1);
+        std::exit(DefaultJitOptions().policy == JitPolicy::kNever ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "^$");
+  for (const char* bad : {"sometimes", "after:0", "after:x", "after:"}) {
+    EXPECT_EXIT(
+        {
+          setenv("FFIJIT_JIT", bad, 1);
+          JitOptions options = DefaultJitOptions();
+          std::exit(options.policy == JitPolicy::kAfterCalls && options.after_calls == 100 ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0),
+        std::string("FFIJIT_JIT=\"") + bad +
+            "\" is not eager, never, off or after:N \\(N > 0\\); using after:100");
+  }
 }
 
 #if !FFIJIT_HAVE_LLVM

@@ -92,36 +92,6 @@ TEST(Tiering, GlobalDefaultPolicyApplies) {
   EXPECT_FALSE(IsJitCompiled(f.get()));
 }
 
-// The environment's policy is read once, in a fresh process (threadsafe death tests re-run the
-// binary), so each case sets FFIJIT_JIT before anything asks for the default.
-TEST(Tiering, EnvironmentPolicyIsReadAndABadOneIsReported) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        setenv("FFIJIT_JIT", "after:7", 1);
-        JitOptions options = DefaultJitOptions();
-        std::exit(options.policy == JitPolicy::kAfterCalls && options.after_calls == 7 ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "^$");
-  EXPECT_EXIT(
-      {
-        setenv("FFIJIT_JIT", "never", 1);
-        std::exit(DefaultJitOptions().policy == JitPolicy::kNever ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "^$");
-  for (const char* bad : {"sometimes", "after:0", "after:x", "after:"}) {
-    EXPECT_EXIT(
-        {
-          setenv("FFIJIT_JIT", bad, 1);
-          JitOptions options = DefaultJitOptions();
-          std::exit(options.policy == JitPolicy::kAfterCalls && options.after_calls == 100 ? 0 : 1);
-        },
-        ::testing::ExitedWithCode(0),
-        std::string("FFIJIT_JIT=\"") + bad +
-            "\" is not eager, never, off or after:N \\(N > 0\\); using after:100");
-  }
-}
-
 TEST(Tiering, InterpretOnlyAndForeignFunctionsAreRefusedWithAReason) {
   RegisterOptions options;
   options.interpret_only = true;

@@ -1,0 +1,110 @@
+// JIT settings shared by every build: policies (FFIJIT_JIT, the default, scoped overrides) and the
+// JIT log (FFIJIT_JIT_LOG, SetJitLogSink).
+#include "jit_settings.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_set>
+
+namespace ffijit {
+namespace {
+
+std::mutex& PolicyMutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+
+// FFIJIT_JIT: "eager", "never" (or "off"), "after:N" with N > 0. Anything else keeps the built-in
+// default and says so on the JIT log: a misspelt policy must not pass silently.
+JitOptions OptionsFromEnvironment() {
+  JitOptions options;
+  const char* text = std::getenv("FFIJIT_JIT");
+  if (text == nullptr) return options;
+  if (std::strcmp(text, "eager") == 0) {
+    options.policy = JitPolicy::kEager;
+    return options;
+  }
+  if (std::strcmp(text, "never") == 0 || std::strcmp(text, "off") == 0) {
+    options.policy = JitPolicy::kNever;
+    return options;
+  }
+  if (std::strncmp(text, "after:", 6) == 0) {
+    char* end = nullptr;
+    long long n = std::strtoll(text + 6, &end, 10);
+    if (end != text + 6 && *end == '\0' && n > 0) {
+      options.after_calls = n;
+      return options;
+    }
+  }
+  LogJit(std::string("ffijit: FFIJIT_JIT=\"") + text +
+         "\" is not eager, never, off or after:N (N > 0); using after:" +
+         std::to_string(options.after_calls));
+  return options;
+}
+
+JitOptions& GlobalOptions() {
+  static auto* options = new JitOptions(OptionsFromEnvironment());
+  return *options;
+}
+
+thread_local JitOptions tls_options;
+thread_local bool tls_has_options = false;
+
+std::mutex& LogMutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+std::function<void(const std::string&)>& LogSink() {
+  static auto* sink = new std::function<void(const std::string&)>();
+  return *sink;
+}
+
+}  // namespace
+
+void LogJit(const std::string& line) {
+  std::lock_guard<std::mutex> lock(LogMutex());
+  if (LogSink()) {
+    LogSink()(line);
+    return;
+  }
+  // Once per distinct line: a signature that cannot compile is reported once, not per function.
+  static auto* seen = new std::unordered_set<std::string>();
+  const char* enabled = std::getenv("FFIJIT_JIT_LOG");
+  if (enabled != nullptr && std::strcmp(enabled, "0") == 0) return;
+  if (!seen->insert(line).second) return;
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+JitOptions JitOptionsForNewFunction() {
+  return tls_has_options ? tls_options : DefaultJitOptions();
+}
+
+void SetDefaultJitOptions(const JitOptions& options) {
+  std::lock_guard<std::mutex> lock(PolicyMutex());
+  GlobalOptions() = options;
+}
+
+JitOptions DefaultJitOptions() {
+  std::lock_guard<std::mutex> lock(PolicyMutex());
+  return GlobalOptions();
+}
+
+ScopedJitOptions::ScopedJitOptions(const JitOptions& options)
+    : saved_(tls_options), had_saved_(tls_has_options) {
+  tls_options = options;
+  tls_has_options = true;
+}
+
+ScopedJitOptions::~ScopedJitOptions() {
+  tls_options = saved_;
+  tls_has_options = had_saved_;
+}
+
+void SetJitLogSink(std::function<void(const std::string&)> sink) {
+  std::lock_guard<std::mutex> lock(LogMutex());
+  LogSink() = std::move(sink);
+}
+
+}  // namespace ffijit
