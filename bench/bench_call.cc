@@ -1,10 +1,11 @@
 // BM_Call/<path>/<signature>: one native called directly, via the interpreter, and via libffi.
 //
-// `direct` is an indirect call with C++ arguments (the floor). `interp` is TVMFFIFunctionCall of
-// a function registered interpret-only (the JIT never takes it). `libffi` is the baseline the
-// interpreter replaces: a straightforward marshaller that checks each packed argument's tag,
-// converts it into a slot and calls ffi_call with a cif prepared once; it is called directly
-// (no packed dispatch), so the comparison favours it slightly.
+// `direct` is an indirect call with C++ arguments (the native floor); `floor/noop` is
+// TVMFFIFunctionCall of a safe_call that returns at once (the packed calling convention's floor).
+// `interp` is TVMFFIFunctionCall of a function registered interpret-only (the JIT never takes it).
+// `libffi` is the baseline the interpreter replaces: a straightforward marshaller that checks each
+// packed argument's tag, converts it into a slot and calls ffi_call with a cif prepared once; it is
+// called directly (no packed dispatch), so the comparison favours it slightly.
 #include <benchmark/benchmark.h>
 #include <ffi.h>
 
@@ -65,6 +66,34 @@ void InterpCase(benchmark::State& state, const CallCase& c) {
     benchmark::DoNotOptimize(result);
   }
 }
+
+// ---- the packed-call floor ----
+
+// A safe_call that does nothing but box a result: what any packed call through
+// TVMFFIFunctionCall costs before a single argument is looked at.
+int NoopSafeCall(void*, const TVMFFIAny*, int32_t, TVMFFIAny* result) {
+  result->type_index = kTVMFFIInt;
+  result->zero_padding = 0;
+  result->v_int64 = 0;
+  return 0;
+}
+
+void BM_PackedFloor(benchmark::State& state) {
+  TVMFFIObjectHandle func = nullptr;
+  if (TVMFFIFunctionCreate(nullptr, &NoopSafeCall, nullptr, &func) != 0) {
+    state.SkipWithError("TVMFFIFunctionCreate failed");
+    return;
+  }
+  TVMFFIAny args[3] = {};
+  for (auto _ : state) {
+    TVMFFIAny result{};
+    int status = TVMFFIFunctionCall(func, args, 3, &result);
+    benchmark::DoNotOptimize(status);
+    benchmark::DoNotOptimize(result);
+  }
+  TVMFFIObjectDecRef(func);
+}
+BENCHMARK(BM_PackedFloor)->Name("BM_Call/floor/noop");
 
 // ---- libffi baseline ----
 

@@ -3,6 +3,8 @@
 performance section (between its `perf:begin` and `perf:end` markers).
 
     render_report.py RESULTS.json OUT.md OUT.dat [README.md]
+
+The environment may say how the run was made: FFIJIT_REPORT_BUILD (the ffijit build type).
 """
 import json
 import os
@@ -19,16 +21,17 @@ def load(path):
     """Run name -> the benchmark entry to quote: the median when repeated, else the single run."""
     with open(path) as f:
         data = json.load(f)
-    runs, medians = {}, {}
+    runs, medians, repetitions = {}, {}, 0
     for b in data["benchmarks"]:
         name = b.get("run_name", b["name"])
         if b.get("run_type") == "aggregate":
             if b.get("aggregate_name") == "median":
                 medians[name] = b
+                repetitions = max(repetitions, int(b.get("repetitions", 0)))
         elif "error_occurred" not in b:
             runs.setdefault(name, b)
     runs.update(medians)
-    return data.get("context", {}), runs, bool(medians)
+    return data.get("context", {}), runs, repetitions
 
 
 def ns(entry):
@@ -89,7 +92,7 @@ def compile_table(runs):
         if "rss_bytes_per_thunk" in batch:
             add("resident memory per thunk", f"{batch['rss_bytes_per_thunk'] / 1024:.1f} KiB", "")
     if "BM_Compile/cached" in runs:
-        add("attach a cached thunk", f"{ns(runs['BM_Compile/cached']):.0f} ns", "")
+        add("make a function and attach its cached thunk", f"{ns(runs['BM_Compile/cached']):.0f} ns", "")
     if "BM_Register/cached" in runs:
         add("register a function, signature cached", f"{ns(runs['BM_Register/cached']):.0f} ns",
             "≤ 1000 ns")
@@ -98,6 +101,9 @@ def compile_table(runs):
 
 def runtime_table(runs):
     rows = ["| benchmark | ns |", "|---|---:|"]
+    if "BM_RefCount/incdec" in runs:
+        rows.append(f"| one refcount operation (half of `BM_RefCount/incdec`; target ≤ 2 ns) | "
+                    f"{ns(runs['BM_RefCount/incdec']) / 2:.1f} |")
     for name in ["BM_RefCount/incdec", "BM_RefCount/incdec_c_api", "BM_AnyFrom/int",
                  "BM_AnyFrom/small_str", "BM_AnyFrom/long_str", "BM_TypedCall/direct",
                  "BM_TypedCall/packed"]:
@@ -111,18 +117,21 @@ def main():
     readme = sys.argv[4] if len(sys.argv) > 4 else None
     context, runs, repeated = load(results)
     calls, dat = call_table(runs)
-    how = ("medians of " + str(context.get("num_repetitions", "several")) + " repetitions"
-           if repeated else "single runs")
+    how = (f"medians of {repeated} repetitions" if repeated else "single runs")
     machine = (f"{cpu_model()}, {context.get('num_cpus', os.cpu_count())} cores, "
-               f"{context.get('date', 'date unknown')[:10]}, {how}, library build "
-               f"{context.get('library_build_type', 'unknown')} Google Benchmark")
+               f"{context.get('date', 'date unknown')[:10]}, {how}, ffijit "
+               f"{os.environ.get('FFIJIT_REPORT_BUILD', 'unknown')} build")
+    floor = runs.get("BM_Call/floor/noop")
+    floor_note = (f" A packed call that does nothing (`TVMFFIFunctionCall` of a safe_call that "
+                  f"returns at once, `BM_Call/floor/noop`) costs {ns(floor):.1f} ns: the jit "
+                  f"column minus that is what a thunk adds." if floor else "")
     summary = [
         f"Measured on {machine}. Ratios compare numbers from the same run.",
         "",
         *calls,
         "",
         "Targets: jit ≤ 1.5× direct; interp ≤ 0.5× libffi. `typed` is a `Function::FromTyped` "
-        "wrapper of the same native (the compile-time C++ path).",
+        "wrapper of the same native (the compile-time C++ path)." + floor_note,
     ]
     lines = [
         "# ffijit performance",

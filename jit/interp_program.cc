@@ -64,6 +64,8 @@ InterpOpcode OpcodeOf(const NativeParam& p) {
 
 InterpProgram* BuildInterpProgram(const CallPlan& plan) {
   auto program = std::make_unique<InterpProgram>();
+  program->ops.reserve(plan.params.size());
+  program->out_dest.reserve(plan.results.size());
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const NativeParam& p = plan.params[i];
     InterpOp op;

@@ -111,36 +111,40 @@ class Lowerer {
         Flatten(position, Inner(type), path);
         return;
       case TypeKind::kSList:
-      case TypeKind::kSTuple:
+      case TypeKind::kSTuple: {
+        const std::string container = TypeToString(type);
         for (size_t i = 0; i < type.elements.size(); ++i) {
           if (type.elements[i] == nullptr) continue;  // a tuple gap: counted, never read
           PathStep step;
           step.kind = PathStep::kArrayIndex;
           step.index = static_cast<int64_t>(i);
           step.expected_size = static_cast<int64_t>(type.elements.size());
-          step.container_type = TypeToString(type);
+          step.container_type = container;
           path.push_back(std::move(step));
           Flatten(position, *type.elements[i], path);
           path.pop_back();
         }
         return;
-      case TypeKind::kSDict:
+      }
+      case TypeKind::kSDict: {
         if (type.keys.size() != type.elements.size()) {
           throw ValueError("malformed sdict type: " + std::to_string(type.keys.size()) +
                            " keys but " + std::to_string(type.elements.size()) + " values");
         }
+        const std::string container = TypeToString(type);
         for (size_t i = 0; i < type.elements.size(); ++i) {
           if (type.elements[i] == nullptr) throw ValueError("malformed sdict type: empty slot");
           PathStep step;
           step.kind = PathStep::kMapKey;
           step.key = type.keys[i];
           step.expected_size = -1;
-          step.container_type = TypeToString(type);
+          step.container_type = container;
           path.push_back(std::move(step));
           Flatten(position, *type.elements[i], path);
           path.pop_back();
         }
         return;
+      }
       default:
         break;
     }
@@ -277,9 +281,16 @@ CallPlan Lower(const Signature& sig, std::string function_name) {
   CallPlan plan;
   plan.function_name = std::move(function_name);
   plan.declaration = DeclarationString(plan.function_name, sig);
-  plan.canonical = CanonicalString(sig);
+  // The canonical form is the declaration without the name (CanonicalString), derived here
+  // rather than printed twice: registration cost is mostly these strings.
+  plan.canonical = plan.declaration.substr(plan.function_name.size());
+  if (sig.convention == CallConvention::kStatus) plan.canonical += " [status]";
   plan.convention = sig.convention;
 
+  // Most signatures pass one native parameter per argument; growing these vectors one by one
+  // would move every parameter's strings several times per registration.
+  plan.args.reserve(sig.args.size());
+  plan.params.reserve(sig.args.size());
   Lowerer lowerer(plan);
   std::vector<PathStep> path;
   for (size_t i = 0; i < sig.args.size(); ++i) {
@@ -294,10 +305,11 @@ CallPlan Lower(const Signature& sig, std::string function_name) {
         throw ValueError("malformed signature: keyword `" + arg.keyword + "` appears twice");
       }
     }
-    arg.type_text = TypeToString(*type);
     arg.first_param = static_cast<int32_t>(plan.params.size());
     lowerer.Flatten(static_cast<int32_t>(i), *type, path);
     arg.num_params = static_cast<int32_t>(plan.params.size()) - arg.first_param;
+    const bool leaf = arg.num_params == 1 && plan.params.back().path_size == 0;
+    arg.type_text = leaf ? plan.params.back().type_text : TypeToString(*type);
     plan.args.push_back(std::move(arg));
   }
   LowerResults(sig, plan);

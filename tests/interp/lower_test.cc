@@ -85,6 +85,29 @@ TEST(Lower, StructuresRecordTheirPath) {
   EXPECT_TRUE(plan.has_keywords());
 }
 
+// The plan's texts: the declaration names the function, the canonical form (the thunk cache key) is
+// the Signature's, and every argument and parameter states its type as errors quote it.
+TEST(Lower, DeclarationCanonicalAndTypeTexts) {
+  auto tuple = Type::Sequence(TypeKind::kSTuple, {S(ScalarKind::kF64), T(TypeKind::kStr)});
+  for (CallConvention convention : {CallConvention::kPlain, CallConvention::kStatus}) {
+    Signature sig = Sig({Type::Named("n", S(ScalarKind::kI64)), tuple, T(TypeKind::kStr)},
+                        {S(ScalarKind::kF32)}, convention);
+    CallPlan plan = Lower(sig, "fn");
+    EXPECT_EQ(plan.canonical, CanonicalString(sig));
+    EXPECT_EQ(plan.declaration, "fn" + DeclarationString("", sig));
+    ASSERT_EQ(plan.args.size(), 3u);
+    EXPECT_EQ(plan.args[0].type_text, "i64");
+    EXPECT_EQ(plan.args[1].type_text, "stuple<f64,str>");
+    EXPECT_EQ(plan.args[2].type_text, "str");
+    ASSERT_EQ(plan.params.size(), 4u);
+    EXPECT_EQ(plan.params[0].type_text, "i64");
+    EXPECT_EQ(plan.params[1].type_text, "f64");
+    EXPECT_EQ(plan.params[2].type_text, "str");
+    EXPECT_EQ(plan.params[3].type_text, "str");
+  }
+  EXPECT_EQ(Lower(Sig({}, {}, CallConvention::kStatus), "g").canonical, "() -> None [status]");
+}
+
 TEST(Lower, ResultsByReturnOrOutPointer) {
   CallPlan one = Lower(Sig({}, {S(ScalarKind::kI32)}), "f");
   EXPECT_TRUE(one.results[0].by_return);
