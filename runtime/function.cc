@@ -26,6 +26,27 @@ void FunctionDeleter(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(obj);
 }
 
+// TVMFFIFunctionCall for everything but the common case: raises on bad arguments, calls a
+// subtype of Function.
+__attribute__((noinline, cold)) int CallChecked(TVMFFIObjectHandle func, TVMFFIAny* args,
+                                                int32_t num_args, TVMFFIAny* result) {
+  auto* obj = static_cast<TVMFFIObject*>(func);
+  if (obj == nullptr || result == nullptr || num_args < 0 || (args == nullptr && num_args > 0)) {
+    TVMFFIErrorSetRaisedFromCStr(
+        "ValueError", obj == nullptr      ? "TVMFFIFunctionCall: `func` must not be NULL"
+                      : result == nullptr ? "TVMFFIFunctionCall: `result` must not be NULL"
+                      : num_args < 0      ? "TVMFFIFunctionCall: `num_args` must not be negative"
+                                          : "TVMFFIFunctionCall: `args` is NULL but num_args > 0");
+    return -1;
+  }
+  if (!IsInstance(obj->type_index, kTVMFFIFunction)) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "TVMFFIFunctionCall: the object is not a Function");
+    return -1;
+  }
+  auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(obj + 1);
+  return __atomic_load_n(&cell->safe_call, __ATOMIC_RELAXED)(func, args, num_args, result);
+}
+
 }  // namespace
 }  // namespace ffijit
 
@@ -56,24 +77,16 @@ int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call, void (*delete
 int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
                        TVMFFIAny* result) {
   auto* obj = static_cast<TVMFFIObject*>(func);
-  if (__builtin_expect(
-          obj == nullptr || result == nullptr || num_args < 0 || (args == nullptr && num_args > 0),
-          0)) {
-    TVMFFIErrorSetRaisedFromCStr(
-        "ValueError", obj == nullptr      ? "TVMFFIFunctionCall: `func` must not be NULL"
-                      : result == nullptr ? "TVMFFIFunctionCall: `result` must not be NULL"
-                      : num_args < 0      ? "TVMFFIFunctionCall: `num_args` must not be negative"
-                                          : "TVMFFIFunctionCall: `args` is NULL but num_args > 0");
-    return -1;
+  // The common case tests and tail-calls without touching the stack; everything else (bad
+  // arguments, a Function subtype) is checked out of line, so it costs the fast path nothing.
+  if (__builtin_expect(obj != nullptr && result != nullptr && num_args >= 0 &&
+                           (args != nullptr || num_args == 0) && obj->type_index == kTVMFFIFunction,
+                       1)) {
+    auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(obj + 1);
+    // Relaxed: the JIT swaps this pointer at run time to tier up; either target is correct.
+    return __atomic_load_n(&cell->safe_call, __ATOMIC_RELAXED)(func, args, num_args, result);
   }
-  if (__builtin_expect(!IsInstance(obj->type_index, kTVMFFIFunction), 0)) {
-    TVMFFIErrorSetRaisedFromCStr("TypeError", "TVMFFIFunctionCall: the object is not a Function");
-    return -1;
-  }
-  auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(obj + 1);
-  // Relaxed: the JIT swaps this pointer at run time to tier up; either target is correct.
-  TVMFFISafeCallType safe_call = __atomic_load_n(&cell->safe_call, __ATOMIC_RELAXED);
-  return safe_call(func, args, num_args, result);
+  return CallChecked(func, args, num_args, result);
 }
 
 }  // extern "C"

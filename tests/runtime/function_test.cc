@@ -160,6 +160,33 @@ TEST(FunctionTest, SafeCallPointerCanBeSwappedAtRunTime) {
   EXPECT_EQ(state.calls, 0);
 }
 
+int ReturnsSeven(void*, const TVMFFIAny*, int32_t, TVMFFIAny* result) {
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = 7;
+  return 0;
+}
+
+// TVMFFIFunctionCall takes NULL args with no arguments, and objects of a type derived from
+// Function (the out-of-line path), as well as Functions themselves.
+TEST(FunctionTest, CallAcceptsNoArgumentsAndFunctionSubtypes) {
+  struct {
+    TVMFFIObject header;
+    TVMFFIFunctionCell cell;
+  } func{};
+  func.header.strong_ref_count = 1;
+  func.header.weak_ref_count = 1;
+  func.cell.safe_call = &ReturnsSeven;
+  TVMFFIAny result{};
+  for (int32_t type_index :
+       {int32_t{kTVMFFIFunction}, RegisterType("test.FunctionSubtype", kTVMFFIFunction)}) {
+    func.header.type_index = type_index;
+    result = TVMFFIAny{};
+    EXPECT_EQ(TVMFFIFunctionCall(&func, nullptr, 0, &result), 0);
+    EXPECT_EQ(result.type_index, kTVMFFIInt);
+    EXPECT_EQ(result.v_int64, 7);
+  }
+}
+
 TEST(FunctionTest, BadCallsAreErrorsNotCrashes) {
   Function f = Function::FromTyped([](int x) { return x; });
   TVMFFIAny arg{};
