@@ -108,6 +108,9 @@ FFIJIT_API int FFIJITRaisePathError(const ffijit::BoundFunction* fn, int32_t par
                                     const TVMFFIAny* container);
 // RuntimeError: a status-convention native returned nonzero without raising an error.
 FFIJIT_API int FFIJITRaiseStatusWithoutError(const ffijit::BoundFunction* fn, int32_t status);
+// A status-convention native returned nonzero `status`: keeps the error it raised for the caller,
+// or raises FFIJITRaiseStatusWithoutError's. Returns -1.
+FFIJIT_API int FFIJITPropagateStatus(const ffijit::BoundFunction* fn, int32_t status);
 
 // Follows the param's path from `arg` (the packed argument at its position). Returns the element
 // (borrowed) or NULL after raising the path error.

@@ -245,4 +245,13 @@ int FFIJITRaiseStatusWithoutError(const BoundFunction* fn, int32_t status) {
   });
 }
 
+int FFIJITPropagateStatus(const BoundFunction* fn, int32_t status) {
+  TVMFFIObjectHandle error = nullptr;
+  TVMFFIErrorMoveFromRaised(&error);
+  if (error == nullptr) return FFIJITRaiseStatusWithoutError(fn, status);
+  TVMFFIErrorSetRaised(error);
+  TVMFFIObjectDecRef(error);
+  return -1;
+}
+
 }  // extern "C"

@@ -28,17 +28,6 @@ int RaiseOutOfMemory() {
   return -1;
 }
 
-// Called when a status-convention native returned nonzero: its raised error must reach the caller
-// unchanged; if it raised none, say so.
-int PropagateStatus(const BoundFunction* fn, int32_t status) {
-  TVMFFIObjectHandle error = nullptr;
-  TVMFFIErrorMoveFromRaised(&error);
-  if (error == nullptr) return FFIJITRaiseStatusWithoutError(fn, status);
-  TVMFFIErrorSetRaised(error);
-  TVMFFIObjectDecRef(error);
-  return -1;
-}
-
 // Converts one parameter the general way (structure path, any conversion) into the frame.
 __attribute__((noinline)) int ConvertGeneric(const BoundFunction* fn, const InterpOp& op,
                                              const TVMFFIAny* args, uint64_t* frame) {
@@ -229,7 +218,7 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
       return BoxReturned(fn, program.return_conversion, ret + 2, result);
     case ReturnKind::kStatus: {
       const auto status = static_cast<int32_t>(static_cast<uint32_t>(ret[0]));
-      if (status != 0) return PropagateStatus(fn, status);
+      if (status != 0) return FFIJITPropagateStatus(fn, status);
       break;
     }
     case ReturnKind::kVoid:

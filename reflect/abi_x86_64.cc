@@ -14,11 +14,6 @@ namespace {
 constexpr int32_t kNumGpr = 6;
 constexpr int32_t kNumSse = 8;
 
-bool IsFloat(Conversion c) {
-  return c == Conversion::kF16 || c == Conversion::kBF16 || c == Conversion::kF32 ||
-         c == Conversion::kF64;
-}
-
 // Structs of two INTEGER eightbytes: TVMFFIByteArray {ptr, size} (and TVMFFIAny as a result).
 // DLDataType (4 bytes) and DLDevice (8 bytes) are one INTEGER eightbyte: a single register.
 // AArch64: composites <= 16 bytes likewise travel in one or two X registers.
@@ -66,7 +61,7 @@ ReturnKind ReturnKindOf(Conversion c) {
   // (bool and narrow integers: only the low bits are defined, the boxer truncates).
   // AArch64: v0 / x0:x1 / x0; a result larger than 16 bytes would need a hidden pointer in x8
   // (rdi on x86-64), which no CallPlan result type needs.
-  if (IsFloat(c)) return ReturnKind::kSse;
+  if (IsFloatConversion(c)) return ReturnKind::kSse;
   if (c == Conversion::kBytes || c == Conversion::kAnyView) return ReturnKind::kGprPair;
   return ReturnKind::kGpr;
 }
@@ -76,7 +71,8 @@ ReturnKind ReturnKindOf(Conversion c) {
 void AssignAbi(CallPlan& plan) {
   Allocator alloc;
   for (NativeParam& p : plan.params) {
-    p.abi = IsTwoEightbyteStruct(p.conversion) ? alloc.Pair() : alloc.Scalar(IsFloat(p.conversion));
+    p.abi = IsTwoEightbyteStruct(p.conversion) ? alloc.Pair()
+                                               : alloc.Scalar(IsFloatConversion(p.conversion));
   }
   // Out-pointers follow the arguments, one pointer (INTEGER) each.
   for (ResultSlot& r : plan.results) {

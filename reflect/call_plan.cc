@@ -47,6 +47,27 @@ std::string Location(const AbiLocation& loc) {
 
 }  // namespace
 
+bool IsFloatConversion(Conversion c) {
+  return c == Conversion::kF16 || c == Conversion::kBF16 || c == Conversion::kF32 ||
+         c == Conversion::kF64;
+}
+
+bool IsIntegerConversion(Conversion c) {
+  switch (c) {
+    case Conversion::kI8:
+    case Conversion::kI16:
+    case Conversion::kI32:
+    case Conversion::kI64:
+    case Conversion::kU8:
+    case Conversion::kU16:
+    case Conversion::kU32:
+    case Conversion::kU64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 const char* ConversionCTypeName(Conversion c) {
   switch (c) {
     case Conversion::kBool:

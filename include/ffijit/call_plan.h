@@ -67,6 +67,10 @@ enum class Conversion : uint8_t {
 
 // The C type name of a conversion, e.g. "int32_t", "DLTensor*" (for generated code and messages).
 const char* ConversionCTypeName(Conversion c);
+// f16, bf16, f32, f64: passed in vector registers.
+bool IsFloatConversion(Conversion c);
+// i8..i64, u8..u64 (not bool).
+bool IsIntegerConversion(Conversion c);
 
 // Where the platform C ABI puts one native parameter (or reads one result). x86-64 System V is
 // implemented in reflect/abi_x86_64.cc, which also notes where AArch64 AAPCS64 would differ.

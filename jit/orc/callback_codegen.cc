@@ -8,11 +8,6 @@
 namespace ffijit::orc {
 namespace {
 
-bool IsFloat(Conversion c) {
-  return c == Conversion::kF16 || c == Conversion::kBF16 || c == Conversion::kF32 ||
-         c == Conversion::kF64;
-}
-
 // Results a callback can hand back by value: no ownership to manage across the C boundary.
 bool IsPlainValueResult(Conversion c) {
   switch (c) {
@@ -68,7 +63,7 @@ std::string EmitCallback(const CallPlan& plan, void* state, llvm::Module& module
         types.push_back(f64);
         break;
       case AbiClass::kStack:
-        types.push_back(IsFloat(p.conversion) ? f64 : i64);
+        types.push_back(IsFloatConversion(p.conversion) ? f64 : i64);
         break;
       case AbiClass::kGprPair:
         types.push_back(i64);

@@ -22,27 +22,6 @@ constexpr uint64_t kTensorNdimOffset = offsetof(DLTensor, ndim);
 constexpr uint64_t kTensorDtypeOffset = offsetof(DLTensor, dtype);
 constexpr uint64_t kTensorShapeOffset = offsetof(DLTensor, shape);
 
-bool IsFloat(Conversion c) {
-  return c == Conversion::kF16 || c == Conversion::kBF16 || c == Conversion::kF32 ||
-         c == Conversion::kF64;
-}
-
-bool IsInteger(Conversion c) {
-  switch (c) {
-    case Conversion::kI8:
-    case Conversion::kI16:
-    case Conversion::kI32:
-    case Conversion::kI64:
-    case Conversion::kU8:
-    case Conversion::kU16:
-    case Conversion::kU32:
-    case Conversion::kU64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 // Replays the x86-64 System V assignment LLVM performs for the IR types the thunk passes, and
@@ -71,7 +50,7 @@ std::string CheckAbiAgreement(const CallPlan& plan) {
       case AbiClass::kGpr:
       case AbiClass::kSse:
       case AbiClass::kStack:
-        bad = scalar(IsFloat(p.conversion), p.abi, what);
+        bad = scalar(IsFloatConversion(p.conversion), p.abi, what);
         break;
       case AbiClass::kGprPair:
         if (gpr + 2 > 6 || p.abi.slot != gpr) return "ABI placement of " + what + " differs";
@@ -276,10 +255,10 @@ class ThunkEmitter {
     llvm::Value* payload = AtOffset(value, kAnyValueOffset);
     if (c == Conversion::kBool) {
       Require(TagIn(tag, kTVMFFIInt, 2));
-    } else if (IsInteger(c)) {
+    } else if (IsIntegerConversion(c)) {
       Require(TagIn(tag, kTVMFFIInt, 2));
       if (llvm::Value* fits = Fits(c, b_.CreateLoad(i64_, payload))) Require(fits);
-    } else if (IsFloat(c)) {
+    } else if (IsFloatConversion(c)) {
       Require(TagIn(tag, kTVMFFIInt, 3));  // Int, Bool, Float
     } else if (c == Conversion::kOpaquePtr) {
       // OpaquePtr (4) or None (0): the only tags with no bit but bit 2 set.
@@ -383,7 +362,7 @@ class ThunkEmitter {
     auto tag = [&] { return b_.CreateLoad(i32_, value); };
     if (c == Conversion::kBool) {
       words[0] = b_.CreateZExt(b_.CreateIsNotNull(payload_word()), i64_);
-    } else if (IsInteger(c) || c == Conversion::kDevice || c == Conversion::kObject) {
+    } else if (IsIntegerConversion(c) || c == Conversion::kDevice || c == Conversion::kObject) {
       words[0] = payload_word();
     } else if (c == Conversion::kF64) {
       llvm::Value* bits = payload_word();
@@ -444,7 +423,7 @@ class ThunkEmitter {
       case AbiClass::kStack:
         // A float on the stack is its bits in an 8-byte slot; LLVM sends a double there once
         // the vector registers are used up, as the plan says.
-        if (IsFloat(p.conversion)) {
+        if (IsFloatConversion(p.conversion)) {
           values->push_back(b_.CreateBitCast(words[0], f64_));
           types->push_back(f64_);
         } else {
@@ -533,7 +512,7 @@ class ThunkEmitter {
 
   // True when BoxOne boxes `c` without the shared boxer (which reads the raw buffer).
   static bool BoxesInline(Conversion c) {
-    return c == Conversion::kBool || (IsInteger(c) && c != Conversion::kU64) ||
+    return c == Conversion::kBool || (IsIntegerConversion(c) && c != Conversion::kU64) ||
            c == Conversion::kF64 || c == Conversion::kF32 || c == Conversion::kOpaquePtr ||
            c == Conversion::kDataType || c == Conversion::kDevice;
   }
@@ -547,7 +526,7 @@ class ThunkEmitter {
       b_.CreateRet(b_.getInt32(0));
       return;
     }
-    if (IsInteger(c) && c != Conversion::kU64) {
+    if (IsIntegerConversion(c) && c != Conversion::kU64) {
       llvm::Value* v = word;
       switch (c) {
         case Conversion::kI8:
@@ -665,17 +644,6 @@ class ThunkEmitter {
   std::vector<unsigned> byval_params_;
 };
 
-// A status-convention native returned nonzero: as the interpreter, keep the error it raised, or
-// raise the shared "returned status without raising" error.
-int PropagateStatus(const BoundFunction* fn, int32_t status) {
-  TVMFFIObjectHandle error = nullptr;
-  TVMFFIErrorMoveFromRaised(&error);
-  if (error == nullptr) return FFIJITRaiseStatusWithoutError(fn, status);
-  TVMFFIErrorSetRaised(error);
-  TVMFFIObjectDecRef(error);
-  return -1;
-}
-
 // The thunk's way out for every argument form it does not convert inline, and for every error:
 // the interpreter, whose behaviour the thunk must match anyway.
 int ThunkFallback(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
@@ -720,7 +688,7 @@ OrcEngine::SymbolTable ThunkRuntimeSymbols() {
       {"FFIJITResolvePath", reinterpret_cast<void*>(&FFIJITResolvePath)},
       {"FFIJITBoxResult", reinterpret_cast<void*>(&FFIJITBoxResult)},
       {"FFIJITBoxResults", reinterpret_cast<void*>(&FFIJITBoxResults)},
-      {"ffijit_orc_propagate_status", reinterpret_cast<void*>(&PropagateStatus)},
+      {"ffijit_orc_propagate_status", reinterpret_cast<void*>(&FFIJITPropagateStatus)},
       {"ffijit_orc_any_to_f16", reinterpret_cast<void*>(&AnyToF16Bits)},
       {"ffijit_orc_any_to_bf16", reinterpret_cast<void*>(&AnyToBF16Bits)},
   };
