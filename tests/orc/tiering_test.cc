@@ -110,6 +110,36 @@ TEST(Tiering, InterpretOnlyAndForeignFunctionsAreRefusedWithAReason) {
   EXPECT_NE(why.find("not a Function"), std::string::npos) << why;
 }
 
+int64_t MemoryPassed(int64_t a, int64_t b) {
+  return a - b;
+}
+
+// A plan the thunk compiler cannot emit (a parameter passed in memory, which no current type
+// needs, forced here on a bound function) falls back: the function stays interpreted and keeps
+// working, the reason reaches the caller and the JIT log once, and the engine counts it.
+TEST(Tiering, AnUncompilablePlanStaysInterpretedWithALoggedReason) {
+  std::vector<std::string> logged;
+  SetJitLogSink([&logged](const std::string& line) { logged.push_back(line); });
+  JitEngine engine;
+  Function f = Make("memory_passed", &MemoryPassed, {JitPolicy::kNever, 0});
+  auto* plan = const_cast<CallPlan*>(reinterpret_cast<BoundFunction*>(f.get())->plan);
+  plan->params[1].abi = AbiLocation{AbiClass::kMemory, 0};
+  std::string why;
+  EXPECT_FALSE(engine.CompileNow(f.get(), &why));
+  SetJitLogSink(nullptr);
+  EXPECT_EQ(why, "parameter 1 is passed in memory");
+  EXPECT_FALSE(IsJitCompiled(f.get()));
+  EXPECT_EQ(f(int64_t{50}, int64_t{8}).cast<int64_t>(), 42);
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_EQ(logged[0],
+            "ffijit: `memory_passed(i64, i64) -> i64` stays interpreted: parameter 1 is passed in "
+            "memory");
+  JitStats stats = engine.Stats();
+  EXPECT_EQ(stats.fallbacks, 1);
+  EXPECT_EQ(stats.thunks_compiled, 0);
+  EXPECT_EQ(stats.live_thunks, 0);
+}
+
 TEST(ThunkCache, OneThunkPerSignatureTheTargetComesThroughTheHandle) {
   JitEngine engine;
   JitOptions never{JitPolicy::kNever, 0};
