@@ -5,6 +5,7 @@
 #   ./build.sh test    build and run the whole test suite
 #   ./build.sh asan    build and run the test suite under ASan + UBSan (LeakSanitizer on)
 #   ./build.sh nojit   build without LLVM (the interpreted bridge alone) and run its test suite
+#   ./build.sh tsan    build and run the threaded suites (runtime, interpreter, JIT) under TSan
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
 #   ./build.sh bench   build and run ffijit_bench (Release)
 #   ./build.sh report  run the benchmarks once; write docs/performance.{md,svg} and the README table
@@ -64,6 +65,15 @@ case "$cmd" in
       LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
       run_tests build/asan
     ;;
+  tsan)
+    deps
+    local_flags="-fsanitize=thread"
+    build build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_BUILD_BENCH=OFF \
+      -DFFIJIT_BUILD_EXAMPLES=OFF -DCMAKE_C_FLAGS="$local_flags" -DCMAKE_CXX_FLAGS="$local_flags" \
+      -DCMAKE_EXE_LINKER_FLAGS="$local_flags" -DCMAKE_SHARED_LINKER_FLAGS="$local_flags"
+    TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -j "$JOBS" --output-on-failure \
+      --timeout 900 -R '^(Object|Error|Registry|Function|Tiering|ThunkCache|Callback|Differential|JitSettings)'
+    ;;
   nojit)
     deps
     build build/nojit -DCMAKE_BUILD_TYPE=Debug -DFFIJIT_ENABLE_JIT=OFF -DFFIJIT_BUILD_BENCH=OFF
@@ -93,7 +103,7 @@ case "$cmd" in
     bench/report "${@:2}"
     ;;
   *)
-    echo "usage: $0 demo|test|asan|nojit|fuzz|bench|report|deps" >&2
+    echo "usage: $0 demo|test|asan|tsan|nojit|fuzz|bench|report|deps" >&2
     exit 2
     ;;
 esac
