@@ -7,6 +7,7 @@
 
 #include "bound_function.h"
 #include "ffijit/error.h"
+#include "ffijit/jit.h"
 #include "ffijit/metadata.h"
 #include "ffijit/register.h"
 #include "ffijit/registry.h"
@@ -98,6 +99,20 @@ int CallBound(TVMFFIObjectHandle func, const CallPlan& plan, const TVMFFIAny* ar
 using namespace ffijit;
 
 extern "C" {
+
+int FFIJITCompileNow(TVMFFIObjectHandle func) {
+  return GuardCBoundary([&] {
+    RequireNonNull(func, "FFIJITCompileNow", "func");
+    std::string why;
+    if (!JitEngine::Default().CompileNow(func, &why)) {
+      throw RuntimeError("FFIJITCompileNow: the function stays interpreted: " + why);
+    }
+  });
+}
+
+int FFIJITIsJitCompiled(TVMFFIObjectHandle func) {
+  return func != nullptr && IsJitCompiled(func) ? 1 : 0;
+}
 
 int FFIJITMakeFunction(void* fn, const char* metadata, int format, int flags, const char* name,
                        TVMFFIObjectHandle* out) {

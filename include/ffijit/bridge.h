@@ -62,6 +62,18 @@ FFIJIT_API int FFIJITCallWithKeywords(TVMFFIObjectHandle func, const TVMFFIAny* 
                                       const TVMFFIAny* kw_values, int32_t num_kwargs,
                                       TVMFFIAny* result);
 
+/*!
+ * Compiles `func`'s JIT thunk now (blocking; a cached signature costs no compile) and switches the
+ * function to it. 0 on success; -1 with a RuntimeError saying why the function stays interpreted
+ * (interpret-only, not made by ffijit, a build without LLVM, a compile failure). Functions are
+ * compiled in the background by policy anyway (see FFIJIT_JIT); this is for callers that want the
+ * fast tier before the first call, e.g. benchmarks.
+ */
+FFIJIT_API int FFIJITCompileNow(TVMFFIObjectHandle func);
+
+/*! 1 when `func` currently runs a compiled JIT thunk, else 0 (NULL and foreign functions: 0). */
+FFIJIT_API int FFIJITIsJitCompiled(TVMFFIObjectHandle func);
+
 /*! The readable CallPlan of a function made by this API, as an owned String in *out. */
 FFIJIT_API int FFIJITDescribeFunction(TVMFFIObjectHandle func, TVMFFIAny* out);
 

@@ -202,6 +202,46 @@ TEST(BridgeC, RegisterCallDescribeUnregister) {
   EXPECT_EQ(Raised().kind(), "KeyError");
 }
 
+int64_t c_compiled(int16_t a, uint32_t b) {
+  return a * static_cast<int64_t>(b);
+}
+
+// FFIJITCompileNow moves a function to its thunk from C, or says why it cannot.
+TEST(BridgeC, CompileNowFromC) {
+  const char* sig = R"({"a":["i16","u32"],"r":["i64"],"v":1})";
+  TVMFFIObjectHandle handle = nullptr;
+  ASSERT_EQ(FFIJITMakeFunction(reinterpret_cast<void*>(&c_compiled), sig, kFFIJITFormatJson, 0,
+                               "c_compiled", &handle),
+            0);
+  Function f = Function::Adopt(handle);
+  EXPECT_EQ(FFIJITIsJitCompiled(f.get()), 0);  // the default policy waits for 100 calls
+#if FFIJIT_HAVE_LLVM
+  ASSERT_EQ(FFIJITCompileNow(f.get()), 0);
+  EXPECT_EQ(FFIJITIsJitCompiled(f.get()), 1);
+#else
+  EXPECT_EQ(FFIJITCompileNow(f.get()), -1);
+  EXPECT_EQ(Raised().message(),
+            "FFIJITCompileNow: the function stays interpreted: this ffijit was built without LLVM "
+            "(FFIJIT_ENABLE_JIT=OFF)");
+  EXPECT_EQ(FFIJITIsJitCompiled(f.get()), 0);
+#endif
+  EXPECT_EQ(f(-3, 5).cast<int64_t>(), -15);
+
+  TVMFFIObjectHandle interpreted = nullptr;
+  ASSERT_EQ(FFIJITMakeFunction(reinterpret_cast<void*>(&c_compiled), sig, kFFIJITFormatJson,
+                               kFFIJITInterpretOnly, "c_interpreted", &interpreted),
+            0);
+  Function g = Function::Adopt(interpreted);
+  EXPECT_EQ(FFIJITCompileNow(g.get()), -1);
+  Error e = Raised();
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_EQ(e.message().rfind("FFIJITCompileNow: the function stays interpreted: ", 0), 0u);
+  EXPECT_EQ(FFIJITIsJitCompiled(g.get()), 0);
+  EXPECT_EQ(FFIJITCompileNow(nullptr), -1);
+  EXPECT_EQ(Raised().message(), "FFIJITCompileNow: `func` must not be NULL");
+  EXPECT_EQ(FFIJITIsJitCompiled(nullptr), 0);
+}
+
 TEST(BridgeC, BadArgumentsRaise) {
   TVMFFIObjectHandle handle = nullptr;
   EXPECT_EQ(FFIJITMakeFunction(reinterpret_cast<void*>(&add), nullptr, 0, 0, "x", &handle), -1);
