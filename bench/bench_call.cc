@@ -293,14 +293,8 @@ void LibffiCase(benchmark::State& state, const CallCase& c) {
   }
 }
 
-// The cases live for the whole run (benchmarks hold references to them).
-const std::vector<CallCase>& Cases() {
-  static const std::vector<CallCase>* cases = new std::vector<CallCase>(MakeCallCases());
-  return *cases;
-}
-
 const bool kRegistered = [] {
-  for (const CallCase& c : Cases()) {
+  for (const CallCase& c : CallCases()) {
     const std::string sig = c.name;
     benchmark::RegisterBenchmark(("BM_Call/direct/" + sig).c_str(),
                                  [&c](benchmark::State& s) { DirectCase(s, c); });

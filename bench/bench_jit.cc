@@ -178,13 +178,8 @@ void BM_RegisterCached(benchmark::State& state) {
   }
 }
 
-const std::vector<CallCase>& Cases() {
-  static const std::vector<CallCase>* cases = new std::vector<CallCase>(MakeCallCases());
-  return *cases;
-}
-
 const bool kRegistered = [] {
-  for (const CallCase& c : Cases()) {
+  for (const CallCase& c : CallCases()) {
     const std::string sig = c.name;
     benchmark::RegisterBenchmark(("BM_Call/jit/" + sig).c_str(),
                                  [&c](benchmark::State& s) { JitCase(s, c); });
