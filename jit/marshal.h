@@ -1,4 +1,4 @@
-// The per-parameter conversion of DESIGN.md's contract, inline for the interpreter's hot loop.
+// The per-parameter conversion of docs/design.md's contract, inline for the interpreter's hot loop.
 //
 // ConvertValue never raises for the common outcomes: it returns a status and the caller raises the
 // matching error through the shared FFIJITRaise* helpers (so the JIT's thunks, which call the same

@@ -1,6 +1,6 @@
 // Any (owning) and AnyView (borrowed): the 16-byte TVMFFIAny with conversions to and from C++.
 //
-// Conversions follow DESIGN.md's conversion contract: integers accept Int/Bool and must fit (300
+// Conversions follow docs/design.md's conversion contract: integers accept Int/Bool and must fit (300
 // into int8_t is a ValueError naming value and type), floats accept Float/Int/Bool, strings accept
 // every str form, DataType/Device accept their tag or a parsable string, objects must be instances
 // of the target type. A wrong tag is a TypeError naming what was expected and what came.

@@ -22,7 +22,7 @@
 namespace ffijit {
 
 // How one packed value becomes one native parameter value (and, for results, how a native value
-// is boxed back). Each row is one row of DESIGN.md's conversion contract.
+// is boxed back). Each row is one row of docs/design.md's conversion contract.
 enum class Conversion : uint8_t {
   // C `bool`. Accepts Bool, Int (nonzero = true). Passed as 0/1 in an integer register.
   kBool,

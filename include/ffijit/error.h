@@ -36,7 +36,7 @@ class Error : public std::exception {
   std::string kind_, message_, traceback_, what_;
 };
 
-// Shorthands for the kinds DESIGN.md uses.
+// Shorthands for the kinds docs/design.md uses.
 inline Error TypeError(std::string msg) {
   return Error("TypeError", std::move(msg));
 }

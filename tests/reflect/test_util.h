@@ -14,7 +14,7 @@
 namespace ffijit::testing {
 
 inline nlohmann::json LoadCorpus(const std::string& name) {
-  const std::string path = std::string(FFIJIT_SHARED_DIR) + "/corpus/" + name;
+  const std::string path = std::string(FFIJIT_SOURCE_DIR) + "/tests/reflect/corpus/" + name;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open " + path);
   std::stringstream text;
