@@ -61,12 +61,12 @@ int TVMFFIObjectDecRef(TVMFFIObjectHandle obj) {
   return 0;
 }
 
-int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(void* handle),
-                             TVMFFIObjectHandle* out) {
+int FFIJITObjectCreateOpaqueOfType(void* handle, int32_t type_index, void (*deleter)(void* handle),
+                                   TVMFFIObjectHandle* out) {
   return internal::GuardCBoundary([&] {
-    internal::RequireNonNull(out, "TVMFFIObjectCreateOpaque", "out");
+    internal::RequireNonNull(out, "FFIJITObjectCreateOpaqueOfType", "out");
     if (type_index < kTVMFFIStaticObjectBegin) {
-      throw Error("ValueError", "TVMFFIObjectCreateOpaque: type index " +
+      throw Error("ValueError", "FFIJITObjectCreateOpaqueOfType: type index " +
                                     std::to_string(type_index) + " is not an object type");
     }
     TypeIndexToKey(type_index);  // throws KeyError for an unregistered index
@@ -76,6 +76,16 @@ int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(v
     obj->handle_deleter = deleter;
     *out = obj;
   });
+}
+
+int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(void* handle),
+                             TVMFFIObjectHandle* out) {
+  if (type_index != kTVMFFIOpaquePyObject) {
+    // The message TVM FFI gives; the caller keeps ownership of `handle`.
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "Only kTVMFFIOpaquePyObject is supported for now");
+    return -1;
+  }
+  return FFIJITObjectCreateOpaqueOfType(handle, type_index, deleter, out);
 }
 
 }  // extern "C"

@@ -23,7 +23,8 @@ class GlobalTable {
     auto [it, inserted] = table_.try_emplace(name, func);
     if (!inserted) {
       if (!allow_override) {
-        throw Error("KeyError", "global function `" + name + "` is already registered");
+        // TVM FFI's kind and wording, so callers matching either runtime's text agree.
+        throw Error("RuntimeError", "Global Function `" + name + "` is already registered");
       }
       it->second = std::move(func);
     }
@@ -84,6 +85,26 @@ int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, i
                                    TypeIndexToKey(obj->type_index) + "`");
     }
     GlobalTable::Get().Set(key, ObjectPtr<>::Borrow(obj), allow_override != 0);
+  });
+}
+
+int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info, int allow_override) {
+  return internal::GuardCBoundary([&] {
+    internal::RequireNonNull(method_info, "TVMFFIFunctionSetGlobalFromMethodInfo", "method_info");
+    std::string key = NameOf(&method_info->name, "TVMFFIFunctionSetGlobalFromMethodInfo");
+    const TVMFFIAny& method = method_info->method;
+    ObjectPtr<> func;  // None registers a null entry, which lookups report as missing
+    if (method.type_index != kTVMFFINone) {
+      if (method.type_index < kTVMFFIStaticObjectBegin || method.v_obj == nullptr ||
+          !IsInstance(method.v_obj->type_index, kTVMFFIFunction)) {
+        throw Error("TypeError", "TVMFFIFunctionSetGlobalFromMethodInfo: the method of `" + key +
+                                     "` must be a Function or None, not `" +
+                                     TypeIndexToKey(method.type_index) + "`");
+      }
+      func = ObjectPtr<>::Borrow(method.v_obj);
+    }
+    // ffijit keeps no per-global doc, schema or flags: no API reads them back.
+    GlobalTable::Get().Set(key, std::move(func), allow_override != 0);
   });
 }
 

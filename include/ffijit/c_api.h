@@ -19,6 +19,21 @@
 #endif
 
 #ifdef __cplusplus
+#define FFIJIT_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define FFIJIT_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+/*
+ * The TVM FFI revision whose layouts this build implements, chosen at build time (CMake cache
+ * variable FFIJIT_TVM_FFI_ABI). Each revision's layouts live in one header, tvm_ffi_abi_<name>.h.
+ */
+#define FFIJIT_TVM_FFI_ABI_E98B94E1 1
+#ifndef FFIJIT_TVM_FFI_ABI
+#define FFIJIT_TVM_FFI_ABI FFIJIT_TVM_FFI_ABI_E98B94E1
+#endif
+
+#ifdef __cplusplus
 extern "C" {
 #endif
 
@@ -94,19 +109,8 @@ typedef enum {
 /*! Opaque handle to a TVMFFIObject. */
 typedef void* TVMFFIObjectHandle;
 
-/*!
- * The 24-byte header at the start of every heap object. A new object holds one strong and one
- * weak reference (the weak one is owned collectively by the strong references).
- */
-typedef struct TVMFFIObject {
-  int32_t type_index;
-  uint32_t weak_ref_count;
-  uint64_t strong_ref_count;
-  union {
-    void (*deleter)(void* self, int flags);
-    int64_t __ensure_align;
-  };
-} TVMFFIObject;
+/*! The object header; its layout is version-specific (see the ABI header below). */
+typedef struct TVMFFIObject TVMFFIObject;
 
 /*! The 16-byte tagged union every argument and result travels in. Unused bytes are zero. */
 typedef struct TVMFFIAny {
@@ -151,13 +155,19 @@ typedef struct {
   void* cpp_call;
 } TVMFFIFunctionCell;
 
-/*! Payload of an Error object. */
-typedef struct {
-  TVMFFIByteArray kind;
-  TVMFFIByteArray message;
-  TVMFFIByteArray traceback;
-  void (*update_traceback)(TVMFFIObjectHandle self, const TVMFFIByteArray* traceback);
-} TVMFFIErrorCell;
+/* ---- The selected TVM FFI revision's layouts: object header, error cell, reflection records. ----
+ */
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#if FFIJIT_TVM_FFI_ABI == FFIJIT_TVM_FFI_ABI_E98B94E1
+#include "ffijit/tvm_ffi_abi_e98b94e1.h"
+#else
+#error "FFIJIT_TVM_FFI_ABI names no TVM FFI revision this ffijit knows"
+#endif
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /*! Payload of an opaque object made by TVMFFIObjectCreateOpaque. */
 typedef struct {
@@ -167,20 +177,53 @@ typedef struct {
 /* ---- Objects and types ---- */
 FFIJIT_API int TVMFFIObjectIncRef(TVMFFIObjectHandle obj);
 FFIJIT_API int TVMFFIObjectDecRef(TVMFFIObjectHandle obj);
+/*! An object of type 74 (kTVMFFIOpaquePyObject) holding `handle`; `deleter(handle)` runs when it
+ *  dies. Any other type index is a RuntimeError (FFIJITObjectCreateOpaqueOfType takes any type). */
 FFIJIT_API int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index,
                                         void (*deleter)(void* handle), TVMFFIObjectHandle* out);
+/*! Exact key lookup; an unknown key is an InternalError ``Cannot find type `K` ``. */
 FFIJIT_API int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex);
+/*!
+ * The index of `type_key`, allocating it when new (child slots, overflow, depth as in TVM FFI). An
+ * existing key returns its index whatever the other arguments. Where TVM FFI aborts (no parent for
+ * a dynamic type, a parent out of the table, a taken static index, a wrong depth, no slot left),
+ * ffijit returns -1 with an error raised (ValueError / RuntimeError naming the key).
+ */
 FFIJIT_API int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key,
                                              int32_t static_type_index, int32_t type_depth,
                                              int32_t num_child_slots,
                                              int32_t child_slots_can_overflow,
                                              int32_t parent_type_index);
 
+/* ---- The type table and reflection (ownership and thread-safety: docs/guide.md) ---- */
+/*!
+ * The entry of `type_index`, valid for the life of the process. Never NULL: an index with no entry
+ * (out of range, an empty slot) gets a shared placeholder entry whose type_index is -1 and key
+ * "ffijit.UnknownType" (depth 0, no members), and no error is raised. TVM FFI aborts instead.
+ */
+FFIJIT_API const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index);
+/*! Appends a field (strings copied, default kept as an owned copy when HasDefault is set). */
+FFIJIT_API int TVMFFITypeRegisterField(int32_t type_index, const TVMFFIFieldInfo* info);
+/*! Appends a method (strings copied, the method value retained). */
+FFIJIT_API int TVMFFITypeRegisterMethod(int32_t type_index, const TVMFFIMethodInfo* info);
+/*! Sets a type's metadata, once; a second call is a RuntimeError. */
+FFIJIT_API int TVMFFITypeRegisterMetadata(int32_t type_index, const TVMFFITypeMetadata* metadata);
+/*! Sets column `attr_name` at `type_index` (an owned copy); index 0 only creates the column. */
+FFIJIT_API int TVMFFITypeRegisterAttr(int32_t type_index, const TVMFFIByteArray* attr_name,
+                                      const TVMFFIAny* attr_value);
+/*! The column named `attr_name`, NULL if never created. Re-read data/size on every lookup. */
+FFIJIT_API const TVMFFITypeAttrColumn* TVMFFIGetTypeAttrColumn(const TVMFFIByteArray* attr_name);
+
 /* ---- Functions and the global registry ---- */
 FFIJIT_API int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call,
                                     void (*deleter)(void* self), TVMFFIObjectHandle* out);
 FFIJIT_API int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f,
                                        int allow_override);
+/*! Registers method_info->method (a Function, or None for a null entry) under its name, keeping
+ *  doc, schema and flags. */
+FFIJIT_API int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info,
+                                                     int allow_override);
+/*! *out is +1, or NULL with a 0 return when no function has that name. */
 FFIJIT_API int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out);
 FFIJIT_API int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_args,
                                   TVMFFIAny* result);
@@ -219,21 +262,16 @@ FFIJIT_API const TVMFFIByteArray* TVMFFITraceback(const char* filename, int line
 #endif
 
 /* ---- Layout checks: these sizes and offsets are the ABI. ---- */
-#ifdef __cplusplus
-#define FFIJIT_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
-#else
-#define FFIJIT_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
-#endif
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIAny) == 16, "TVMFFIAny is 16 bytes");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIAny, v_int64) == 8, "TVMFFIAny payload at offset 8");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIAny, small_str_len) == 4, "small_str_len at offset 4");
-FFIJIT_STATIC_ASSERT(sizeof(TVMFFIObject) == 24, "TVMFFIObject header is 24 bytes");
-FFIJIT_STATIC_ASSERT(offsetof(TVMFFIObject, weak_ref_count) == 4, "weak count at offset 4");
-FFIJIT_STATIC_ASSERT(offsetof(TVMFFIObject, strong_ref_count) == 8, "strong count at offset 8");
-FFIJIT_STATIC_ASSERT(offsetof(TVMFFIObject, deleter) == 16, "deleter at offset 16");
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIByteArray) == 16, "TVMFFIByteArray is 16 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIByteArray, size) == 8, "TVMFFIByteArray size at offset 8");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIShapeCell, size) == 8, "TVMFFIShapeCell size at offset 8");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFunctionCell, safe_call) == 0, "safe_call at offset 0");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIOpaqueObjectCell) == 8, "TVMFFIOpaqueObjectCell is 8 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeIndex) == 4, "TVMFFITypeIndex is 4 bytes");
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIShapeCell) == 16, "TVMFFIShapeCell is 16 bytes");
-FFIJIT_STATIC_ASSERT(sizeof(TVMFFIErrorCell) == 56, "TVMFFIErrorCell is 56 bytes");
 FFIJIT_STATIC_ASSERT(sizeof(DLDataType) == 4, "DLDataType is 4 bytes");
 FFIJIT_STATIC_ASSERT(sizeof(DLDevice) == 8, "DLDevice is 8 bytes");
 FFIJIT_STATIC_ASSERT(sizeof(DLTensor) == 48, "DLTensor is 48 bytes");

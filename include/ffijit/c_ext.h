@@ -56,10 +56,36 @@ FFIJIT_API int FFIJITMapItemAt(TVMFFIObjectHandle map, int64_t i, const TVMFFIAn
 FFIJIT_API int FFIJITShapeCreate(const int64_t* dims, size_t n, TVMFFIObjectHandle* out);
 
 /* ---- Types ---- */
-/*! 1 if object_type_index is target_type_index or derives from it, else 0. */
+/*!
+ * 1 if object_type_index is target_type_index or derives from it, else 0. Agrees with the
+ * IsInstance that TVM FFI headers compile into modules (child-slot range, then the ancestors of
+ * TVMFFIGetTypeInfo(object_type_index)); lock-free.
+ */
 FFIJIT_API int FFIJITObjectIsInstance(int32_t object_type_index, int32_t target_type_index);
 /*! The registered key of a type index ("ffi.String", "int", ...), as an owned String. */
 FFIJIT_API int FFIJITTypeIndexToKey(int32_t type_index, TVMFFIAny* out);
+
+/*! Like TVMFFIObjectCreateOpaque, for any registered object type (TVMFFIObjectCreateOpaque
+ *  accepts only kTVMFFIOpaquePyObject): an object of `type_index` holding `handle`. */
+FFIJIT_API int FFIJITObjectCreateOpaqueOfType(void* handle, int32_t type_index,
+                                              void (*deleter)(void* handle),
+                                              TVMFFIObjectHandle* out);
+
+/* ---- The TVM FFI revision this build implements ---- */
+/*! What FFIJITGetTvmFfiAbi reports; every pointer is static. */
+typedef struct {
+  const char* name;    /* short revision name, e.g. "e98b94e1" */
+  const char* commit;  /* full apache/tvm-ffi commit hash */
+  const char* version; /* the TVM FFI package version at that commit, e.g. "0.1.0b4" */
+  int32_t object_header_size;
+  int32_t error_cell_size;
+  int32_t type_info_size;
+  int32_t num_functions;        /* entries in `functions` */
+  const char* const* functions; /* the C functions TVM FFI exports at that revision */
+} FFIJITTvmFfiAbi;
+/*! The TVM FFI ABI revision (FFIJIT_TVM_FFI_ABI) the runtime was built for. Named apart from
+ *  TVM FFI 0.1's TVMFFIGetVersion, which has a different prototype. Never NULL. */
+FFIJIT_API const FFIJITTvmFfiAbi* FFIJITGetTvmFfiAbi(void);
 
 /* ---- Devices ---- */
 /*! Parses "cpu", "cpu:0", "cuda:1", ...; anything else is a ValueError quoting the string. */

@@ -187,7 +187,8 @@ class WeakRef {
 // Registers `key` under `parent` (or returns the index it already has); dynamic indices from 128.
 // A key already registered under a different parent is a ValueError.
 int32_t RegisterType(const std::string& key, int32_t parent_type_index = kTVMFFIObject);
-// The index of a registered key; KeyError when unknown.
+// The index of a registered key; InternalError ``Cannot find type `K` `` (TVM FFI's text) when
+// unknown.
 int32_t TypeKeyToIndex(const std::string& key);
 // The key of an index: "ffi.String" for objects, "int", "float", "None", ... for POD values.
 std::string TypeIndexToKey(int32_t type_index);

@@ -39,7 +39,8 @@ TEST(Register, DuplicateNameNeedsOverride) {
     Register("test.add.dup", &add);
     ADD_FAILURE() << "registered twice";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), "KeyError");
+    EXPECT_EQ(e.kind(), "RuntimeError");
+    EXPECT_EQ(e.message(), "Global Function `test.add.dup` is already registered");
   }
   RegisterOptions options;
   options.allow_override = true;

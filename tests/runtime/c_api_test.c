@@ -1,6 +1,8 @@
 /* The C ABI from strict C99: values, errors, functions and the registry; nonzero exit on failure.
  */
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ffijit/c_api.h"
@@ -103,7 +105,7 @@ static void TestFunctionsAndRegistry(void) {
   CHECK(TVMFFIFunctionCreate(&weight, SumInts, DeleteCounter, &func) == 0);
   CHECK(TVMFFIFunctionSetGlobal(&name, func, 0) == 0);
   CHECK(TVMFFIFunctionSetGlobal(&name, func, 0) == -1);
-  CHECK(RaisedErrorIs("KeyError", "c_api_test.sum"));
+  CHECK(RaisedErrorIs("RuntimeError", "Global Function `c_api_test.sum` is already registered"));
   CHECK(TVMFFIObjectDecRef(func) == 0);
   CHECK(deleted == 0); /* the registry still holds it */
 
@@ -177,11 +179,143 @@ static void TestContainersAndTypes(void) {
   CHECK(FFIJITObjectIsInstance(kTVMFFIArray, kTVMFFIObject) == 1);
 }
 
+/* ---- A module-like user of the type table, as TVM FFI's headers would drive it from C. ---- */
+typedef struct {
+  TVMFFIObject header;
+  int64_t value;
+} Counter;
+
+static int32_t counter_index = -1;
+
+static void CounterDeleter(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+static int CreateCounter(TVMFFIObjectHandle* out) {
+  Counter* counter = (Counter*)calloc(1, sizeof(Counter));
+  if (counter == NULL) return -1;
+  counter->header.type_index = counter_index;
+  counter->header.strong_ref_count = 1;
+  counter->header.weak_ref_count = 1;
+  counter->header.deleter = CounterDeleter;
+  *out = counter;
+  return 0;
+}
+
+static int GetI64(void* field, TVMFFIAny* result) {
+  memset(result, 0, sizeof(*result));
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = *(int64_t*)field;
+  return 0;
+}
+
+static int SetI64(void* field, const TVMFFIAny* value) {
+  if (value->type_index != kTVMFFIInt) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "value must be an int");
+    return -1;
+  }
+  *(int64_t*)field = value->v_int64;
+  return 0;
+}
+
+static TVMFFIByteArray Text(const char* text) {
+  TVMFFIByteArray bytes;
+  bytes.data = text;
+  bytes.size = strlen(text);
+  return bytes;
+}
+
+static void TestReflection(void) {
+  TVMFFIByteArray base_key = Text("c.Base");
+  TVMFFIByteArray counter_key = Text("c.Counter");
+  TVMFFIByteArray sibling_key = Text("c.Sibling");
+  TVMFFIByteArray attr = Text("c.attr");
+  TVMFFIByteArray make_name = Text("ffi.MakeObjectFromPackedArgs");
+  TVMFFIFieldInfo field;
+  TVMFFITypeMetadata metadata;
+  TVMFFIAny value, args[3], result;
+  TVMFFIObjectHandle make = NULL;
+  const TVMFFITypeInfo* info;
+  const TVMFFITypeAttrColumn* column;
+  int32_t base, sibling;
+
+  base = TVMFFITypeGetOrAllocIndex(&base_key, -1, 1, 2, 1, kTVMFFIObject);
+  CHECK(base >= kTVMFFIDynObjectBegin);
+  counter_index = TVMFFITypeGetOrAllocIndex(&counter_key, -1, 2, 0, 1, base);
+  sibling = TVMFFITypeGetOrAllocIndex(&sibling_key, -1, 2, 0, 1, base);
+  CHECK(counter_index == base + 1 && sibling == base + 2); /* the child slots */
+  CHECK(FFIJITObjectIsInstance(counter_index, base) == 1);
+  CHECK(FFIJITObjectIsInstance(counter_index, sibling) == 0);
+  CHECK(FFIJITObjectIsInstance(base, counter_index) == 0);
+
+  memset(&field, 0, sizeof(field));
+  field.name = Text("value");
+  field.flags = kTVMFFIFieldFlagBitMaskWritable | kTVMFFIFieldFlagBitMaskHasDefault;
+  field.size = 8;
+  field.alignment = 8;
+  field.offset = (int64_t)offsetof(Counter, value);
+  field.getter = GetI64;
+  field.setter = SetI64;
+  field.default_value.type_index = kTVMFFIInt;
+  field.default_value.v_int64 = 41;
+  field.field_static_type_index = kTVMFFIInt;
+  CHECK(TVMFFITypeRegisterField(counter_index, &field) == 0);
+  memset(&metadata, 0, sizeof(metadata));
+  metadata.creator = CreateCounter;
+  metadata.total_size = (int32_t)sizeof(Counter);
+  CHECK(TVMFFITypeRegisterMetadata(counter_index, &metadata) == 0);
+  CHECK(TVMFFITypeRegisterMetadata(counter_index, &metadata) == -1);
+  CHECK(RaisedErrorIs("RuntimeError", "Overriding c.Counter"));
+
+  info = TVMFFIGetTypeInfo(counter_index);
+  CHECK(info->type_index == counter_index && info->type_depth == 2);
+  CHECK(info->type_key.size == 9 && strcmp(info->type_key.data, "c.Counter") == 0);
+  CHECK(info->type_acenstors[0]->type_index == kTVMFFIObject);
+  CHECK(info->type_acenstors[1]->type_index == base);
+  CHECK(info->num_fields == 1 && strcmp(info->fields[0].name.data, "value") == 0);
+  CHECK(info->metadata != NULL && info->metadata->creator == CreateCounter);
+  CHECK(TVMFFIGetTypeInfo(4444)->type_index == -1); /* placeholder, not a crash */
+
+  memset(&value, 0, sizeof(value));
+  value.type_index = kTVMFFIBool;
+  value.v_int64 = 1;
+  CHECK(TVMFFITypeRegisterAttr(counter_index, &attr, &value) == 0);
+  CHECK(TVMFFITypeRegisterAttr(counter_index, &attr, &value) == -1);
+  CHECK(RaisedErrorIs("RuntimeError", "already set for type `c.Counter`"));
+  column = TVMFFIGetTypeAttrColumn(&attr);
+  CHECK(column != NULL && column->size == (size_t)counter_index + 1);
+  CHECK(column->data[counter_index].type_index == kTVMFFIBool);
+  CHECK(TVMFFITypeRegisterField(9999, &field) == -1);
+  CHECK(RaisedErrorIs("InternalError", "9999"));
+  field.name.data = NULL;
+  CHECK(TVMFFITypeRegisterField(counter_index, &field) == -1);
+  CHECK(RaisedErrorIs("ValueError", "NULL data"));
+
+  CHECK(TVMFFIFunctionGetGlobal(&make_name, &make) == 0 && make != NULL);
+  memset(args, 0, sizeof(args));
+  args[0].type_index = kTVMFFIInt;
+  args[0].v_int64 = counter_index;
+  memset(&result, 0, sizeof(result));
+  CHECK(TVMFFIFunctionCall(make, args, 1, &result) == 0);
+  CHECK(result.type_index == counter_index && ((Counter*)result.v_obj)->value == 41);
+  TVMFFIObjectDecRef(result.v_obj);
+  args[1].type_index = kTVMFFIRawStr;
+  args[1].v_c_str = "value";
+  args[2].type_index = kTVMFFIInt;
+  args[2].v_int64 = 5;
+  memset(&result, 0, sizeof(result));
+  CHECK(TVMFFIFunctionCall(make, args, 3, &result) == 0);
+  CHECK(result.type_index == counter_index && ((Counter*)result.v_obj)->value == 5);
+  TVMFFIObjectDecRef(result.v_obj);
+  TVMFFIObjectDecRef(make);
+}
+
 int main(void) {
   TestStrings();
   TestErrors();
   TestFunctionsAndRegistry();
   TestContainersAndTypes();
+  TestReflection();
   if (failures) {
     fprintf(stderr, "c_api_test: %d failure(s)\n", failures);
     return 1;

@@ -226,7 +226,7 @@ TEST(RegistryTest, SetGetListRemove) {
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
 
   Error taken = CatchError([&] { SetGlobalFunction("registry_test.inc", f); });
-  EXPECT_EQ(taken.kind(), "KeyError");
+  EXPECT_EQ(taken.kind(), "RuntimeError");
   EXPECT_NE(taken.message().find("registry_test.inc"), std::string::npos);
   Function g = Function::FromTyped([](int x) { return x + 2; });
   SetGlobalFunction("registry_test.inc", g, /*allow_override=*/true);

@@ -22,8 +22,8 @@ void DestroyTracked(void* handle) {
 
 ObjectRef MakeOpaque(int* destroyed) {
   TVMFFIObjectHandle handle = nullptr;
-  CheckCall(
-      TVMFFIObjectCreateOpaque(new Tracked{destroyed}, kTVMFFIObject, DestroyTracked, &handle));
+  CheckCall(TVMFFIObjectCreateOpaque(new Tracked{destroyed}, kTVMFFIOpaquePyObject, DestroyTracked,
+                                     &handle));
   return ObjectRef(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle)));
 }
 
@@ -52,7 +52,7 @@ TEST(ObjectTest, NewObjectHasOneStrongAndOneWeakReference) {
   ObjectRef ref = MakeOpaque(&destroyed);
   EXPECT_EQ(ref.get()->strong_ref_count, 1u);
   EXPECT_EQ(ref.get()->weak_ref_count, 1u);
-  EXPECT_EQ(ref.type_index(), kTVMFFIObject);
+  EXPECT_EQ(ref.type_index(), kTVMFFIOpaquePyObject);
 }
 
 TEST(ObjectTest, CApiIncDecRefDestroysOnceAtZero) {
@@ -101,17 +101,40 @@ TEST(ObjectTest, NullHandlesAreErrorsNotCrashes) {
   EXPECT_NE(error.message().find("TVMFFIObjectIncRef"), std::string::npos);
   EXPECT_EQ(TVMFFIObjectDecRef(nullptr), -1);
   EXPECT_NE(Error::MoveFromRaised().message().find("TVMFFIObjectDecRef"), std::string::npos);
-  EXPECT_EQ(TVMFFIObjectCreateOpaque(nullptr, kTVMFFIObject, nullptr, nullptr), -1);
+  EXPECT_EQ(TVMFFIObjectCreateOpaque(nullptr, kTVMFFIOpaquePyObject, nullptr, nullptr), -1);
   EXPECT_NE(Error::MoveFromRaised().message().find("`out`"), std::string::npos);
 }
 
 TEST(ObjectTest, OpaqueRejectsNonObjectAndUnknownTypeIndices) {
   TVMFFIObjectHandle handle = nullptr;
-  EXPECT_EQ(TVMFFIObjectCreateOpaque(nullptr, kTVMFFIInt, nullptr, &handle), -1);
+  EXPECT_EQ(FFIJITObjectCreateOpaqueOfType(nullptr, kTVMFFIInt, nullptr, &handle), -1);
   EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
-  EXPECT_EQ(TVMFFIObjectCreateOpaque(nullptr, 100000, nullptr, &handle), -1);
+  EXPECT_EQ(FFIJITObjectCreateOpaqueOfType(nullptr, 100000, nullptr, &handle), -1);
   EXPECT_EQ(Error::MoveFromRaised().kind(), "KeyError");
   EXPECT_EQ(handle, nullptr);
+}
+
+TEST(ObjectTest, TvmFfiOpaqueTakesOnlyTheOpaquePyObjectIndex) {
+  TVMFFIObjectHandle handle = nullptr;
+  for (int32_t index :
+       {int32_t{kTVMFFIObject}, int32_t{kTVMFFIInt}, int32_t{kTVMFFIFunction}, int32_t{100000}}) {
+    int destroyed = 0;
+    auto* tracked = new Tracked{&destroyed};
+    EXPECT_EQ(TVMFFIObjectCreateOpaque(tracked, index, DestroyTracked, &handle), -1);
+    Error error = Error::MoveFromRaised();
+    EXPECT_EQ(error.kind(), "RuntimeError");
+    EXPECT_EQ(error.message(), "Only kTVMFFIOpaquePyObject is supported for now");
+    EXPECT_EQ(handle, nullptr);
+    EXPECT_EQ(destroyed, 0);  // the caller still owns the handle
+    delete tracked;
+  }
+  int destroyed = 0;
+  ASSERT_EQ(TVMFFIObjectCreateOpaque(new Tracked{&destroyed}, kTVMFFIOpaquePyObject, DestroyTracked,
+                                     &handle),
+            0);
+  EXPECT_EQ(static_cast<TVMFFIObject*>(handle)->type_index, kTVMFFIOpaquePyObject);
+  EXPECT_EQ(TVMFFIObjectDecRef(handle), 0);
+  EXPECT_EQ(destroyed, 1);
 }
 
 TEST(ObjectTest, MultithreadedRefcountStressDestroysExactlyOnce) {
@@ -192,7 +215,8 @@ TEST(TypeRegistryTest, DynamicTypesFollowTheParentChain) {
   // An object of the derived type converts to the base reference type check.
   int destroyed = 0;
   TVMFFIObjectHandle handle = nullptr;
-  ASSERT_EQ(TVMFFIObjectCreateOpaque(new Tracked{&destroyed}, derived, DestroyTracked, &handle), 0);
+  ASSERT_EQ(
+      FFIJITObjectCreateOpaqueOfType(new Tracked{&destroyed}, derived, DestroyTracked, &handle), 0);
   ObjectRef object(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle)));
   EXPECT_EQ(object.type_index(), derived);
   object = ObjectRef();
@@ -228,8 +252,9 @@ TEST(TypeRegistryTest, BadRegistrationsAreErrors) {
   int32_t out = 0;
   EXPECT_EQ(TVMFFITypeKeyToIndex(&bytes, &out), -1);
   Error error = Error::MoveFromRaised();
-  EXPECT_EQ(error.kind(), "KeyError");
-  EXPECT_NE(error.message().find("test.Missing"), std::string::npos);
+  EXPECT_EQ(error.kind(), "InternalError");  // TVM FFI's kind and text
+  EXPECT_EQ(error.message(), "Cannot find type `test.Missing`");
+  EXPECT_EQ(out, 0);  // untouched
   EXPECT_EQ(TVMFFITypeKeyToIndex(nullptr, &out), -1);
   EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
   EXPECT_EQ(TVMFFITypeGetOrAllocIndex(nullptr, -1, 0, 0, 0, -1), -1);

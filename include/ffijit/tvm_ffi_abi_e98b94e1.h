@@ -1,0 +1,231 @@
+/*
+ * The version-specific layout of the TVM FFI ABI at apache/tvm-ffi commit e98b94e1 (0.1.0b4):
+ * the object header, the error cell, the reflection records and the list of exported C functions.
+ *
+ * Included by ffijit/c_api.h when FFIJIT_TVM_FFI_ABI selects this revision (the default), after
+ * TVMFFIAny, TVMFFIByteArray and TVMFFIObjectHandle are declared. A later revision (e.g. TVM FFI
+ * 0.1's single 64-bit reference count before type_index, its bigger error cell) gets its own header
+ * of this shape and a new FFIJIT_TVM_FFI_ABI value; nothing else in the runtime spells these
+ * layouts. C99 and C++17.
+ */
+#ifndef FFIJIT_TVM_FFI_ABI_E98B94E1_H_
+#define FFIJIT_TVM_FFI_ABI_E98B94E1_H_
+
+#ifndef FFIJIT_C_API_H_
+#error "include ffijit/c_api.h, not this header"
+#endif
+
+/* ---- Identity of this revision ---- */
+#define FFIJIT_TVM_FFI_ABI_NAME "e98b94e1"
+#define FFIJIT_TVM_FFI_ABI_COMMIT "e98b94e118dfa5ac4bcf3764a8b1695afee3d596"
+#define FFIJIT_TVM_FFI_ABI_VERSION_TEXT "0.1.0b4"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*!
+ * The 24-byte header at the start of every heap object: a 32-bit weak count (starts at 1, owned
+ * collectively by the strong references) and a 64-bit strong count (starts at 1).
+ */
+struct TVMFFIObject {
+  int32_t type_index;
+  uint32_t weak_ref_count;
+  uint64_t strong_ref_count;
+  union {
+    void (*deleter)(void* self, int flags);
+    int64_t __ensure_align;
+  };
+};
+
+/*! Payload of an Error object. */
+typedef struct {
+  TVMFFIByteArray kind;
+  TVMFFIByteArray message;
+  TVMFFIByteArray traceback;
+  void (*update_traceback)(TVMFFIObjectHandle self, const TVMFFIByteArray* traceback);
+} TVMFFIErrorCell;
+
+/* ---- Reflection ---- */
+
+/*! Reads the field at address `field` into `result` (an owned value, +1 for objects). */
+typedef int (*TVMFFIFieldGetter)(void* field, TVMFFIAny* result);
+/*! Converts `value` (a view), stores it at `field` and releases the old value. */
+typedef int (*TVMFFIFieldSetter)(void* field, const TVMFFIAny* value);
+/*! Makes a new default instance; `*result` is +1. */
+typedef int (*TVMFFIObjectCreator)(TVMFFIObjectHandle* result);
+
+/*! Bits of TVMFFIFieldInfo::flags and TVMFFIMethodInfo::flags. */
+typedef enum {
+  kTVMFFIFieldFlagBitMaskWritable = 1 << 0,
+  kTVMFFIFieldFlagBitMaskHasDefault = 1 << 1,
+  kTVMFFIFieldFlagBitMaskIsStaticMethod = 1 << 2,
+  kTVMFFIFieldFlagBitMaskSEqHashIgnore = 1 << 3,
+  kTVMFFIFieldFlagBitMaskSEqHashDef = 1 << 4
+} TVMFFIFieldFlagBitMask;
+
+/*! How structural equality and hashing treat objects of a type. */
+typedef enum {
+  kTVMFFISEqHashKindUnsupported = 0,
+  kTVMFFISEqHashKindTreeNode = 1,
+  kTVMFFISEqHashKindFreeVar = 2,
+  kTVMFFISEqHashKindDAGNode = 3,
+  kTVMFFISEqHashKindConstTreeNode = 4,
+  kTVMFFISEqHashKindUniqueInstance = 5
+} TVMFFISEqHashKind;
+
+/*! One reflected field of a type. `offset` counts from the object header's address. */
+typedef struct {
+  TVMFFIByteArray name;
+  TVMFFIByteArray doc;
+  TVMFFIByteArray type_schema;
+  int64_t flags;
+  int64_t size;
+  int64_t alignment;
+  int64_t offset;
+  TVMFFIFieldGetter getter;
+  TVMFFIFieldSetter setter;
+  /* Meaningful only with kTVMFFIFieldFlagBitMaskHasDefault; None otherwise. */
+  TVMFFIAny default_value;
+  /* A POD or static object index, 64 for any nullable object, -1 for "any". */
+  int32_t field_static_type_index;
+} TVMFFIFieldInfo;
+
+/*! One reflected method; `method` is a Function (argument 0 is `self` unless static). */
+typedef struct {
+  TVMFFIByteArray name;
+  TVMFFIByteArray doc;
+  TVMFFIByteArray type_schema;
+  int64_t flags;
+  TVMFFIAny method;
+} TVMFFIMethodInfo;
+
+/*! Per-type extra information, registered at most once per type. */
+typedef struct {
+  TVMFFIByteArray doc;
+  TVMFFIObjectCreator creator; /* may be NULL */
+  int32_t total_size;          /* the C++ sizeof, 0 if unknown */
+  TVMFFISEqHashKind structural_eq_hash_kind;
+} TVMFFITypeMetadata;
+
+/*! A named column of per-type attributes: data[type_index] for type_index < size (views). */
+typedef struct {
+  const TVMFFIAny* data;
+  size_t size;
+} TVMFFITypeAttrColumn;
+
+/*! A type-table entry. `type_acenstors` (spelled as in TVM FFI) has `type_depth` entries: [0] is
+ *  ffi.Object, [type_depth - 1] the parent. `fields`/`methods` list the type's own members. */
+#ifdef __cplusplus
+struct TVMFFITypeInfo {
+#else
+typedef struct TVMFFITypeInfo {
+#endif
+  int32_t type_index;
+  int32_t type_depth;
+  TVMFFIByteArray type_key;
+  const struct TVMFFITypeInfo** type_acenstors;
+  uint64_t type_key_hash;
+  int32_t num_fields;
+  int32_t num_methods;
+  const TVMFFIFieldInfo* fields;
+  const TVMFFIMethodInfo* methods;
+  const TVMFFITypeMetadata* metadata;
+#ifdef __cplusplus
+};
+#else
+} TVMFFITypeInfo;
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/*
+ * The C functions libtvm_ffi exports from c_api.h at this revision (30), in declaration order.
+ * FFIJIT_TVM_FFI_C_API_FUNCTIONS(X) expands X(name) for each; tests check every one is exported.
+ */
+#define FFIJIT_TVM_FFI_C_API_FUNCTIONS(X)  \
+  X(TVMFFIObjectIncRef)                    \
+  X(TVMFFIObjectDecRef)                    \
+  X(TVMFFIObjectCreateOpaque)              \
+  X(TVMFFITypeKeyToIndex)                  \
+  X(TVMFFIFunctionCreate)                  \
+  X(TVMFFIFunctionGetGlobal)               \
+  X(TVMFFIAnyViewToOwnedAny)               \
+  X(TVMFFIFunctionCall)                    \
+  X(TVMFFIErrorMoveFromRaised)             \
+  X(TVMFFIErrorSetRaised)                  \
+  X(TVMFFIErrorSetRaisedFromCStr)          \
+  X(TVMFFIErrorCreate)                     \
+  X(TVMFFITensorFromDLPack)                \
+  X(TVMFFITensorToDLPack)                  \
+  X(TVMFFITensorFromDLPackVersioned)       \
+  X(TVMFFITensorToDLPackVersioned)         \
+  X(TVMFFIStringFromByteArray)             \
+  X(TVMFFIBytesFromByteArray)              \
+  X(TVMFFIDataTypeFromString)              \
+  X(TVMFFIDataTypeToString)                \
+  X(TVMFFIFunctionSetGlobal)               \
+  X(TVMFFIFunctionSetGlobalFromMethodInfo) \
+  X(TVMFFITypeRegisterField)               \
+  X(TVMFFITypeRegisterMethod)              \
+  X(TVMFFITypeRegisterMetadata)            \
+  X(TVMFFITypeRegisterAttr)                \
+  X(TVMFFIGetTypeAttrColumn)               \
+  X(TVMFFITraceback)                       \
+  X(TVMFFITypeGetOrAllocIndex)             \
+  X(TVMFFIGetTypeInfo)
+#define FFIJIT_TVM_FFI_NUM_C_API_FUNCTIONS 30
+
+/* ---- Layout checks: these sizes and offsets are this revision's ABI (x86-64 LP64). ---- */
+FFIJIT_STATIC_ASSERT(sizeof(struct TVMFFIObject) == 24, "TVMFFIObject header is 24 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFIObject, type_index) == 0, "type_index at offset 0");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFIObject, weak_ref_count) == 4, "weak count at offset 4");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFIObject, strong_ref_count) == 8,
+                     "strong count at offset 8");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFIObject, deleter) == 16, "deleter at offset 16");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIErrorCell) == 56, "TVMFFIErrorCell is 56 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIErrorCell, message) == 16, "error message at offset 16");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIErrorCell, traceback) == 32, "error traceback at offset 32");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIErrorCell, update_traceback) == 48,
+                     "update_traceback at offset 48");
+
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIFieldFlagBitMask) == 4, "flag enum is 4 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFISEqHashKind) == 4, "eq/hash kind enum is 4 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIFieldInfo) == 120, "TVMFFIFieldInfo is 120 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, doc) == 16, "field doc at 16");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, type_schema) == 32, "field type_schema at 32");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, flags) == 48, "field flags at 48");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, size) == 56, "field size at 56");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, alignment) == 64, "field alignment at 64");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, offset) == 72, "field offset at 72");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, getter) == 80, "field getter at 80");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, setter) == 88, "field setter at 88");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, default_value) == 96, "field default at 96");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, field_static_type_index) == 112,
+                     "field static type index at 112");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIMethodInfo) == 72, "TVMFFIMethodInfo is 72 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, doc) == 16, "method doc at 16");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, type_schema) == 32, "method type_schema at 32");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, flags) == 48, "method flags at 48");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, method) == 56, "method value at 56");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeMetadata) == 32, "TVMFFITypeMetadata is 32 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, creator) == 16, "metadata creator at 16");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, total_size) == 24, "metadata total_size at 24");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, structural_eq_hash_kind) == 28,
+                     "metadata eq/hash kind at 28");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeAttrColumn) == 16, "TVMFFITypeAttrColumn is 16 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeAttrColumn, size) == 8, "column size at 8");
+FFIJIT_STATIC_ASSERT(sizeof(struct TVMFFITypeInfo) == 72, "TVMFFITypeInfo is 72 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, type_depth) == 4, "type_depth at 4");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, type_key) == 8, "type_key at 8");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, type_acenstors) == 24, "ancestors at 24");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, type_key_hash) == 32, "key hash at 32");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, num_fields) == 40, "num_fields at 40");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, num_methods) == 44, "num_methods at 44");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, fields) == 48, "fields at 48");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, methods) == 56, "methods at 56");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, metadata) == 64, "metadata at 64");
+
+#endif /* FFIJIT_TVM_FFI_ABI_E98B94E1_H_ */
