@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ffijit/c_api.h"
+#include "ffijit/c_ext.h"
 #include "ffijit/call_plan.h"
 #include "ffijit/error.h"
 #include "ffijit/signature.h"
@@ -89,13 +90,18 @@ DLDataType TensorElementType(ScalarKind kind) {
   return make(0, 0);  // unreachable: kAny is never checked
 }
 
-// The runtime type index for an object type key; unknown keys get a dynamic index now, so that
-// objects of that type registered later are recognised (the ABI's get-or-allocate semantics).
+// The runtime type index for an object type key. A key no module registered yet gets a forward
+// reference, not a type-table index: allocating one here (under ffi.Object, without child slots)
+// would pin the key before its module registers it with its real parent and child slots, and
+// header-compiled IsInstance checks would then disagree with the table.
 int32_t ObjectTypeIndex(const std::string& key) {
   if (key.empty()) return kTVMFFIObject;
   TVMFFIByteArray bytes{key.data(), key.size()};
-  int32_t index = TVMFFITypeGetOrAllocIndex(&bytes, -1, 1, 0, 1, kTVMFFIObject);
-  if (index < 0) throw ValueError("cannot resolve the object type key `" + key + "`");
+  int32_t index = -1;
+  if (FFIJITTypeKeyToIndexOrForward(&bytes, &index) != 0) {
+    Error cause = Error::MoveFromRaised();
+    throw ValueError("cannot resolve the object type key `" + key + "`: " + cause.message());
+  }
   return index;
 }
 

@@ -168,7 +168,11 @@ int TVMFFIDataTypeToString(const DLDataType* dtype, TVMFFIAny* out) {
     internal::RequireNonNull(dtype, "TVMFFIDataTypeToString", "dtype");
     internal::RequireNonNull(out, "TVMFFIDataTypeToString", "out");
     std::string text = DataTypeToString(*dtype);
-    internal::MakeOwnedBytes(true, text.data(), text.size(), out);
+    // Always the heap form (65), even for short names, as TVM FFI returns it.
+    TVMFFIObject* str = internal::NewBytesObject(kTVMFFIStr, text.data(), text.size());
+    *out = TVMFFIAny{};
+    out->type_index = kTVMFFIStr;
+    out->v_obj = str;
   });
 }
 

@@ -120,8 +120,8 @@ extern "C" {
 
 void TVMFFIErrorSetRaised(TVMFFIObjectHandle error) {
   auto* obj = static_cast<TVMFFIObject*>(error);
-  if (obj == nullptr) {
-    TVMFFIErrorSetRaisedFromCStr("ValueError", "TVMFFIErrorSetRaised: `error` must not be NULL");
+  if (obj == nullptr) {  // clears the slot, as in TVM FFI
+    StoreRaised(nullptr);
     return;
   }
   if (!IsInstance(obj->type_index, kTVMFFIError)) {

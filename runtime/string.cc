@@ -90,9 +90,9 @@ void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out) {
     case kTVMFFIObjectRValueRef: {
       // The view points at an object slot whose reference moves into the result.
       auto** slot = static_cast<TVMFFIObject**>(view.v_ptr);
-      if (slot == nullptr || *slot == nullptr) {
-        throw Error("ValueError", "ObjectRValueRef view holds a NULL slot");
-      }
+      if (slot == nullptr) throw Error("ValueError", "ObjectRValueRef view holds a NULL slot");
+      // TVM FFI's kind and text for a reference that was already taken.
+      if (*slot == nullptr) throw Error("InternalError", "RValueRef already moved");
       TVMFFIAny result{};
       result.type_index = (*slot)->type_index;
       result.v_obj = *slot;

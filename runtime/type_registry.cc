@@ -166,6 +166,42 @@ class TypeTable {
 
   const TVMFFITypeInfo* Unknown() const { return &unknown_.info; }
 
+  // The index of `key`, or a forward reference (>= kFFIJITForwardTypeIndexBegin) that Resolve
+  // maps to the key's index once some module registers it. Allocates nothing in the type table,
+  // so the module later registers the key with its real parent and child slots.
+  int32_t IndexOrForward(const std::string& key) {
+    if (key.empty()) throw Error("ValueError", "a type key must not be empty");
+    std::lock_guard lock(mutex_);
+    if (auto it = by_key_.find(key); it != by_key_.end()) return it->second;
+    if (auto it = forward_by_key_.find(key); it != forward_by_key_.end()) return it->second;
+    if (static_cast<int32_t>(forward_keys_.size()) == kMaxForwards) {
+      throw Error("RuntimeError", "cannot refer to type `" + key +
+                                      "` before it is registered: " + std::to_string(kMaxForwards) +
+                                      " forward references are in use");
+    }
+    int32_t forward = kFFIJITForwardTypeIndexBegin + static_cast<int32_t>(forward_keys_.size());
+    forward_keys_.push_back(key);
+    forward_by_key_[key] = forward;
+    return forward;
+  }
+
+  // A forward reference's current target (-1 while unregistered); other indices unchanged.
+  int32_t Resolve(int32_t index) const noexcept {
+    if (index < kFFIJITForwardTypeIndexBegin ||
+        index >= kFFIJITForwardTypeIndexBegin + kMaxForwards) {
+      return index;
+    }
+    return forward_targets_[index - kFFIJITForwardTypeIndexBegin].load(std::memory_order_acquire);
+  }
+
+  // The key of a forward reference, or "" for other indices.
+  std::string ForwardKey(int32_t index) const {
+    std::lock_guard lock(mutex_);
+    int32_t slot = index - kFFIJITForwardTypeIndexBegin;
+    if (slot < 0 || slot >= static_cast<int32_t>(forward_keys_.size())) return "";
+    return forward_keys_[slot];
+  }
+
   // Appends the field, or replaces the type's field of the same name (a reloaded module).
   void RegisterField(int32_t index, const TVMFFIFieldInfo& given) {
     TVMFFIFieldInfo field = given;
@@ -239,6 +275,7 @@ class TypeTable {
  private:
   TypeTable() {
     for (auto& entry : entries_) entry.store(nullptr, std::memory_order_relaxed);
+    for (auto& target : forward_targets_) target.store(-1, std::memory_order_relaxed);
     unknown_.key = kUnknownTypeKey;
     unknown_.info.type_index = -1;
     unknown_.info.type_key = TVMFFIByteArray{unknown_.key.c_str(), unknown_.key.size()};
@@ -397,6 +434,10 @@ class TypeTable {
     entry->info.type_key_hash = std::hash<std::string_view>()(entry->key);
     by_key_[key] = index;
     entries_[index].store(entry.release(), std::memory_order_release);  // never freed
+    if (auto it = forward_by_key_.find(key); it != forward_by_key_.end()) {
+      forward_targets_[it->second - kFFIJITForwardTypeIndexBegin].store(index,
+                                                                        std::memory_order_release);
+    }
     return index;
   }
 
@@ -451,12 +492,18 @@ class TypeTable {
   }
 
   static constexpr int32_t kMaxTypes = 16384;
+  static constexpr int32_t kMaxForwards = 4096;
   mutable std::mutex mutex_;  // serialises registrations and key lookups
   std::atomic<TypeEntry*> entries_[kMaxTypes];
   std::unordered_map<std::string, int32_t> by_key_;
   std::unordered_map<std::string, std::unique_ptr<AttrColumn>> columns_;
   int32_t overflow_counter_ = kTVMFFIDynObjectBegin;
   TypeEntry unknown_;
+  // Forward references: forward_targets_[i] is the index key forward_keys_[i] got when it was
+  // registered, -1 until then.
+  std::atomic<int32_t> forward_targets_[kMaxForwards];
+  std::vector<std::string> forward_keys_;
+  std::unordered_map<std::string, int32_t> forward_by_key_;
 };
 
 }  // namespace
@@ -491,6 +538,10 @@ int32_t TypeKeyToIndex(const std::string& key) {
 }
 
 std::string TypeIndexToKey(int32_t type_index) {
+  if (type_index >= kFFIJITForwardTypeIndexBegin) {
+    std::string key = TypeTable::Global().ForwardKey(type_index);
+    if (!key.empty()) return key;
+  }
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
   if (info->type_index != type_index) {
     throw Error("KeyError", "unknown type index " + std::to_string(type_index));
@@ -573,9 +624,20 @@ const TVMFFITypeAttrColumn* TVMFFIGetTypeAttrColumn(const TVMFFIByteArray* attr_
   }
 }
 
+int FFIJITTypeKeyToIndexOrForward(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
+  return internal::GuardCBoundary([&] {
+    std::string key = ViewKey(type_key, "FFIJITTypeKeyToIndexOrForward", "type_key");
+    internal::RequireNonNull(out_tindex, "FFIJITTypeKeyToIndexOrForward", "out_tindex");
+    *out_tindex = TypeTable::Global().IndexOrForward(key);
+  });
+}
+
 int FFIJITObjectIsInstance(int32_t object_type_index, int32_t target_type_index) {
   if (object_type_index == target_type_index) return 1;
   const TypeTable& table = TypeTable::Global();
+  target_type_index = table.Resolve(target_type_index);
+  if (target_type_index < 0) return 0;  // a forward reference to a type nobody registered yet
+  if (object_type_index == target_type_index) return 1;
   if (target_type_index == kTVMFFIObject) {
     return object_type_index >= kTVMFFIStaticObjectBegin && table.Find(object_type_index) ? 1 : 0;
   }

@@ -175,6 +175,48 @@ json MapToJson(const Map& map) {
   return json{{"map", std::move(pairs)}};
 }
 
+// Objects nest at most this deep when printed with their fields (reflected graphs may be cyclic).
+constexpr int kMaxReflectedNesting = 16;
+thread_local int reflected_nesting = 0;
+
+// {"object": key, "fields": {name: value, ...}}: every reflected field of the type and of its
+// ancestors, root first, read through the fields' getters. Types without fields print the key only.
+json ReflectedObjectToJson(const AnyView& value) {
+  const TVMFFIAny& raw = value.raw();
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(raw.type_index);
+  json result{{"object", value.type_name()}};
+  if (reflected_nesting >= kMaxReflectedNesting) return result;
+  struct Nesting {
+    Nesting() { ++reflected_nesting; }
+    ~Nesting() { --reflected_nesting; }
+  } nesting;
+  std::vector<const TVMFFITypeInfo*> levels;
+  if (info->type_depth > 0) {
+    levels.assign(info->type_acenstors, info->type_acenstors + info->type_depth);
+  }
+  levels.push_back(info);
+  json fields = json::object();
+  for (const TVMFFITypeInfo* level : levels) {
+    const int32_t count = __atomic_load_n(&level->num_fields, __ATOMIC_ACQUIRE);
+    const TVMFFIFieldInfo* array = __atomic_load_n(&level->fields, __ATOMIC_ACQUIRE);
+    for (int32_t i = 0; i < count; ++i) {
+      const TVMFFIFieldInfo& field = array[i];
+      if (field.getter == nullptr) continue;
+      const std::string name(field.name.data, field.name.size);
+      TVMFFIAny out{};
+      if (field.getter(reinterpret_cast<char*>(raw.v_obj) + field.offset, &out) != 0) {
+        Error error = Error::MoveFromRaised();
+        fields[name] = json{{"error", error.kind() + ": " + error.message()}};
+        continue;
+      }
+      Any owned = Any::Adopt(out);
+      fields[name] = AnyToJson(owned);
+    }
+  }
+  if (!fields.empty()) result["fields"] = std::move(fields);
+  return result;
+}
+
 json ObjectToJson(const AnyView& value) {
   switch (value.type_index()) {
     case kTVMFFIArray: {
@@ -189,7 +231,7 @@ json ObjectToJson(const AnyView& value) {
     case kTVMFFIShape:
       return json{{"shape", value.cast<Shape>().ToVector()}};
     default:
-      return json{{"object", value.type_name()}};
+      return ReflectedObjectToJson(value);
   }
 }
 

@@ -7,14 +7,26 @@
 #include <vector>
 
 #include "command.h"
+#include "ffijit/c_ext.h"
 
 namespace {
 
 using ffijit::tool::kCommands;
 
+// The tool's version and the TVM FFI ABI revision the runtime it loaded implements.
+void PrintVersion(std::ostream& out) {
+  const FFIJITTvmFfiAbi* abi = FFIJITGetTvmFfiAbi();
+  out << "ffijit " << FFIJIT_VERSION << "\n"
+      << "TVM FFI ABI " << abi->name << " (apache/tvm-ffi " << abi->commit << ", " << abi->version
+      << "): object header " << abi->object_header_size << " bytes, error cell "
+      << abi->error_cell_size << " bytes, type info " << abi->type_info_size << " bytes, "
+      << abi->num_functions << " C functions\n";
+}
+
 void PrintHelp(std::ostream& out) {
   out << "usage: ffijit <command> [args...]\n"
-         "       ffijit <command> --help\n\n"
+         "       ffijit <command> --help\n"
+         "       ffijit --version\n\n"
          "commands:\n";
   for (const auto& c : kCommands) {
     out << "  " << c.name << " " << c.usage << "\n      " << c.summary << "\n";
@@ -33,6 +45,10 @@ int main(int argc, char** argv) {
     return ffijit::tool::kExitUsage;
   }
   const std::string name = argv[1];
+  if (name == "--version" || name == "version") {
+    PrintVersion(std::cout);
+    return ffijit::tool::kExitOk;
+  }
   if (name == "--help" || name == "-h" || name == "help") {
     PrintHelp(std::cout);
     return ffijit::tool::kExitOk;

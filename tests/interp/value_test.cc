@@ -233,6 +233,75 @@ TEST_P(ValueTest, ObjectsOfATypeOrAnyObject) {
   EXPECT_EQ(array.get()->strong_ref_count, 2u);  // `array` and `back`: nothing leaked
 }
 
+// An object of a type a module allocated (the handle is unused).
+ObjectRef MakeOfType(int32_t type_index) {
+  TVMFFIObjectHandle handle = nullptr;
+  CheckCall(FFIJITObjectCreateOpaqueOfType(nullptr, type_index, nullptr, &handle));
+  return ObjectRef(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle)));
+}
+
+// What a module's static initialiser does for `key` under `parent`.
+int32_t ModuleAllocType(const std::string& key, int32_t parent, int32_t child_slots) {
+  TVMFFIByteArray bytes{key.data(), key.size()};
+  int32_t depth = TVMFFIGetTypeInfo(parent)->type_depth + 1;
+  int32_t index = TVMFFITypeGetOrAllocIndex(&bytes, -1, depth, child_slots, 1, parent);
+  EXPECT_GE(index, kTVMFFIDynObjectBegin) << key;
+  return index;
+}
+
+TEST_P(ValueTest, ObjectsOfModuleTypesBoundBeforeAndAfterTheModuleRegisters) {
+  const std::string p = "vt" + std::to_string(static_cast<int>(GetParam()));
+  const TypePtr i64 = S(ScalarKind::kI64);
+  // Bound before the module registers its types: the key must not be pinned to an index.
+  Function early =
+      Bind("early", object_type, Sig({Type::Object(p + ".Derived")}, {i64}), GetParam());
+  Function early_result =
+      Bind("echo", object_echo, Sig({Type::Object()}, {Type::Object(p + ".Derived")}), GetParam());
+  int32_t base = ModuleAllocType(p + ".Base", kTVMFFIObject, 2);
+  int32_t derived = ModuleAllocType(p + ".Derived", base, 1);
+  int32_t leaf = ModuleAllocType(p + ".Leaf", derived, 0);
+  int32_t deep = ModuleAllocType(p + ".Deep", leaf, 0);
+  int32_t other = ModuleAllocType(p + ".Other", base, 0);
+  // The module's layout holds: Derived and Leaf in Base's slots, Deep overflowed.
+  EXPECT_EQ(derived, base + 1);
+  EXPECT_EQ(leaf, base + 2);
+  EXPECT_GT(deep, base + 2);
+  EXPECT_EQ(TVMFFIGetTypeInfo(derived)->type_depth, 2);
+  EXPECT_EQ(TVMFFIGetTypeInfo(derived)->type_acenstors[1]->type_index, base);
+  Function late =
+      Bind("late", object_type, Sig({Type::Object(p + ".Derived", true)}, {i64}), GetParam());
+
+  Array array{1};
+  for (const Function& f : {early, late}) {
+    EXPECT_EQ(Call(f, {MakeOfType(derived)}).cast<int64_t>(), derived);
+    EXPECT_EQ(Call(f, {MakeOfType(leaf)}).cast<int64_t>(), leaf);
+    EXPECT_EQ(Call(f, {MakeOfType(deep)}).cast<int64_t>(), deep);
+    EXPECT_EQ(CallError(f, {MakeOfType(base)}).kind(), "TypeError");
+    EXPECT_EQ(CallError(f, {array}).kind(), "TypeError");
+  }
+  EXPECT_EQ(CallError(early, {MakeOfType(other)}).message(),
+            "Mismatched type on argument #0 when calling: `early(object<" + p +
+                ".Derived>) -> i64`. Expected `object<" + p + ".Derived>` but got `" + p +
+                ".Other`");
+  EXPECT_EQ(Call(late, {nullptr}).cast<int64_t>(), -1);
+
+  ObjectRef leaf_object = MakeOfType(leaf);
+  EXPECT_EQ(Call(early_result, {leaf_object}).raw().v_obj, leaf_object.get());
+  Error wrong_result = CallError(early_result, {MakeOfType(other)});
+  EXPECT_EQ(wrong_result.kind(), "RuntimeError");
+  EXPECT_NE(wrong_result.message().find("object<" + p + ".Derived>"), std::string::npos)
+      << wrong_result.message();
+
+  // A type no module registers: nothing is an instance, and the key stays free.
+  Function never = Bind("never", object_type, Sig({Type::Object(p + ".Never")}, {i64}), GetParam());
+  EXPECT_EQ(CallError(never, {MakeOfType(base)}).kind(), "TypeError");
+  std::string never_key = p + ".Never";
+  TVMFFIByteArray never_bytes{never_key.data(), never_key.size()};
+  int32_t found = -1;
+  EXPECT_EQ(TVMFFITypeKeyToIndex(&never_bytes, &found), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "InternalError");
+}
+
 TEST_P(ValueTest, TypedObjectResultIsChecked) {
   Function echo =
       Bind("e", object_echo, Sig({Type::Object()}, {Type::Object("ffi.Array")}), GetParam());

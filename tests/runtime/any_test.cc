@@ -207,6 +207,8 @@ TEST(AnyViewTest, ObjectRValueRefMovesTheReference) {
   EXPECT_EQ(slot, nullptr);  // moved out of the slot
   EXPECT_EQ(owned.type_index(), kTVMFFIArray);
   EXPECT_EQ(owned.raw().v_obj->strong_ref_count, 1u);
+  ExpectError([&] { AnyView(view).ToOwned(); }, "InternalError", {"RValueRef already moved"});
+  view.v_ptr = nullptr;
   ExpectError([&] { AnyView(view).ToOwned(); }, "ValueError", {"NULL slot"});
 }
 

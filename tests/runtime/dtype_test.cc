@@ -59,6 +59,11 @@ TEST(DataTypeTest, CApiRoundTrip) {
   Any printed = Any::Adopt(out);
   EXPECT_EQ(printed.type_index(), kTVMFFIStr);  // 8 bytes: just past the inline limit
   EXPECT_EQ(printed.cast<std::string>(), "bfloat16");
+  DLDataType short_name{kDLInt, 8, 1};
+  ASSERT_EQ(TVMFFIDataTypeToString(&short_name, &out), 0);
+  Any int8 = Any::Adopt(out);
+  EXPECT_EQ(int8.type_index(), kTVMFFIStr);  // the heap form even for 4 bytes, as in TVM FFI
+  EXPECT_EQ(int8.cast<std::string>(), "int8");
   ASSERT_EQ(TVMFFIDataTypeToString(nullptr, &out), -1);
   EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
   DLDataType unknown{99, 8, 1};

@@ -105,6 +105,17 @@ TEST(FfijitCall, TensorResult) {
                R"({"ndarray":[0.0,1.0,2.0,3.0],"dtype":"f32","shape":[4]})");
 }
 
+TEST(FfijitCall, ReflectedObjectsPrintTheirFields) {
+  const char point[] = R"({"a":["i64","i64"],"r":[["object","testlib.Point"]]})";
+  ExpectPrints(CallTest("make_point", point, "3 4"),
+               R"({"object":"testlib.Point","fields":{"x":3,"y":4}})");
+  // A subtype through the base's signature: ancestor fields first, a failing getter reported.
+  const char point3[] = R"({"a":["i64","i64","i64"],"r":[["object","testlib.Point"]]})";
+  ExpectPrints(CallTest("make_point3", point3, "1 2 3"),
+               R"({"object":"testlib.Point3","fields":{"x":1,"y":2,"z":3,)"
+               R"("secret":{"error":"ValueError: the secret is not readable"}}})");
+}
+
 TEST(FfijitCall, TensorRoundTripKeepsDtypeShapeAndValues) {
   const std::string same = R"({"a":[["object","ffi.Tensor"]],"r":[["ndarray",null,null]]})";
   const auto round_trip = [&](const std::string& value) {

@@ -45,6 +45,17 @@ TEST(FfijitTool, HelpListsCommandsAndExitCodes) {
   EXPECT_NE(unknown.out.find("unknown command 'frobnicate'"), std::string::npos);
 }
 
+TEST(FfijitTool, VersionNamesTheTvmFfiAbiRevision) {
+  const ToolRun run = Ffijit("--version");
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.out.rfind("ffijit 0.", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("TVM FFI ABI e98b94e1 (apache/tvm-ffi "
+                         "e98b94e118dfa5ac4bcf3764a8b1695afee3d596, 0.1.0b4): object header 24 "
+                         "bytes, error cell 56 bytes, type info 72 bytes, 30 C functions"),
+            std::string::npos)
+      << run.out;
+}
+
 TEST(FfijitSig, RawArgumentPrintsEveryForm) {
   const ToolRun run = Ffijit("sig " + ShellQuote("I15!B11!d-1d128d64R15!B11!t6d-1d8d64"));
   EXPECT_EQ(run.status, 0);

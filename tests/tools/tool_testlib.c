@@ -1,6 +1,8 @@
 /* A small shared library of C functions for the `ffijit call` and `ffijit bench` tests. */
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ffijit/c_api.h"
@@ -118,4 +120,76 @@ EXPORT double half_twice(_Float16 x) {
 /* Crashes on purpose, for the crash report. */
 EXPORT void crash_now(void) {
   raise(SIGSEGV);
+}
+
+/* ---- Reflected types, registered while the library loads, the way a TVM FFI module does:
+ *      testlib.Point {x, y} and its subtype testlib.Point3 {z}, whose `secret` getter fails. ----
+ */
+typedef struct {
+  TVMFFIObject header;
+  int64_t x, y, z;
+} Point;
+
+static int32_t point_type = -1, point3_type = -1;
+
+static void PointDeleter(void* self, int flags) {
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) free(self);
+}
+
+static int GetI64(void* field, TVMFFIAny* result) {
+  memset(result, 0, sizeof(*result));
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = *(const int64_t*)field;
+  return 0;
+}
+
+static int GetSecret(void* field, TVMFFIAny* result) {
+  (void)field;
+  (void)result;
+  TVMFFIErrorSetRaisedFromCStr("ValueError", "the secret is not readable");
+  return -1;
+}
+
+static void AddField(int32_t type, const char* name, size_t offset, TVMFFIFieldGetter getter) {
+  TVMFFIFieldInfo field;
+  memset(&field, 0, sizeof(field));
+  field.name.data = name;
+  field.name.size = strlen(name);
+  field.size = 8;
+  field.alignment = 8;
+  field.offset = (int64_t)offset;
+  field.getter = getter;
+  field.field_static_type_index = kTVMFFIInt;
+  TVMFFITypeRegisterField(type, &field);
+}
+
+__attribute__((constructor)) static void RegisterPointTypes(void) {
+  TVMFFIByteArray point = {"testlib.Point", 13}, point3 = {"testlib.Point3", 14};
+  point_type = TVMFFITypeGetOrAllocIndex(&point, -1, 1, 1, 1, kTVMFFIObject);
+  point3_type = TVMFFITypeGetOrAllocIndex(&point3, -1, 2, 0, 1, point_type);
+  AddField(point_type, "x", offsetof(Point, x), GetI64);
+  AddField(point_type, "y", offsetof(Point, y), GetI64);
+  AddField(point3_type, "z", offsetof(Point, z), GetI64);
+  AddField(point3_type, "secret", offsetof(Point, z), GetSecret);
+}
+
+static TVMFFIObject* NewPoint(int32_t type, int64_t x, int64_t y, int64_t z) {
+  Point* p = (Point*)calloc(1, sizeof(Point));
+  if (p == NULL) return NULL;
+  p->header.type_index = type;
+  p->header.strong_ref_count = 1;
+  p->header.weak_ref_count = 1;
+  p->header.deleter = PointDeleter;
+  p->x = x;
+  p->y = y;
+  p->z = z;
+  return &p->header;
+}
+
+EXPORT TVMFFIObject* make_point(int64_t x, int64_t y) {
+  return NewPoint(point_type, x, y, 0);
+}
+
+EXPORT TVMFFIObject* make_point3(int64_t x, int64_t y, int64_t z) {
+  return NewPoint(point3_type, x, y, z);
 }
