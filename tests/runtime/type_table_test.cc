@@ -707,6 +707,49 @@ TEST(TypeTable, RegistrationsRaceWithLookupsSafely) {
   EXPECT_GT(reads.load(), 0);
 }
 
+TEST(TypeTable, SetGlobalFromMethodInfoRegistersFunctionsAndNullEntries) {
+  Function twice = Function::FromTyped([](int64_t x) { return 2 * x; });
+  TVMFFIMethodInfo info{};
+  const std::string name = "tt.global.twice";
+  info.name = Bytes(name);
+  const char doc[] = "doubles";
+  info.doc = TVMFFIByteArray{doc, sizeof(doc) - 1};
+  info.method.type_index = kTVMFFIFunction;
+  info.method.v_obj = twice.get();
+  ASSERT_EQ(TVMFFIFunctionSetGlobalFromMethodInfo(&info, 0), 0);
+  EXPECT_EQ(GetGlobalFunctionOrThrow(name)(21).cast<int64_t>(), 42);
+  EXPECT_EQ(TVMFFIFunctionSetGlobalFromMethodInfo(&info, 0), -1);
+  Error taken = Raised();
+  EXPECT_EQ(taken.kind(), "RuntimeError");
+  EXPECT_EQ(taken.message(), "Global Function `tt.global.twice` is already registered");
+  // None stores a null entry: lookups succeed and report no function.
+  info.method = TVMFFIAny{};
+  ASSERT_EQ(TVMFFIFunctionSetGlobalFromMethodInfo(&info, 1), 0);
+  TVMFFIObjectHandle found = reinterpret_cast<TVMFFIObjectHandle>(1);
+  ASSERT_EQ(TVMFFIFunctionGetGlobal(&info.name, &found), 0);
+  EXPECT_EQ(found, nullptr);
+  // Anything else is a TypeError.
+  info.method.type_index = kTVMFFIInt;
+  EXPECT_EQ(TVMFFIFunctionSetGlobalFromMethodInfo(&info, 1), -1);
+  EXPECT_EQ(Raised().kind(), "TypeError");
+  Array array{1};
+  info.method.type_index = kTVMFFIArray;
+  info.method.v_obj = array.get();
+  EXPECT_EQ(TVMFFIFunctionSetGlobalFromMethodInfo(&info, 1), -1);
+  EXPECT_NE(Raised().message().find("ffi.Array"), std::string::npos);
+  EXPECT_EQ(TVMFFIFunctionSetGlobalFromMethodInfo(nullptr, 0), -1);
+  EXPECT_EQ(Raised().kind(), "ValueError");
+  info.name = TVMFFIByteArray{nullptr, 0};
+  EXPECT_EQ(TVMFFIFunctionSetGlobalFromMethodInfo(&info, 0), -1);
+  EXPECT_EQ(Raised().kind(), "ValueError");
+  // A missing name: 0 with NULL, as in TVM FFI.
+  const std::string missing = "tt.global.missing";
+  TVMFFIByteArray missing_name = Bytes(missing);
+  found = reinterpret_cast<TVMFFIObjectHandle>(1);
+  EXPECT_EQ(TVMFFIFunctionGetGlobal(&missing_name, &found), 0);
+  EXPECT_EQ(found, nullptr);
+}
+
 TEST(TvmFfiAbi, ReportsTheRevisionAndExportsEveryFunction) {
   const FFIJITTvmFfiAbi* abi = FFIJITGetTvmFfiAbi();
   ASSERT_NE(abi, nullptr);
