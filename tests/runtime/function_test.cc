@@ -214,6 +214,18 @@ TEST(FunctionTest, BadCallsAreErrorsNotCrashes) {
   Error::MoveFromRaised();
 }
 
+TEST(FunctionTest, NullDeleterMeansNothingRunsAtDestruction) {
+  // TVM FFI crashes destroying such a function; ffijit accepts it and releases nothing.
+  CState state;
+  TVMFFIObjectHandle out = nullptr;
+  ASSERT_EQ(TVMFFIFunctionCreate(&state, CSafeCall, nullptr, &out), 0);
+  Function f = Function::Adopt(out);
+  EXPECT_EQ(f(4).cast<int64_t>(), 40);
+  f = Function();  // the last reference: destroyed without a deleter call
+  EXPECT_EQ(state.calls, 1);
+  EXPECT_EQ(state.deleted, 0);
+}
+
 TEST(RegistryTest, SetGetListRemove) {
   Function f = Function::FromTyped([](int x) { return x + 1; });
   SetGlobalFunction("registry_test.inc", f);
