@@ -5,6 +5,7 @@
 #include <memory>
 #include <new>
 
+#include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "interp_program.h"
 #include "libffi_call.h"
@@ -74,7 +75,7 @@ BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags) {
   fn->header.strong_ref_count = 1;
   fn->header.deleter = &BoundFunctionDeleter;
   fn->cell.safe_call = &InterpreterSafeCall;
-  fn->cell.cpp_call = nullptr;
+  fn->cell.cpp_call = reinterpret_cast<void*>(FFIJITFunctionCppCallEntry());
   fn->target = target;
   fn->plan = owned_plan.release();
   fn->calls_until_hot.store(0, std::memory_order_relaxed);

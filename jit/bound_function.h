@@ -21,7 +21,8 @@ struct InterpProgram;  // jit/interp_program.h
 struct BoundFunction {
   TVMFFIObject header;  // type_index = kTVMFFIFunction; deleter frees everything below
   // safe_call starts at the interpreter entry (InterpreterSafeCall); the JIT swaps in a thunk with
-  // an atomic release store (see SetSafeCall). cpp_call is unused (NULL).
+  // an atomic release store (see SetSafeCall). cpp_call is the C++ entry for code compiled from
+  // TVM FFI's headers (FFIJITFunctionCppCallEntry), which runs whichever safe_call is current.
   TVMFFIFunctionCell cell;
   void* target;          // the native function's address
   const CallPlan* plan;  // owned by this object; immutable after binding

@@ -63,7 +63,7 @@ int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call, void (*delete
     auto* obj = reinterpret_cast<FunctionObject*>(
         internal::AllocObject(sizeof(FunctionObject), kTVMFFIFunction, FunctionDeleter));
     obj->cell.cell.safe_call = SelfTrampoline;
-    obj->cell.cell.cpp_call = nullptr;
+    obj->cell.cell.cpp_call = reinterpret_cast<void*>(FFIJITFunctionCppCallEntry());
     obj->cell.self = self;
     obj->cell.self_call = safe_call;
     obj->cell.self_deleter = deleter;

@@ -1,4 +1,6 @@
 // Tensor objects: DLPack import/export (legacy and versioned) and compact CPU allocation.
+#include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -13,15 +15,35 @@
 namespace ffijit {
 namespace {
 
-// A Tensor: the DLTensor the ABI exposes, then the storage behind its shape, strides and data.
+// A Tensor, laid out as TVM FFI's TensorObj up to +96 (header-compiled code reads and writes
+// that part inline; facts from include/tvm/ffi/container/tensor.h at e98b94e1): the DLTensor at
+// +24, then `Optional<Shape> shape_data_` @72 and `strides_data_` @80 (a Shape object pointer or
+// NULL; header code fills a NULL one lazily in Tensor::shape()/strides()), then the
+// `std::atomic<DLManagedTensorVersioned*>` export cache @88 that ToDLPackVersioned fills once.
+// ffijit's tensors always hold both Shapes, and their DLTensor points into them.
 struct TensorObject {
   TVMFFIObject header;
   DLTensor tensor;
-  std::vector<int64_t> shape, strides;
+  TVMFFIObject* shape_data;
+  TVMFFIObject* strides_data;
+  std::atomic<DLManagedTensorVersioned*> cached_versioned;
+  // ffijit's own part, after +96.
   DLManagedTensor* legacy_producer;
   DLManagedTensorVersioned* versioned_producer;
   void* owned_data;
 };
+static_assert(offsetof(TensorObject, shape_data) == 72, "Tensor shape_data_ at +72");
+static_assert(offsetof(TensorObject, strides_data) == 80, "Tensor strides_data_ at +80");
+static_assert(offsetof(TensorObject, cached_versioned) == 88, "Tensor export cache at +88");
+static_assert(sizeof(std::atomic<DLManagedTensorVersioned*>) == 8, "the cache is one pointer");
+
+// Releases the part every TensorObj shares (+72..+96): header-compiled code may have filled it.
+void ReleaseSharedPart(TensorObject* obj) {
+  if (obj->shape_data) details::DecRef(obj->shape_data);
+  if (obj->strides_data) details::DecRef(obj->strides_data);
+  // The cached export struct is allocated with `new`, by ffijit or by header code alike.
+  delete obj->cached_versioned.load(std::memory_order_acquire);
+}
 
 void TensorDeleter(void* self, int flags) {
   auto* obj = static_cast<TensorObject*>(self);
@@ -33,10 +55,20 @@ void TensorDeleter(void* self, int flags) {
       obj->versioned_producer->deleter(obj->versioned_producer);
     }
     std::free(obj->owned_data);
-    std::destroy_at(&obj->shape);
-    std::destroy_at(&obj->strides);
+    ReleaseSharedPart(obj);
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(obj);
+}
+
+// A new Shape object holding `dims` (one strong reference).
+TVMFFIObject* NewShape(const std::vector<int64_t>& dims) {
+  TVMFFIObjectHandle shape = nullptr;
+  if (FFIJITShapeCreate(dims.data(), dims.size(), &shape) != 0) throw Error::MoveFromRaised();
+  return static_cast<TVMFFIObject*>(shape);
+}
+
+int64_t* ShapeData(TVMFFIObject* shape) {
+  return const_cast<int64_t*>(reinterpret_cast<TVMFFIShapeCell*>(shape + 1)->data);
 }
 
 // Compact row-major strides for `shape`.
@@ -91,11 +123,13 @@ TensorObject* NewTensorObject(const DLTensor& src, int32_t require_alignment,
   }
   auto* obj = reinterpret_cast<TensorObject*>(
       internal::AllocObject(sizeof(TensorObject), kTVMFFITensor, TensorDeleter));
-  new (&obj->shape) std::vector<int64_t>(std::move(shape));
-  new (&obj->strides) std::vector<int64_t>(std::move(strides));
+  ObjectPtr<> owner = ObjectPtr<>::Adopt(&obj->header);  // frees it if a Shape cannot be made
   obj->tensor = src;
-  obj->tensor.shape = obj->shape.data();
-  obj->tensor.strides = obj->strides.data();
+  obj->shape_data = NewShape(shape);
+  obj->strides_data = NewShape(strides);
+  obj->tensor.shape = ShapeData(obj->shape_data);
+  obj->tensor.strides = ShapeData(obj->strides_data);
+  owner.release();
   return obj;
 }
 
@@ -109,27 +143,16 @@ TensorObject* TensorOf(TVMFFIObjectHandle handle, const char* func) {
   return reinterpret_cast<TensorObject*>(obj);
 }
 
-// What an exported DLManagedTensor keeps alive: one strong reference to the tensor.
-template <typename Managed>
-struct Export {
-  Managed managed;
-  TVMFFIObject* tensor;
-  static void Delete(Managed* self) {
-    auto* ctx = static_cast<Export*>(self->manager_ctx);
-    details::DecRef(ctx->tensor);
-    delete ctx;
-  }
-};
+// The deleter of a legacy export: drops the tensor reference (manager_ctx) and frees the struct.
+void DeleteLegacyExport(DLManagedTensor* self) {
+  details::DecRef(static_cast<TVMFFIObject*>(self->manager_ctx));
+  delete self;
+}
 
-template <typename Managed>
-Managed* MakeExport(TensorObject* obj) {
-  auto* ctx = new Export<Managed>();
-  ctx->managed.dl_tensor = obj->tensor;
-  ctx->managed.manager_ctx = ctx;
-  ctx->managed.deleter = &Export<Managed>::Delete;
-  ctx->tensor = &obj->header;
-  details::IncRef(&obj->header);
-  return &ctx->managed;
+// The deleter of the cached versioned export: it only drops the reference that export took; the
+// struct lives until the tensor dies.
+void DropCachedExportReference(DLManagedTensorVersioned* self) {
+  details::DecRef(static_cast<TVMFFIObject*>(self->manager_ctx));
 }
 
 }  // namespace
@@ -174,18 +197,38 @@ int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out) {
   return internal::GuardCBoundary([&] {
     TensorObject* obj = TensorOf(from, "TVMFFITensorToDLPack");
     internal::RequireNonNull(out, "TVMFFITensorToDLPack", "out");
-    *out = MakeExport<DLManagedTensor>(obj);
+    auto* managed = new DLManagedTensor();
+    managed->dl_tensor = obj->tensor;
+    managed->manager_ctx = &obj->header;
+    managed->deleter = &DeleteLegacyExport;
+    details::IncRef(&obj->header);
+    *out = managed;
   });
 }
 
 int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersioned** out) {
+  // One export struct per tensor, cached at +88 (shared with header-compiled code's inline
+  // ToDLPackVersioned, which uses the same slot the same way); every call adds a reference.
   return internal::GuardCBoundary([&] {
     TensorObject* obj = TensorOf(from, "TVMFFITensorToDLPackVersioned");
     internal::RequireNonNull(out, "TVMFFITensorToDLPackVersioned", "out");
-    DLManagedTensorVersioned* managed = MakeExport<DLManagedTensorVersioned>(obj);
-    managed->version = DLPackVersion{FFIJIT_DLPACK_MAJOR, FFIJIT_DLPACK_MINOR};
-    managed->flags = 0;
-    *out = managed;
+    DLManagedTensorVersioned* cached = obj->cached_versioned.load(std::memory_order_acquire);
+    if (cached == nullptr) {
+      auto* fresh = new DLManagedTensorVersioned();
+      fresh->version = DLPackVersion{FFIJIT_DLPACK_MAJOR, FFIJIT_DLPACK_MINOR};
+      fresh->manager_ctx = &obj->header;
+      fresh->deleter = &DropCachedExportReference;
+      fresh->flags = 0;
+      fresh->dl_tensor = obj->tensor;
+      if (obj->cached_versioned.compare_exchange_strong(cached, fresh, std::memory_order_release,
+                                                        std::memory_order_acquire)) {
+        cached = fresh;
+      } else {
+        delete fresh;  // another thread won; `cached` now holds its struct
+      }
+    }
+    details::IncRef(&obj->header);
+    *out = cached;
   });
 }
 

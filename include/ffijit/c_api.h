@@ -151,7 +151,9 @@ typedef int (*TVMFFISafeCallType)(void* handle, const TVMFFIAny* args, int32_t n
 /*! Payload of a Function object; TVMFFIFunctionCall passes the object itself as `handle`. */
 typedef struct {
   TVMFFISafeCallType safe_call;
-  /* Reserved for a C++ fast path; NULL when absent. */
+  /* At header+32: the C++ `call` entry that code compiled from TVM FFI's C++ headers calls
+   * directly; it reports failure by throwing. Every Function ffijit creates sets it to
+   * FFIJITFunctionCppCallEntry() (c_ext.h). C code must not call it. */
   void* cpp_call;
 } TVMFFIFunctionCell;
 

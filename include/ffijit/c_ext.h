@@ -14,11 +14,19 @@
 extern "C" {
 #endif
 
-/*! Payload of an Array object, right after the header; `data` holds `size` owned Any values. */
+/*!
+ * Payload of an Array object, right after the header: `data` holds `size` owned Any values in
+ * room for `capacity`. The layout is TVM FFI's ArrayObj (header-compiled code reads and, on a
+ * uniquely owned array, writes it inline): data@24, size@32, capacity@40, data_deleter@48. The
+ * arrays ffijit makes store their elements inline at +56 (`data` points there) with no
+ * `data_deleter`; an array made elsewhere may point `data` at storage `data_deleter(data)` frees
+ * after the elements are released.
+ */
 typedef struct {
   TVMFFIAny* data;
   int64_t size;
   int64_t capacity;
+  void (*data_deleter)(void* data);
 } FFIJITArrayCell;
 
 /*!
@@ -38,6 +46,18 @@ typedef struct {
   const char* data;
   size_t size;
 } FFIJITBytesCell;
+
+/* ---- Functions ---- */
+/*!
+ * The C++ `call` entry `void(const FunctionObj*, const AnyView*, int32_t, Any*)` of TVM FFI's
+ * headers, which every Function ffijit creates stores at header+32 (TVMFFIFunctionCell.cpp_call).
+ * It runs the object's safe_call and reports failure by throwing a C++ exception laid out as
+ * `tvm::ffi::Error` (or `tvm::ffi::EnvErrorAlreadySet` for status -2), so only C++ code that
+ * catches those may call it; C code calls TVMFFIFunctionCall.
+ */
+typedef void (*FFIJITCppCallEntry)(const void* func, const TVMFFIAny* args, int32_t num_args,
+                                   TVMFFIAny* result);
+FFIJIT_API FFIJITCppCallEntry FFIJITFunctionCppCallEntry(void);
 
 /* ---- Containers ---- */
 /*! A new Array holding copies (strong references) of items[0..n). */
@@ -116,7 +136,8 @@ FFIJIT_API int FFIJITFunctionListGlobals(TVMFFIObjectHandle* out);
 } /* extern "C" */
 #endif
 
-FFIJIT_STATIC_ASSERT(sizeof(FFIJITArrayCell) == 24, "FFIJITArrayCell is 24 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(FFIJITArrayCell) == 32, "FFIJITArrayCell is 32 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(FFIJITArrayCell, data_deleter) == 24, "Array data_deleter at +48");
 FFIJIT_STATIC_ASSERT(offsetof(FFIJITFunctionCell, self) == 16, "Function self after the cell");
 
 #endif /* FFIJIT_C_EXT_H_ */

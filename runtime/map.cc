@@ -1,0 +1,616 @@
+// Map objects in TVM FFI's in-memory layout (the one code compiled from its C++ headers walks,
+// looks up, inserts into and iterates inline), plus ffijit's C API over it.
+//
+// The facts come from the public header include/tvm/ffi/container/map.h and the key hashing/
+// equality from include/tvm/ffi/any.h and base_details.h of apache/tvm-ffi at e98b94e1 (the
+// facts sheet is silent on the dense layout); the code is ffijit's own:
+// - every map: header, then `void* data`@24, `uint64 size`@32, `uint64 slots`@40 (bit 63 set:
+//   small layout), `void (*data_deleter)(void*)`@48;
+// - small (at most 4 entries): `slots & ~bit63` key/value pairs (2 x TVMFFIAny) inline at +56,
+//   `data` pointing there, searched linearly, kept in insertion order;
+// - dense: `uint32 fib_shift`@56, iteration list head@64 and tail@72 (slot indices, ~0 = none);
+//   `data` points at blocks of 16 slots, each block 16 metadata bytes then 16 items (key, value,
+//   prev, next: 48 bytes), 784 bytes in all. A key's home slot is
+//   (hash * 11400714819323198485) >> fib_shift. Metadata 0xFF is empty, 0xFE protected
+//   (reserved during a relocation); otherwise bit 7 clear marks a list head (an item in its home
+//   slot) and set a list tail, and the low 7 bits index a fixed table of probe distances to the
+//   next item whose key has the same home (0: none). Every key with home h is on the list that
+//   starts at slot h, so a lookup reads one chain. The iteration list links items in insertion
+//   order.
+// ffijit builds a map once, from deduplicated entries, and never changes it afterwards; but
+// header code may modify a map it owns alone in place, so every reader here (lookup, iteration,
+// the deleter) follows the live fields rather than anything cached.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ffijit/object.h"
+#include "internal.h"
+
+namespace ffijit {
+namespace {
+
+constexpr uint64_t kSmallLayoutBit = uint64_t{1} << 63;
+constexpr uint64_t kSmallMaxEntries = 4;
+constexpr int kBlockSlots = 16;
+constexpr uint8_t kEmptyMeta = 0xFF;
+constexpr uint8_t kProtectedMeta = 0xFE;
+constexpr uint8_t kTailBit = 0x80;
+constexpr uint64_t kNoSlot = ~uint64_t{0};
+constexpr uint64_t kFibonacciMultiplier = 11400714819323198485ull;
+
+struct MapObject {
+  TVMFFIObject header;
+  void* data;
+  uint64_t size;
+  uint64_t slots;
+  void (*data_deleter)(void*);
+};
+static_assert(sizeof(MapObject) == 56, "small-map entries inline at +56");
+
+struct KeyValue {
+  TVMFFIAny key;
+  TVMFFIAny value;
+};
+
+struct DenseMapObject {
+  MapObject base;
+  uint32_t fib_shift;
+  uint64_t iter_head;
+  uint64_t iter_tail;
+};
+static_assert(offsetof(DenseMapObject, fib_shift) == 56, "fib_shift at +56");
+static_assert(offsetof(DenseMapObject, iter_head) == 64, "iteration head at +64");
+static_assert(offsetof(DenseMapObject, iter_tail) == 72, "iteration tail at +72");
+
+struct DenseItem {
+  KeyValue kv;
+  uint64_t prev;
+  uint64_t next;
+};
+
+struct Block {
+  uint8_t meta[kBlockSlots];
+  DenseItem items[kBlockSlots];
+};
+static_assert(sizeof(Block) == 784, "a dense block is 16 metadata bytes and 16 items");
+
+// Probe distances by jump index (the low 7 bits of a slot's metadata): 0..15, then the
+// triangular numbers 21..2628, then a fast-growing tail. Values as in map.h.
+constexpr uint64_t kProbeDistance[126] = {0,
+                                          1,
+                                          2,
+                                          3,
+                                          4,
+                                          5,
+                                          6,
+                                          7,
+                                          8,
+                                          9,
+                                          10,
+                                          11,
+                                          12,
+                                          13,
+                                          14,
+                                          15,
+                                          21,
+                                          28,
+                                          36,
+                                          45,
+                                          55,
+                                          66,
+                                          78,
+                                          91,
+                                          105,
+                                          120,
+                                          136,
+                                          153,
+                                          171,
+                                          190,
+                                          210,
+                                          231,
+                                          253,
+                                          276,
+                                          300,
+                                          325,
+                                          351,
+                                          378,
+                                          406,
+                                          435,
+                                          465,
+                                          496,
+                                          528,
+                                          561,
+                                          595,
+                                          630,
+                                          666,
+                                          703,
+                                          741,
+                                          780,
+                                          820,
+                                          861,
+                                          903,
+                                          946,
+                                          990,
+                                          1035,
+                                          1081,
+                                          1128,
+                                          1176,
+                                          1225,
+                                          1275,
+                                          1326,
+                                          1378,
+                                          1431,
+                                          1485,
+                                          1540,
+                                          1596,
+                                          1653,
+                                          1711,
+                                          1770,
+                                          1830,
+                                          1891,
+                                          1953,
+                                          2016,
+                                          2080,
+                                          2145,
+                                          2211,
+                                          2278,
+                                          2346,
+                                          2415,
+                                          2485,
+                                          2556,
+                                          2628,
+                                          8515,
+                                          19110,
+                                          42778,
+                                          96141,
+                                          216153,
+                                          486591,
+                                          1092981,
+                                          2458653,
+                                          5532801,
+                                          12442566,
+                                          27993903,
+                                          62983476,
+                                          141717030,
+                                          318844378,
+                                          717352503,
+                                          1614057336,
+                                          3631522476,
+                                          8170957530,
+                                          18384510628,
+                                          41364789378,
+                                          93070452520,
+                                          209408356380,
+                                          471168559170,
+                                          1060128894105,
+                                          2385289465695,
+                                          5366898840628,
+                                          12075518705635,
+                                          27169915244790,
+                                          61132312065111,
+                                          137547689707000,
+                                          309482283181501,
+                                          696335127828753,
+                                          1566753995631385,
+                                          3525196511162271,
+                                          7931691992677701,
+                                          17846306936293605,
+                                          40154190677507445,
+                                          90346928918121501,
+                                          203280589587557251,
+                                          457381325854679626,
+                                          1029107982097042876,
+                                          2315492959180353330,
+                                          5209859154120846435};
+constexpr int kJumpCount = 126;
+
+// ---- Key hashing and equality (TVM FFI's AnyHash/AnyEqual, extended to borrowed views) ----
+
+bool IsStrForm(int32_t t) {
+  return t == kTVMFFIRawStr || t == kTVMFFISmallStr || t == kTVMFFIStr;
+}
+bool IsBytesForm(int32_t t) {
+  return t == kTVMFFIByteArrayPtr || t == kTVMFFISmallBytes || t == kTVMFFIBytes;
+}
+
+uint64_t HashCombine(uint64_t key, uint64_t value) {
+  return key ^ (value + 0x9e3779b9 + (key << 6) + (key >> 2));
+}
+
+// Little-endian 8-byte words, the last one zero-padded, folded modulo 2^31-1 (the 64-bit
+// product wraps first, as in the original).
+uint64_t HashBytes(std::string_view bytes) {
+  constexpr uint64_t kMultiplier = 1099511628211ull;
+  constexpr uint64_t kModulus = 2147483647ull;
+  uint64_t result = 0;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes.data() + i, 8);
+    result = (result * kMultiplier + word) % kModulus;
+  }
+  if (i < bytes.size()) {
+    uint64_t word = 0;
+    std::memcpy(&word, bytes.data() + i, bytes.size() - i);
+    result = (result * kMultiplier + word) % kModulus;
+  }
+  return result;
+}
+
+// Every string form hashes as its characters under the Str type index (every bytes form under
+// Bytes), so a borrowed "abc" finds a SmallStr or Str key "abc"; anything else by its bits.
+uint64_t KeyHash(const TVMFFIAny& key) {
+  std::string_view chars;
+  if (IsStrForm(key.type_index) && internal::ViewBytes(key, &chars)) {
+    return HashCombine(kTVMFFIStr, HashBytes(chars));
+  }
+  if (IsBytesForm(key.type_index) && internal::ViewBytes(key, &chars)) {
+    return HashCombine(kTVMFFIBytes, HashBytes(chars));
+  }
+  return HashCombine(static_cast<uint64_t>(static_cast<int64_t>(key.type_index)), key.v_uint64);
+}
+
+bool KeyEqual(const TVMFFIAny& a, const TVMFFIAny& b) {
+  bool both_str = IsStrForm(a.type_index) && IsStrForm(b.type_index);
+  bool both_bytes = IsBytesForm(a.type_index) && IsBytesForm(b.type_index);
+  if (both_str || both_bytes) {
+    std::string_view x, y;
+    return internal::ViewBytes(a, &x) && internal::ViewBytes(b, &y) && x == y;
+  }
+  return a.type_index == b.type_index && a.v_uint64 == b.v_uint64;
+}
+
+// ---- Dense layout: slot addressing ----
+
+uint64_t HomeSlot(uint64_t hash, uint32_t fib_shift) {
+  return (kFibonacciMultiplier * hash) >> fib_shift;
+}
+
+struct DenseView {
+  Block* blocks;
+  uint64_t slots;
+  uint8_t& meta(uint64_t i) const { return blocks[i / kBlockSlots].meta[i % kBlockSlots]; }
+  DenseItem& item(uint64_t i) const { return blocks[i / kBlockSlots].items[i % kBlockSlots]; }
+  bool IsEmpty(uint64_t i) const { return meta(i) == kEmptyMeta; }
+  bool IsHead(uint64_t i) const { return (meta(i) & kTailBit) == 0; }
+  // The next slot on i's same-home list, or kNoSlot.
+  uint64_t Next(uint64_t i) const {
+    uint8_t jump = meta(i) & 0x7F;
+    return jump == 0 ? kNoSlot : (i + kProbeDistance[jump]) % slots;
+  }
+  // The first empty slot within probing reach of `from`, with its jump index; false if none.
+  bool NextEmpty(uint64_t from, uint64_t* slot, uint8_t* jump) const {
+    for (int j = 1; j < kJumpCount; ++j) {
+      uint64_t candidate = (from + kProbeDistance[j]) % slots;
+      if (IsEmpty(candidate)) {
+        *slot = candidate;
+        *jump = static_cast<uint8_t>(j);
+        return true;
+      }
+    }
+    return false;
+  }
+  void SetJump(uint64_t i, uint8_t jump) const {
+    meta(i) = static_cast<uint8_t>((meta(i) & kTailBit) | jump);
+  }
+};
+
+DenseView ViewOf(const DenseMapObject* map) {
+  return DenseView{static_cast<Block*>(map->base.data), map->base.slots};
+}
+
+// Table size for `n` entries: the next power of two above n, doubled once more when that is
+// less than twice n (load at most one half); fib_shift = 64 - log2(slots).
+void DenseTableSize(uint64_t n, uint32_t* fib_shift, uint64_t* slots) {
+  uint32_t shift = 64;
+  uint64_t size = 1;
+  for (uint64_t c = n; c != 0; c >>= 1) {
+    --shift;
+    size <<= 1;
+  }
+  if (size < n * 2) {
+    --shift;
+    size <<= 1;
+  }
+  *fib_shift = shift;
+  *slots = size;
+}
+
+void FreeBlocks(void* data) {
+  std::free(data);
+}
+
+// Appends slot `i` to the iteration list.
+void IterPushBack(DenseMapObject* map, const DenseView& v, uint64_t i) {
+  v.item(i).prev = map->iter_tail;
+  v.item(i).next = kNoSlot;
+  if (map->iter_tail != kNoSlot) v.item(map->iter_tail).next = i;
+  if (map->iter_head == kNoSlot) map->iter_head = i;
+  map->iter_tail = i;
+}
+
+// Moves the item of slot `from` to the empty slot `to`, keeping its iteration-list position.
+void MoveItem(DenseMapObject* map, const DenseView& v, uint64_t from, uint64_t to) {
+  DenseItem& src = v.item(from);
+  DenseItem& dst = v.item(to);
+  dst = src;
+  if (dst.prev == kNoSlot) {
+    map->iter_head = to;
+  } else {
+    v.item(dst.prev).next = to;
+  }
+  if (dst.next == kNoSlot) {
+    map->iter_tail = to;
+  } else {
+    v.item(dst.next).prev = to;
+  }
+}
+
+// Inserts a key known to be absent (ownership of key and value passes to the map). false when
+// the table has no room within probing reach; the caller then rebuilds a bigger table, so a
+// partly done relocation is never observed.
+bool DenseInsertNew(DenseMapObject* map, const TVMFFIAny& key, const TVMFFIAny& value) {
+  DenseView v = ViewOf(map);
+  uint64_t home = HomeSlot(KeyHash(key), map->fib_shift);
+  uint64_t slot;
+  if (v.IsEmpty(home)) {
+    slot = home;
+    v.meta(slot) = 0;  // a head with no next
+  } else if (v.IsHead(home)) {
+    uint64_t last = home;
+    for (uint64_t next = v.Next(last); next != kNoSlot; next = v.Next(last)) last = next;
+    uint8_t jump;
+    if (!v.NextEmpty(last, &slot, &jump)) return false;
+    v.meta(slot) = kTailBit;
+    v.SetJump(last, jump);
+  } else {
+    // `home` holds a tail of another key's list: move that list from `home` on to empty slots,
+    // then take `home` as the new list's head.
+    uint64_t other_home = HomeSlot(KeyHash(v.item(home).kv.key), map->fib_shift);
+    uint64_t writer = other_home;
+    while (v.Next(writer) != home) writer = v.Next(writer);
+    uint64_t reader = home;
+    bool first = true;
+    while (reader != kNoSlot) {
+      uint64_t target;
+      uint8_t jump;
+      if (!v.NextEmpty(writer, &target, &jump)) return false;
+      uint64_t after = v.Next(reader);
+      MoveItem(map, v, reader, target);
+      v.meta(target) = kTailBit;
+      v.meta(reader) = first ? kProtectedMeta : kEmptyMeta;
+      first = false;
+      v.SetJump(writer, jump);
+      writer = target;
+      reader = after;
+    }
+    slot = home;
+    v.meta(slot) = 0;
+  }
+  v.item(slot).kv = KeyValue{key, value};
+  IterPushBack(map, v, slot);
+  ++map->base.size;
+  return true;
+}
+
+// Releases every live entry of either layout, then the storage if a data_deleter is set.
+void ReleaseEntries(MapObject* map) {
+  if (map->slots & kSmallLayoutBit) {
+    auto* entries = static_cast<KeyValue*>(map->data);
+    for (uint64_t i = 0; i < map->size; ++i) {
+      internal::ReleaseAny(&entries[i].key);
+      internal::ReleaseAny(&entries[i].value);
+    }
+  } else if (map->data != nullptr) {
+    DenseView v = ViewOf(reinterpret_cast<DenseMapObject*>(map));
+    for (uint64_t i = 0; i < v.slots; ++i) {
+      if (v.meta(i) == kEmptyMeta || v.meta(i) == kProtectedMeta) continue;
+      internal::ReleaseAny(&v.item(i).kv.key);
+      internal::ReleaseAny(&v.item(i).kv.value);
+    }
+  }
+  if (map->data_deleter != nullptr && map->data != nullptr) map->data_deleter(map->data);
+  map->data = nullptr;
+  map->size = 0;
+}
+
+void MapDeleter(void* self, int flags) {
+  auto* map = static_cast<MapObject*>(self);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) ReleaseEntries(map);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(map);
+}
+
+// A dense map of `n` owned entries (keys distinct); the entries' references move into it.
+TVMFFIObject* NewDenseMap(const std::vector<KeyValue>& entries) {
+  uint32_t fib_shift;
+  uint64_t slots;
+  DenseTableSize(entries.size(), &fib_shift, &slots);
+  for (;;) {
+    auto* map = reinterpret_cast<DenseMapObject*>(
+        internal::AllocObject(sizeof(DenseMapObject), kTVMFFIMap, MapDeleter));
+    uint64_t blocks = (slots + kBlockSlots - 1) / kBlockSlots;
+    map->base.data = std::malloc(blocks * sizeof(Block));
+    if (map->base.data == nullptr) {
+      std::free(map);
+      throw std::bad_alloc();
+    }
+    for (uint64_t b = 0; b < blocks; ++b) {
+      std::memset(static_cast<Block*>(map->base.data)[b].meta, kEmptyMeta, kBlockSlots);
+    }
+    map->base.data_deleter = FreeBlocks;
+    map->base.slots = slots;
+    map->fib_shift = fib_shift;
+    map->iter_head = kNoSlot;
+    map->iter_tail = kNoSlot;
+    bool placed = true;
+    for (const KeyValue& kv : entries) {
+      if (!DenseInsertNew(map, kv.key, kv.value)) {
+        placed = false;
+        break;
+      }
+    }
+    if (placed) return &map->base.header;
+    // Out of probing reach (pathological hashes): the entries still belong to the caller.
+    FreeBlocks(map->base.data);
+    std::free(map);
+    slots *= 2;
+    --fib_shift;
+  }
+}
+
+TVMFFIObject* NewSmallMap(const std::vector<KeyValue>& entries) {
+  auto* map = reinterpret_cast<MapObject*>(internal::AllocObject(
+      sizeof(MapObject) + entries.size() * sizeof(KeyValue), kTVMFFIMap, MapDeleter));
+  auto* inline_entries = reinterpret_cast<KeyValue*>(map + 1);
+  if (!entries.empty())
+    std::memcpy(inline_entries, entries.data(), entries.size() * sizeof(KeyValue));
+  map->data = inline_entries;
+  map->size = entries.size();
+  map->slots = entries.size() | kSmallLayoutBit;
+  return &map->header;
+}
+
+MapObject* MapOf(TVMFFIObjectHandle handle, const char* func) {
+  auto* obj = static_cast<TVMFFIObject*>(handle);
+  internal::RequireNonNull(obj, func, "map");
+  if (!IsInstance(obj->type_index, kTVMFFIMap)) {
+    throw Error("TypeError", std::string(func) + ": expected an ffi.Map but got `" +
+                                 TypeIndexToKey(obj->type_index) + "`");
+  }
+  return reinterpret_cast<MapObject*>(obj);
+}
+
+const KeyValue* Find(const MapObject* map, const TVMFFIAny& key) {
+  if (map->slots & kSmallLayoutBit) {
+    const auto* entries = static_cast<const KeyValue*>(map->data);
+    for (uint64_t i = 0; i < map->size; ++i) {
+      if (KeyEqual(entries[i].key, key)) return &entries[i];
+    }
+    return nullptr;
+  }
+  if (map->size == 0 || map->data == nullptr) return nullptr;
+  const auto* dense = reinterpret_cast<const DenseMapObject*>(map);
+  DenseView v = ViewOf(dense);
+  uint64_t slot = HomeSlot(KeyHash(key), dense->fib_shift);
+  if (!v.IsHead(slot)) return nullptr;
+  for (; slot != kNoSlot; slot = v.Next(slot)) {
+    if (KeyEqual(v.item(slot).kv.key, key)) return &v.item(slot).kv;
+  }
+  return nullptr;
+}
+
+// The i-th entry in iteration (insertion) order; i < size.
+const KeyValue* EntryAt(const MapObject* map, uint64_t i) {
+  if (map->slots & kSmallLayoutBit) return static_cast<const KeyValue*>(map->data) + i;
+  const auto* dense = reinterpret_cast<const DenseMapObject*>(map);
+  DenseView v = ViewOf(dense);
+  uint64_t slot = dense->iter_head;
+  for (uint64_t k = 0; k < i; ++k) slot = v.item(slot).next;
+  return &v.item(slot).kv;
+}
+
+// Owned copies of the entries, each key once: at its first position, with its last value.
+struct Entries {
+  std::vector<KeyValue> list;
+  ~Entries() {
+    for (KeyValue& kv : list) {
+      internal::ReleaseAny(&kv.key);
+      internal::ReleaseAny(&kv.value);
+    }
+  }
+};
+
+struct ViewHash {
+  size_t operator()(const TVMFFIAny* key) const noexcept { return KeyHash(*key); }
+};
+struct ViewEqual {
+  bool operator()(const TVMFFIAny* a, const TVMFFIAny* b) const noexcept {
+    return KeyEqual(*a, *b);
+  }
+};
+
+}  // namespace
+}  // namespace ffijit
+
+using namespace ffijit;
+
+extern "C" {
+
+int FFIJITMapCreate(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n,
+                    TVMFFIObjectHandle* out) {
+  return internal::GuardCBoundary([&] {
+    internal::RequireNonNull(out, "FFIJITMapCreate", "out");
+    if (n < 0) throw Error("ValueError", "FFIJITMapCreate: negative size " + std::to_string(n));
+    if (n > 0) {
+      internal::RequireNonNull(keys, "FFIJITMapCreate", "keys");
+      internal::RequireNonNull(values, "FFIJITMapCreate", "values");
+    }
+    // Position of each distinct key (compared by content, whatever its string form).
+    std::unordered_map<const TVMFFIAny*, size_t, ViewHash, ViewEqual> position;
+    std::vector<int64_t> last_value;
+    std::vector<int64_t> first_key;
+    for (int64_t i = 0; i < n; ++i) {
+      auto [it, inserted] = position.emplace(&keys[i], first_key.size());
+      if (inserted) {
+        first_key.push_back(i);
+        last_value.push_back(i);
+      } else {
+        last_value[it->second] = i;
+      }
+    }
+    Entries entries;
+    entries.list.reserve(first_key.size());
+    for (size_t k = 0; k < first_key.size(); ++k) {
+      entries.list.push_back(KeyValue{});
+      internal::CopyToOwned(keys[first_key[k]], &entries.list.back().key);
+      internal::CopyToOwned(values[last_value[k]], &entries.list.back().value);
+    }
+    TVMFFIObject* map = entries.list.size() <= kSmallMaxEntries ? NewSmallMap(entries.list)
+                                                                : NewDenseMap(entries.list);
+    entries.list.clear();  // the references moved into the map
+    *out = map;
+  });
+}
+
+int FFIJITMapSize(TVMFFIObjectHandle map, int64_t* out) {
+  return internal::GuardCBoundary([&] {
+    MapObject* obj = MapOf(map, "FFIJITMapSize");
+    internal::RequireNonNull(out, "FFIJITMapSize", "out");
+    *out = static_cast<int64_t>(obj->size);
+  });
+}
+
+int FFIJITMapGet(TVMFFIObjectHandle map, const TVMFFIAny* key, const TVMFFIAny** out_value) {
+  return internal::GuardCBoundary([&] {
+    MapObject* obj = MapOf(map, "FFIJITMapGet");
+    internal::RequireNonNull(key, "FFIJITMapGet", "key");
+    internal::RequireNonNull(out_value, "FFIJITMapGet", "out_value");
+    const KeyValue* entry = Find(obj, *key);
+    *out_value = entry == nullptr ? nullptr : &entry->value;
+  });
+}
+
+int FFIJITMapItemAt(TVMFFIObjectHandle map, int64_t i, const TVMFFIAny** key,
+                    const TVMFFIAny** value) {
+  return internal::GuardCBoundary([&] {
+    MapObject* obj = MapOf(map, "FFIJITMapItemAt");
+    internal::RequireNonNull(key, "FFIJITMapItemAt", "key");
+    internal::RequireNonNull(value, "FFIJITMapItemAt", "value");
+    if (i < 0 || static_cast<uint64_t>(i) >= obj->size) {
+      throw Error("IndexError", "FFIJITMapItemAt: index " + std::to_string(i) +
+                                    " out of range for a map of size " + std::to_string(obj->size));
+    }
+    const KeyValue* entry = EntryAt(obj, static_cast<uint64_t>(i));
+    *key = &entry->key;
+    *value = &entry->value;
+  });
+}
+
+}  // extern "C"

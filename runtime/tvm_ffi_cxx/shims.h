@@ -1,0 +1,67 @@
+// Layout-compatible stand-ins for the few TVM FFI C++ classes whose bytes or type identity cross
+// the boundary with code compiled from TVM FFI's C++ headers (apache/tvm-ffi at e98b94e1).
+//
+// Internal to the runtime. Each class here is written for ffijit and reproduces only what such
+// code depends on:
+// - its qualified name, because a `catch (const tvm::ffi::Error&)` in that code matches a thrown
+//   object by the Itanium typeinfo *name* ("N3tvm3ffi5ErrorE"; libstdc++ compares the strings);
+// - its layout: ObjectRef is one object pointer and no vtable; Error derives from ObjectRef and
+//   std::exception, so (Itanium: the first dynamic base is the primary base) its vptr sits at
+//   offset 0 and the Error object pointer at offset 8 — where that code's inline
+//   `SetSafeCallRaised(err)` reads it.
+// Everything is hidden: a module's own copies of these classes (weak, default visibility) must
+// never bind to ours, nor ours to theirs.
+#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
+#define FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
+
+#include <cstddef>
+#include <exception>
+#include <string>
+
+#include "ffijit/c_api.h"
+
+#define FFIJIT_TVM_SHIM __attribute__((visibility("hidden")))
+
+namespace tvm {
+namespace ffi {
+
+// tvm::ffi::ObjectRef: one strong reference to an object (NULL allowed).
+class FFIJIT_TVM_SHIM ObjectRef {
+ public:
+  ObjectRef() = default;
+  // Adopts one strong reference.
+  explicit ObjectRef(TVMFFIObject* owned) noexcept : data_(owned) {}
+  ObjectRef(const ObjectRef& other) noexcept : data_(other.data_) {
+    if (data_ != nullptr) TVMFFIObjectIncRef(data_);
+  }
+  ObjectRef& operator=(const ObjectRef&) = delete;
+  ~ObjectRef() {
+    if (data_ != nullptr) TVMFFIObjectDecRef(data_);
+  }
+  TVMFFIObject* get() const noexcept { return data_; }
+
+ protected:
+  TVMFFIObject* data_ = nullptr;
+};
+
+// tvm::ffi::EnvErrorAlreadySet: the exception form of return code -2 (the frontend already holds
+// an error; nothing is stored in the raised-error slot).
+struct FFIJIT_TVM_SHIM EnvErrorAlreadySet : public std::exception {};
+
+// tvm::ffi::Error: an exception holding an ffi.Error object (type 67).
+class FFIJIT_TVM_SHIM Error : public ObjectRef, public std::exception {
+ public:
+  // Adopts one strong reference to an Error object (never NULL).
+  explicit Error(TVMFFIObject* owned_error) noexcept : ObjectRef(owned_error) {}
+  Error(const Error& other) noexcept : ObjectRef(other), std::exception(other) {}
+  // The text header code's Error::what() produces: traceback, then "Kind: message".
+  const char* what() const noexcept override;
+};
+
+static_assert(sizeof(ObjectRef) == sizeof(void*), "ObjectRef is one pointer");
+static_assert(sizeof(Error) == 2 * sizeof(void*), "Error is a vptr and an object pointer");
+
+}  // namespace ffi
+}  // namespace tvm
+
+#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
