@@ -9,8 +9,13 @@
 //   std::exception, so (Itanium: the first dynamic base is the primary base) its vptr sits at
 //   offset 0 and the Error object pointer at offset 8 — where that code's inline
 //   `SetSafeCallRaised(err)` reads it.
+// - for the value classes passed to and returned from exported functions (Any, String,
+//   Optional<int>): their size and their being non-trivial for calls (a user-provided destructor
+//   or copy constructor), which makes the Itanium ABI pass them by reference and return them
+//   through a hidden pointer, exactly as for the originals.
 // Everything is hidden: a module's own copies of these classes (weak, default visibility) must
-// never bind to ours, nor ours to theirs.
+// never bind to ours, nor ours to theirs. Functions exported under TVM FFI's names are marked
+// FFIJIT_TVM_EXPORT where they are defined.
 #ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
 #define FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
 
@@ -21,6 +26,7 @@
 #include "ffijit/c_api.h"
 
 #define FFIJIT_TVM_SHIM __attribute__((visibility("hidden")))
+#define FFIJIT_TVM_EXPORT __attribute__((visibility("default")))
 
 namespace tvm {
 namespace ffi {
@@ -58,7 +64,48 @@ class FFIJIT_TVM_SHIM Error : public ObjectRef, public std::exception {
   const char* what() const noexcept override;
 };
 
+// tvm::ffi::Any: one owned TVMFFIAny.
+class FFIJIT_TVM_SHIM Any {
+ public:
+  Any() noexcept : data_{} {}
+  Any(Any&& other) noexcept : data_(other.data_) { other.data_ = TVMFFIAny{}; }
+  Any(const Any&) = delete;
+  Any& operator=(const Any&) = delete;
+  ~Any();
+  TVMFFIAny data_;
+};
+
+// tvm::ffi::String: one owned TVMFFIAny holding a SmallStr or a Str object.
+class FFIJIT_TVM_SHIM String {
+ public:
+  String() noexcept : data_{} { data_.type_index = kTVMFFISmallStr; }
+  String(String&& other) noexcept : data_(other.data_) { other.data_ = TVMFFIAny{}; }
+  String(const String&) = delete;
+  String& operator=(const String&) = delete;
+  ~String();
+  TVMFFIAny data_;
+};
+
+// tvm::ffi::Optional<int> (template arguments <int, void>): a std::optional<int>, the value at
+// offset 0 and the engaged flag at 4.
+template <typename T, typename = void>
+class Optional;
+template <>
+class FFIJIT_TVM_SHIM Optional<int, void> {
+ public:
+  Optional(const Optional& other) noexcept : value(other.value), has_value(other.has_value) {}
+  int value;
+  bool has_value;
+};
+
 static_assert(sizeof(ObjectRef) == sizeof(void*), "ObjectRef is one pointer");
+static_assert(sizeof(Any) == 16 && sizeof(String) == 16, "Any and String are one TVMFFIAny");
+static_assert(sizeof(Optional<int>) == 8, "Optional<int> is a std::optional<int>");
+
+namespace json {
+FFIJIT_TVM_EXPORT Any Parse(const String& json_str, String* error_msg);
+FFIJIT_TVM_EXPORT String Stringify(const Any& value, Optional<int> indent);
+}  // namespace json
 static_assert(sizeof(Error) == 2 * sizeof(void*), "Error is a vptr and an object pointer");
 
 }  // namespace ffi

@@ -54,7 +54,7 @@ TEST(HeaderCall, InterpretedNativeHasAWorkingCallEntry) {
 TEST(HeaderCall, JitCompiledNativeKeepsItsCallEntry) {
   Function f = MakeFunction("muladd3_jit", &MulAdd3);
   std::string reason;
-  ASSERT_TRUE(CompileNow(f.get(), &reason)) << reason;
+  ASSERT_TRUE(JitEngine::Default().CompileNow(f.get(), &reason)) << reason;
   ASSERT_TRUE(IsJitCompiled(f.get()));
   ExpectCallsAndThrows(f);
 }
