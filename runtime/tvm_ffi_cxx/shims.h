@@ -102,6 +102,18 @@ static_assert(sizeof(ObjectRef) == sizeof(void*), "ObjectRef is one pointer");
 static_assert(sizeof(Any) == 16 && sizeof(String) == 16, "Any and String are one TVMFFIAny");
 static_assert(sizeof(Optional<int>) == 8, "Optional<int> is a std::optional<int>");
 
+// The structural comparison entry points (static members, so the classes carry no data).
+class FFIJIT_TVM_SHIM StructuralEqual {
+ public:
+  FFIJIT_TVM_EXPORT static bool Equal(const Any& lhs, const Any& rhs, bool map_free_vars,
+                                      bool skip_tensor_content);
+};
+class FFIJIT_TVM_SHIM StructuralHash {
+ public:
+  FFIJIT_TVM_EXPORT static uint64_t Hash(const Any& value, bool map_free_vars,
+                                         bool skip_tensor_content);
+};
+
 namespace json {
 FFIJIT_TVM_EXPORT Any Parse(const String& json_str, String* error_msg);
 FFIJIT_TVM_EXPORT String Stringify(const Any& value, Optional<int> indent);

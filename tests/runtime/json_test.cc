@@ -5,56 +5,10 @@
 
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <string>
 
 #include "ffijit/ffijit.h"
 #include "tvm_header_style.h"
-
-namespace tvm {
-namespace ffi {
-// Test-side stand-ins, laid out and passed like TVM FFI's own (one TVMFFIAny each; non-trivial,
-// so passed by reference and returned through a hidden pointer).
-class Any {
- public:
-  Any() : data_{} {}
-  ~Any() {
-    if (data_.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(data_.v_obj);
-  }
-  TVMFFIAny data_;
-};
-class String {
- public:
-  String() : data_{} { data_.type_index = kTVMFFISmallStr; }
-  explicit String(const std::string& text) {
-    TVMFFIByteArray bytes{text.data(), text.size()};
-    TVMFFIStringFromByteArray(&bytes, &data_);
-  }
-  ~String() {
-    if (data_.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(data_.v_obj);
-  }
-  std::string str() const {
-    if (data_.type_index == kTVMFFISmallStr) return std::string(data_.v_bytes, data_.small_str_len);
-    const auto* bytes = reinterpret_cast<const TVMFFIByteArray*>(data_.v_obj + 1);
-    return std::string(bytes->data, bytes->size);
-  }
-  TVMFFIAny data_;
-};
-template <typename T, typename = void>
-class Optional;
-template <>
-class Optional<int, void> {
- public:
-  Optional(std::optional<int> v) : data_(v) {}  // NOLINT
-  Optional(const Optional& other) : data_(other.data_) {}
-  std::optional<int> data_;
-};
-namespace json {
-Any Parse(const String& json_str, String* error_msg);
-String Stringify(const Any& value, Optional<int> indent);
-}  // namespace json
-}  // namespace ffi
-}  // namespace tvm
 
 namespace ffijit {
 namespace {

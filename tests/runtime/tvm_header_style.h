@@ -1,13 +1,17 @@
 // Test-side stand-ins for what code compiled from TVM FFI's C++ headers (apache/tvm-ffi e98b94e1)
 // does inline, written for these tests: the Error class it catches (matched against the
-// runtime's by the Itanium typeinfo name), and the direct call of a Function's C++ `call` entry
-// at header+32. The runtime's own copies are hidden, so these tests exercise the name match
-// across the shared-library boundary exactly as a separately built module does.
+// runtime's by the Itanium typeinfo name), the direct call of a Function's C++ `call` entry at
+// header+32, and the value classes and declarations through which it calls the exported C++
+// functions (json::Parse/Stringify, StructuralEqual/Hash) by their mangled names. The runtime's own
+// copies are hidden, so these tests exercise the name match across the shared-library boundary
+// exactly as a separately built module does.
 #ifndef FFIJIT_TESTS_TVM_HEADER_STYLE_H_
 #define FFIJIT_TESTS_TVM_HEADER_STYLE_H_
 
+#include <cstdint>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "ffijit/c_api.h"
@@ -46,6 +50,61 @@ class Error : public ObjectRef, public std::exception {
   }
 };
 
+}  // namespace ffi
+}  // namespace tvm
+
+namespace tvm {
+namespace ffi {
+// Test-side stand-ins, laid out and passed like TVM FFI's own (one TVMFFIAny each; non-trivial,
+// so passed by reference and returned through a hidden pointer).
+class Any {
+ public:
+  Any() : data_{} {}
+  // Adopts an owned value.
+  explicit Any(TVMFFIAny owned) : data_(owned) {}
+  Any(const Any&) = delete;
+  ~Any() {
+    if (data_.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(data_.v_obj);
+  }
+  TVMFFIAny data_;
+};
+class String {
+ public:
+  String() : data_{} { data_.type_index = kTVMFFISmallStr; }
+  String(const String&) = delete;
+  explicit String(const std::string& text) {
+    TVMFFIByteArray bytes{text.data(), text.size()};
+    TVMFFIStringFromByteArray(&bytes, &data_);
+  }
+  ~String() {
+    if (data_.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(data_.v_obj);
+  }
+  std::string str() const {
+    if (data_.type_index == kTVMFFISmallStr) return std::string(data_.v_bytes, data_.small_str_len);
+    const auto* bytes = reinterpret_cast<const TVMFFIByteArray*>(data_.v_obj + 1);
+    return std::string(bytes->data, bytes->size);
+  }
+  TVMFFIAny data_;
+};
+template <typename T, typename = void>
+class Optional;
+template <>
+class Optional<int, void> {
+ public:
+  Optional(std::optional<int> v) : data_(v) {}  // NOLINT
+  Optional(const Optional& other) : data_(other.data_) {}
+  std::optional<int> data_;
+};
+namespace json {
+Any Parse(const String& json_str, String* error_msg);
+String Stringify(const Any& value, Optional<int> indent);
+}  // namespace json
+struct StructuralEqual {
+  static bool Equal(const Any& lhs, const Any& rhs, bool map_free_vars, bool skip_tensor_content);
+};
+struct StructuralHash {
+  static uint64_t Hash(const Any& value, bool map_free_vars, bool skip_tensor_content);
+};
 }  // namespace ffi
 }  // namespace tvm
 
