@@ -94,8 +94,12 @@ template <>
 class FFIJIT_TVM_SHIM Optional<int, void> {
  public:
   Optional(const Optional& other) noexcept : value(other.value), has_value(other.has_value) {}
+  static Optional None() noexcept { return Optional(0, false); }
   int value;
   bool has_value;
+
+ private:
+  Optional(int v, bool has) noexcept : value(v), has_value(has) {}
 };
 
 static_assert(sizeof(ObjectRef) == sizeof(void*), "ObjectRef is one pointer");
@@ -113,6 +117,9 @@ class FFIJIT_TVM_SHIM StructuralHash {
   FFIJIT_TVM_EXPORT static uint64_t Hash(const Any& value, bool map_free_vars,
                                          bool skip_tensor_content);
 };
+
+FFIJIT_TVM_EXPORT Any ToJSONGraph(const Any& value, const Any& metadata);
+FFIJIT_TVM_EXPORT Any FromJSONGraph(const Any& value);
 
 namespace json {
 FFIJIT_TVM_EXPORT Any Parse(const String& json_str, String* error_msg);

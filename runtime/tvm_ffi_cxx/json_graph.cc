@@ -1,0 +1,430 @@
+// Object-graph serialization of values to and from JSON values, as TVM FFI's C++ API
+// `ToJSONGraph(value, metadata)` / `FromJSONGraph(json)` and the globals `ffi.ToJSONGraph`,
+// `ffi.ToJSONGraphString`, `ffi.FromJSONGraph`, `ffi.FromJSONGraphString` (apache/tvm-ffi
+// e98b94e1, include/tvm/ffi/extra/serialization.h; the format facts from that version).
+//
+// The graph is {"root_index": i, "nodes": [...], "metadata": m (only when not None)}; each node is
+// {"type": <type key>, "data": ...} and is written after the nodes it refers to. Equal POD values
+// and equal strings share one node, objects are shared by identity. Data: bool/int/float as
+// themselves, "DataType" as its string, "Device" as [type, id], "ffi.String" as the text,
+// "ffi.Bytes" as base64, "ffi.Array" as the node indices of its items, "ffi.Map" as
+// [key0, value0, key1, ...] indices, "ffi.Shape" as its integers. Other object types need
+// reflection (their fields), which ffijit does not provide yet: they are a TypeError.
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "../internal.h"
+#include "ffijit/container.h"
+#include "ffijit/dtype.h"
+#include "ffijit/function.h"
+#include "ffijit/registry.h"
+#include "shims.h"
+
+namespace ffijit {
+namespace {
+
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string Base64Encode(std::string_view bytes) {
+  std::string out;
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t v = (uint32_t{static_cast<unsigned char>(bytes[i])} << 16) |
+                 (uint32_t{static_cast<unsigned char>(bytes[i + 1])} << 8) |
+                 static_cast<unsigned char>(bytes[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out += kBase64[(v >> s) & 63];
+  }
+  size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    uint32_t v = uint32_t{static_cast<unsigned char>(bytes[i])} << 16;
+    if (rest == 2) v |= uint32_t{static_cast<unsigned char>(bytes[i + 1])} << 8;
+    out += kBase64[(v >> 18) & 63];
+    out += kBase64[(v >> 12) & 63];
+    out += rest == 2 ? kBase64[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string Base64Decode(std::string_view text) {
+  if (text.size() % 4 != 0) {
+    throw Error("ValueError", "FromJSONGraph: base64 data length is not a multiple of 4");
+  }
+  std::string out;
+  for (size_t i = 0; i < text.size(); i += 4) {
+    uint32_t v = 0;
+    int pad = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      char c = text[i + k];
+      const char* at = c == '\0' ? nullptr : std::strchr(kBase64, c);
+      if (c == '=' && i + 4 == text.size() && k >= 2) {
+        ++pad;
+        v <<= 6;
+        continue;
+      }
+      if (at == nullptr || pad > 0) {
+        throw Error("ValueError", "FromJSONGraph: invalid base64 data");
+      }
+      v = (v << 6) | static_cast<uint32_t>(at - kBase64);
+    }
+    out += static_cast<char>((v >> 16) & 0xFF);
+    if (pad < 2) out += static_cast<char>((v >> 8) & 0xFF);
+    if (pad < 1) out += static_cast<char>(v & 0xFF);
+  }
+  return out;
+}
+
+std::string TypeKey(int32_t type_index) {
+  TVMFFIAny key{};
+  if (FFIJITTypeIndexToKey(type_index, &key) != 0) throw Error::MoveFromRaised();
+  return Any::Adopt(key).cast<std::string>();
+}
+
+class Serializer {
+ public:
+  int64_t NodeOf(const AnyView& value) {
+    std::string identity = Identity(value);
+    auto it = index_.find(identity);
+    if (it != index_.end()) return it->second;
+    const TVMFFIAny& raw = value.raw();
+    std::string_view chars;
+    Any type, data;
+    switch (raw.type_index) {
+      case kTVMFFINone:
+        type = "None";
+        break;
+      case kTVMFFIBool:
+        type = "bool";
+        data = Any(raw.v_int64 != 0);
+        break;
+      case kTVMFFIInt:
+        type = "int";
+        data = Any(raw.v_int64);
+        break;
+      case kTVMFFIFloat:
+        type = "float";
+        data = Any(raw.v_float64);
+        break;
+      case kTVMFFIDataType: {
+        TVMFFIAny text{};
+        if (TVMFFIDataTypeToString(&raw.v_dtype, &text) != 0) throw Error::MoveFromRaised();
+        type = "DataType";
+        data = Any::Adopt(text);
+        break;
+      }
+      case kTVMFFIDevice:
+        type = "Device";
+        data = Array{int64_t{raw.v_device.device_type}, int64_t{raw.v_device.device_id}};
+        break;
+      case kTVMFFIRawStr:
+      case kTVMFFISmallStr:
+      case kTVMFFIStr:
+        internal::ViewBytes(raw, &chars);
+        type = "ffi.String";
+        data = String(chars);
+        break;
+      case kTVMFFIByteArrayPtr:
+      case kTVMFFISmallBytes:
+      case kTVMFFIBytes:
+        internal::ViewBytes(raw, &chars);
+        type = "ffi.Bytes";
+        data = String(Base64Encode(chars));
+        break;
+      case kTVMFFIArray: {
+        const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(raw.v_obj + 1);
+        std::vector<Any> items;
+        for (int64_t i = 0; i < cell->size; ++i) items.emplace_back(NodeOf(cell->data[i]));
+        type = "ffi.Array";
+        data = Array(items);
+        break;
+      }
+      case kTVMFFIMap: {
+        int64_t n = 0;
+        if (FFIJITMapSize(raw.v_obj, &n) != 0) throw Error::MoveFromRaised();
+        std::vector<Any> items;
+        for (int64_t i = 0; i < n; ++i) {
+          const TVMFFIAny *key = nullptr, *item = nullptr;
+          if (FFIJITMapItemAt(raw.v_obj, i, &key, &item) != 0) throw Error::MoveFromRaised();
+          items.emplace_back(NodeOf(*key));
+          items.emplace_back(NodeOf(*item));
+        }
+        type = "ffi.Map";
+        data = Array(items);
+        break;
+      }
+      case kTVMFFIShape: {
+        const auto* cell = reinterpret_cast<const TVMFFIShapeCell*>(raw.v_obj + 1);
+        std::vector<Any> dims;
+        for (size_t i = 0; i < cell->size; ++i) dims.emplace_back(cell->data[i]);
+        type = "ffi.Shape";
+        data = Array(dims);
+        break;
+      }
+      default:
+        throw Error("TypeError", "ToJSONGraph: values of type `" + TypeKey(raw.type_index) +
+                                     "` cannot be serialized by ffijit (it serializes None, "
+                                     "bool, int, float, DataType, Device, str, bytes, Array, "
+                                     "Map and Shape)");
+    }
+    std::vector<std::pair<Any, Any>> node{{"type", type}};
+    if (raw.type_index != kTVMFFINone) node.emplace_back("data", data);
+    int64_t index = static_cast<int64_t>(nodes_.size());
+    nodes_.emplace_back(Map(node));
+    index_.emplace(std::move(identity), index);
+    return index;
+  }
+  Array Nodes() const { return Array(nodes_); }
+
+ private:
+  // Equal POD values and equal strings map to one node; objects by address.
+  static std::string Identity(const AnyView& value) {
+    const TVMFFIAny& raw = value.raw();
+    std::string_view chars;
+    if (internal::ViewBytes(raw, &chars)) {
+      bool is_str = raw.type_index == kTVMFFIRawStr || raw.type_index == kTVMFFISmallStr ||
+                    raw.type_index == kTVMFFIStr;
+      return std::string(is_str ? "s" : "b") + std::string(chars);
+    }
+    return "v" + std::to_string(raw.type_index) + ":" + std::to_string(raw.v_uint64);
+  }
+
+  std::unordered_map<std::string, int64_t> index_;
+  std::vector<Any> nodes_;
+};
+
+Any ToGraph(const AnyView& value, const AnyView& metadata) {
+  Serializer serializer;
+  int64_t root = serializer.NodeOf(value);
+  std::vector<std::pair<Any, Any>> graph{{"root_index", root}, {"nodes", serializer.Nodes()}};
+  if (!metadata.is_none()) graph.emplace_back("metadata", metadata.ToOwned());
+  return Map(graph);
+}
+
+class Deserializer {
+ public:
+  explicit Deserializer(const AnyView& graph) {
+    if (graph.type_index() != kTVMFFIMap) Bad("the graph must be a JSON object");
+    Map map = graph.cast<Map>();
+    std::optional<AnyView> root = map.Get(Any("root_index"));
+    std::optional<AnyView> nodes = map.Get(Any("nodes"));
+    if (!root || root->type_index() != kTVMFFIInt) Bad("`root_index` must be an integer");
+    if (!nodes || nodes->type_index() != kTVMFFIArray) Bad("`nodes` must be an array");
+    root_ = root->cast<int64_t>();
+    nodes_ = nodes->cast<Array>();
+    decoded_.resize(static_cast<size_t>(nodes_.size()));
+    done_.resize(static_cast<size_t>(nodes_.size()), 0);
+  }
+  Any Root() { return Node(root_); }
+
+ private:
+  [[noreturn]] static void Bad(const std::string& what) {
+    throw Error("ValueError", "FromJSONGraph: " + what);
+  }
+  Any Node(int64_t index) {
+    if (index < 0 || index >= nodes_.size()) {
+      Bad("node index " + std::to_string(index) + " out of range for " +
+          std::to_string(nodes_.size()) + " nodes");
+    }
+    auto slot = static_cast<size_t>(index);
+    if (done_[slot] == 1) return decoded_[slot];
+    if (done_[slot] == 2) Bad("node " + std::to_string(index) + " refers to itself");
+    done_[slot] = 2;
+    decoded_[slot] = Decode(index);
+    done_[slot] = 1;
+    return decoded_[slot];
+  }
+  std::vector<int64_t> Indices(const AnyView& data, int64_t index) {
+    if (data.type_index() != kTVMFFIArray) Bad("node " + std::to_string(index) + ": bad data");
+    std::vector<int64_t> out;
+    for (const AnyView& item : data.cast<Array>()) {
+      if (item.type_index() != kTVMFFIInt) Bad("node " + std::to_string(index) + ": bad data");
+      out.push_back(item.cast<int64_t>());
+    }
+    return out;
+  }
+  Any Decode(int64_t index) {
+    AnyView node_view = nodes_[index];
+    if (node_view.type_index() != kTVMFFIMap)
+      Bad("node " + std::to_string(index) + " is not an object");
+    Map node = node_view.cast<Map>();
+    std::optional<AnyView> type = node.Get(Any("type"));
+    if (!type || (type->type_index() != kTVMFFISmallStr && type->type_index() != kTVMFFIStr)) {
+      Bad("node " + std::to_string(index) + " has no `type`");
+    }
+    std::string key = type->cast<std::string>();
+    AnyView data = node.Get(Any("data")).value_or(AnyView());
+    auto expect = [&](int32_t type_index) {
+      if (data.type_index() != type_index) Bad("node " + std::to_string(index) + ": bad data");
+    };
+    if (key == "None") return Any();
+    if (key == "bool") {
+      expect(kTVMFFIBool);
+      return data.ToOwned();
+    }
+    if (key == "int") {
+      expect(kTVMFFIInt);
+      return data.ToOwned();
+    }
+    if (key == "float") {
+      if (data.type_index() == kTVMFFIInt) return Any(static_cast<double>(data.cast<int64_t>()));
+      expect(kTVMFFIFloat);
+      return data.ToOwned();
+    }
+    if (key == "ffi.String") {
+      if (data.type_index() != kTVMFFISmallStr) expect(kTVMFFIStr);
+      return data.ToOwned();
+    }
+    if (key == "DataType") {
+      std::string text = data.cast<std::string>();
+      TVMFFIByteArray bytes{text.data(), text.size()};
+      TVMFFIAny out{};
+      out.type_index = kTVMFFIDataType;
+      if (TVMFFIDataTypeFromString(&bytes, &out.v_dtype) != 0) throw Error::MoveFromRaised();
+      return Any::Adopt(out);
+    }
+    if (key == "Device") {
+      std::vector<int64_t> parts = Indices(data, index);
+      if (parts.size() != 2) Bad("node " + std::to_string(index) + ": a Device is [type, id]");
+      TVMFFIAny out{};
+      out.type_index = kTVMFFIDevice;
+      out.v_device = DLDevice{static_cast<DLDeviceType>(parts[0]), static_cast<int32_t>(parts[1])};
+      return Any::Adopt(out);
+    }
+    if (key == "ffi.Bytes") {
+      std::string bytes = Base64Decode(data.cast<std::string>());
+      TVMFFIByteArray view{bytes.data(), bytes.size()};
+      TVMFFIAny out{};
+      if (TVMFFIBytesFromByteArray(&view, &out) != 0) throw Error::MoveFromRaised();
+      return Any::Adopt(out);
+    }
+    if (key == "ffi.Array") {
+      std::vector<Any> items;
+      for (int64_t child : Indices(data, index)) items.push_back(Node(child));
+      return Array(items);
+    }
+    if (key == "ffi.Map") {
+      std::vector<int64_t> children = Indices(data, index);
+      if (children.size() % 2 != 0) Bad("node " + std::to_string(index) + ": odd map data");
+      std::vector<std::pair<Any, Any>> items;
+      for (size_t i = 0; i < children.size(); i += 2) {
+        items.emplace_back(Node(children[i]), Node(children[i + 1]));
+      }
+      return Map(items);
+    }
+    if (key == "ffi.Shape") {
+      return Shape(Indices(data, index));
+    }
+    throw Error("TypeError", "FromJSONGraph: nodes of type `" + key +
+                                 "` cannot be deserialized by ffijit (reflected object types are "
+                                 "not supported)");
+  }
+
+  int64_t root_ = 0;
+  Array nodes_;
+  std::vector<Any> decoded_;
+  std::vector<char> done_;  // 0 new, 2 decoding, 1 decoded
+};
+
+[[noreturn]] void ThrowTvm(const Error& error) {
+  throw tvm::ffi::Error(static_cast<TVMFFIObject*>(error.ToObject()));
+}
+
+std::string GraphText(const Any& graph) {
+  tvm::ffi::Any held;
+  held.data_ = Any(graph).release();
+  tvm::ffi::Optional<int> none(tvm::ffi::Optional<int>::None());
+  tvm::ffi::String text = tvm::ffi::json::Stringify(held, none);
+  std::string_view chars;
+  internal::ViewBytes(text.data_, &chars);
+  return std::string(chars);
+}
+
+void CheckArity(const char* name, int32_t num_args, int32_t lo, int32_t hi) {
+  if (num_args < lo || num_args > hi) {
+    throw Error("TypeError", std::string(name) + ": expected " + std::to_string(lo) +
+                                 (lo == hi ? "" : " or " + std::to_string(hi)) +
+                                 " arguments but got " + std::to_string(num_args));
+  }
+}
+
+int ToGraphGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  return GuardCBoundary([&] {
+    CheckArity("ffi.ToJSONGraph", num_args, 1, 2);
+    *result = ToGraph(args[0], num_args == 2 ? AnyView(args[1]) : AnyView()).release();
+  });
+}
+int ToGraphStringGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  return GuardCBoundary([&] {
+    CheckArity("ffi.ToJSONGraphString", num_args, 1, 2);
+    std::string text;
+    try {
+      text = GraphText(ToGraph(args[0], num_args == 2 ? AnyView(args[1]) : AnyView()));
+    } catch (const tvm::ffi::Error& e) {
+      throw Error::FromObject(e.get());
+    }
+    *result = String(text).release();
+  });
+}
+int FromGraphGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  return GuardCBoundary([&] {
+    CheckArity("ffi.FromJSONGraph", num_args, 1, 1);
+    *result = Deserializer(args[0]).Root().release();
+  });
+}
+int FromGraphStringGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  return GuardCBoundary([&] {
+    CheckArity("ffi.FromJSONGraphString", num_args, 1, 1);
+    Function parse = GetGlobalFunctionOrThrow("ffi.json.Parse");
+    Any graph = parse(AnyView(args[0]));
+    *result = Deserializer(graph).Root().release();
+  });
+}
+
+__attribute__((constructor)) void RegisterJsonGraphGlobals() {
+  struct Entry {
+    const char* name;
+    TVMFFISafeCallType body;
+  } entries[] = {{"ffi.ToJSONGraph", ToGraphGlobal},
+                 {"ffi.ToJSONGraphString", ToGraphStringGlobal},
+                 {"ffi.FromJSONGraph", FromGraphGlobal},
+                 {"ffi.FromJSONGraphString", FromGraphStringGlobal}};
+  for (const Entry& entry : entries) {
+    TVMFFIObjectHandle func = nullptr;
+    if (TVMFFIFunctionCreate(nullptr, entry.body, nullptr, &func) != 0) continue;
+    TVMFFIByteArray name{entry.name, std::strlen(entry.name)};
+    TVMFFIFunctionSetGlobal(&name, func, 1);
+    TVMFFIObjectDecRef(func);
+  }
+}
+
+}  // namespace
+}  // namespace ffijit
+
+namespace tvm {
+namespace ffi {
+
+Any ToJSONGraph(const Any& value, const Any& metadata) {
+  try {
+    Any result;
+    result.data_ = ffijit::ToGraph(value.data_, metadata.data_).release();
+    return result;
+  } catch (const ffijit::Error& e) {
+    ffijit::ThrowTvm(e);
+  }
+}
+
+Any FromJSONGraph(const Any& value) {
+  try {
+    Any result;
+    result.data_ = ffijit::Deserializer(value.data_).Root().release();
+    return result;
+  } catch (const ffijit::Error& e) {
+    ffijit::ThrowTvm(e);
+  }
+}
+
+}  // namespace ffi
+}  // namespace tvm
