@@ -32,6 +32,20 @@ void ReleaseAny(TVMFFIAny* any) noexcept;
 // increfed).
 void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out);
 
+// Calls visit(key, value) for every entry of a Map object (either layout, made by ffijit or by
+// header-compiled code), in iteration order, in one pass (FFIJITMapItemAt walks from the start).
+void MapForEach(const TVMFFIObject* map,
+                void (*visit)(void* ctx, const TVMFFIAny& key, const TVMFFIAny& value), void* ctx);
+template <typename F>
+void MapForEach(const TVMFFIObject* map, F&& visit) {
+  MapForEach(
+      map,
+      [](void* ctx, const TVMFFIAny& key, const TVMFFIAny& value) {
+        (*static_cast<F*>(ctx))(key, value);
+      },
+      &visit);
+}
+
 // Throws a ValueError when `ptr` is NULL, naming the function and the parameter.
 inline void RequireNonNull(const void* ptr, const char* func, const char* param) {
   if (ptr == nullptr) {

@@ -539,6 +539,26 @@ struct ViewEqual {
 }  // namespace
 }  // namespace ffijit
 
+namespace ffijit::internal {
+
+void MapForEach(const TVMFFIObject* handle,
+                void (*visit)(void* ctx, const TVMFFIAny& key, const TVMFFIAny& value), void* ctx) {
+  const auto* map = reinterpret_cast<const MapObject*>(handle);
+  if (map->slots & kSmallLayoutBit) {
+    const auto* entries = static_cast<const KeyValue*>(map->data);
+    for (uint64_t i = 0; i < map->size; ++i) visit(ctx, entries[i].key, entries[i].value);
+    return;
+  }
+  if (map->size == 0 || map->data == nullptr) return;
+  const auto* dense = reinterpret_cast<const DenseMapObject*>(map);
+  DenseView v = ViewOf(dense);
+  for (uint64_t slot = dense->iter_head; slot != kNoSlot; slot = v.item(slot).next) {
+    visit(ctx, v.item(slot).kv.key, v.item(slot).kv.value);
+  }
+}
+
+}  // namespace ffijit::internal
+
 using namespace ffijit;
 
 extern "C" {

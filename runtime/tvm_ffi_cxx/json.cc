@@ -456,24 +456,22 @@ class Writer {
     out_ += ']';
   }
   void Object(TVMFFIObject* map) {
-    int64_t size = 0;
-    if (FFIJITMapSize(map, &size) != 0) throw ffijit::Error::MoveFromRaised();
     out_ += '{';
     depth_ += indent_;
-    for (int64_t i = 0; i < size; ++i) {
-      const TVMFFIAny *key = nullptr, *value = nullptr;
-      if (FFIJITMapItemAt(map, i, &key, &value) != 0) throw ffijit::Error::MoveFromRaised();
-      if (i != 0) out_ += ',';
+    bool first = true;
+    internal::MapForEach(map, [&](const TVMFFIAny& key, const TVMFFIAny& value) {
+      if (!first) out_ += ',';
+      first = false;
       Indent();
       std::string_view chars;
-      if ((key->type_index != kTVMFFIStr && key->type_index != kTVMFFISmallStr) ||
-          !internal::ViewBytes(*key, &chars)) {
-        throw ffijit::Error("ValueError", "Expect key to be string, got `" + TypeKeyOf(*key) + "`");
+      if ((key.type_index != kTVMFFIStr && key.type_index != kTVMFFISmallStr) ||
+          !internal::ViewBytes(key, &chars)) {
+        throw ffijit::Error("ValueError", "Expect key to be string, got `" + TypeKeyOf(key) + "`");
       }
       String(chars);
       out_ += indent_ != 0 ? ": " : ":";
-      Value(*value);
-    }
+      Value(value);
+    });
     depth_ -= indent_;
     Indent();
     out_ += '}';

@@ -142,15 +142,11 @@ class Serializer {
         break;
       }
       case kTVMFFIMap: {
-        int64_t n = 0;
-        if (FFIJITMapSize(raw.v_obj, &n) != 0) throw Error::MoveFromRaised();
         std::vector<Any> items;
-        for (int64_t i = 0; i < n; ++i) {
-          const TVMFFIAny *key = nullptr, *item = nullptr;
-          if (FFIJITMapItemAt(raw.v_obj, i, &key, &item) != 0) throw Error::MoveFromRaised();
-          items.emplace_back(NodeOf(*key));
-          items.emplace_back(NodeOf(*item));
-        }
+        internal::MapForEach(raw.v_obj, [&](const TVMFFIAny& key, const TVMFFIAny& item) {
+          items.emplace_back(NodeOf(key));
+          items.emplace_back(NodeOf(item));
+        });
         type = "ffi.Map";
         data = Array(items);
         break;

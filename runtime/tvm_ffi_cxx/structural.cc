@@ -94,14 +94,14 @@ bool Equal(const TVMFFIAny& a, const TVMFFIAny& b, bool skip_tensor_content) {
       int64_t ln = 0, rn = 0;
       if (FFIJITMapSize(a.v_obj, &ln) || FFIJITMapSize(b.v_obj, &rn)) throw Error::MoveFromRaised();
       if (ln != rn) return false;
-      for (int64_t i = 0; i < ln; ++i) {
-        const TVMFFIAny *key = nullptr, *value = nullptr, *other = nullptr;
-        if (FFIJITMapItemAt(a.v_obj, i, &key, &value) || FFIJITMapGet(b.v_obj, key, &other)) {
-          throw Error::MoveFromRaised();
-        }
-        if (other == nullptr || !Equal(*value, *other, skip_tensor_content)) return false;
-      }
-      return true;
+      bool same = true;
+      internal::MapForEach(a.v_obj, [&](const TVMFFIAny& key, const TVMFFIAny& value) {
+        const TVMFFIAny* other = nullptr;
+        if (!same) return;
+        if (FFIJITMapGet(b.v_obj, &key, &other) != 0) throw Error::MoveFromRaised();
+        same = other != nullptr && Equal(value, *other, skip_tensor_content);
+      });
+      return same;
     }
     case kTVMFFIShape: {
       const TVMFFIShapeCell &l = ShapeCell(a), &r = ShapeCell(b);
@@ -157,12 +157,10 @@ uint64_t Hash(const TVMFFIAny& v, bool skip_tensor_content) {
       if (FFIJITMapSize(v.v_obj, &n)) throw Error::MoveFromRaised();
       // Entries combine by addition: equality does not depend on their order.
       uint64_t sum = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const TVMFFIAny *key = nullptr, *value = nullptr;
-        if (FFIJITMapItemAt(v.v_obj, i, &key, &value)) throw Error::MoveFromRaised();
+      internal::MapForEach(v.v_obj, [&](const TVMFFIAny& key, const TVMFFIAny& value) {
         // Keys match by the map's own key equality: strings by content, objects by identity.
-        sum += Mix(Hash(*key, skip_tensor_content), Hash(*value, skip_tensor_content));
-      }
+        sum += Mix(Hash(key, skip_tensor_content), Hash(value, skip_tensor_content));
+      });
       return Mix(Mix(seed, static_cast<uint64_t>(n)), sum);
     }
     case kTVMFFIShape: {
