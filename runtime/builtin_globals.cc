@@ -18,7 +18,9 @@
 namespace ffijit {
 namespace {
 
-void Register(const char* name, Function func) { SetGlobalFunction(name, func, true); }
+void Register(const char* name, Function func) {
+  SetGlobalFunction(name, func, true);
+}
 
 template <typename F>
 void RegisterTyped(const char* name, F body) {
@@ -74,8 +76,10 @@ Function MapIterator(Map map) {
                                         " is not 0 (key), 1 (value) or 2 (advance)");
         }
         if (*position >= size) {
-          throw Error("IndexError", "ffi.MapForwardIterFunctor iterator: past the end of a map "
-                                    "of size " + std::to_string(size));
+          throw Error("IndexError",
+                      "ffi.MapForwardIterFunctor iterator: past the end of a map "
+                      "of size " +
+                          std::to_string(size));
         }
         auto [key, value] = map.ItemAt(*position);
         return command == 0 ? key.ToOwned() : value.ToOwned();
@@ -107,12 +111,16 @@ bool RegisterBuiltinGlobals() {
   RegisterTyped("ffi.String", [](String s) { return s; });
   RegisterPacked("ffi.Bytes", [](const AnyView* args, int32_t num_args, Any* result) {
     if (num_args != 1) {
-      throw Error("TypeError", "Mismatched number of arguments when calling `ffi.Bytes`: expected "
-                               "1 but got " + std::to_string(num_args));
+      throw Error("TypeError",
+                  "Mismatched number of arguments when calling `ffi.Bytes`: expected "
+                  "1 but got " +
+                      std::to_string(num_args));
     }
     if (!details::IsBytesForm(args[0].type_index())) {
-      throw Error("TypeError", "Mismatched type on argument #0 when calling `ffi.Bytes`: "
-                               "expected `bytes` but got `" + args[0].type_name() + "`");
+      throw Error("TypeError",
+                  "Mismatched type on argument #0 when calling `ffi.Bytes`: "
+                  "expected `bytes` but got `" +
+                      args[0].type_name() + "`");
     }
     *result = Any(Arg<Bytes>("ffi.Bytes", args, 0));
   });

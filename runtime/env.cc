@@ -106,8 +106,7 @@ int TVMFFIEnvRegisterCAPI(const char* name, void* symbol) {
     } else if (key == "PyGILState_Ensure") {
       hooks.gil_ensure.store(reinterpret_cast<void* (*)()>(symbol), std::memory_order_release);
     } else if (key == "PyGILState_Release") {
-      hooks.gil_release.store(reinterpret_cast<void (*)(void*)>(symbol),
-                              std::memory_order_release);
+      hooks.gil_release.store(reinterpret_cast<void (*)(void*)>(symbol), std::memory_order_release);
     } else {
       throw Error("ValueError", "Unknown env API " + key +
                                     " (known: PyErr_CheckSignals, PyGILState_Ensure, "

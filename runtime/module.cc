@@ -80,7 +80,7 @@ class SharedLibrary final : public Library {
   std::string Describe() const override { return path_; }
 
  private:
-  static const ElfW(Sym)* SymbolEntry(void* address) {
+  static const ElfW(Sym) * SymbolEntry(void* address) {
     Dl_info info;
     void* sym = nullptr;
     if (dladdr1(address, &info, &sym, RTLD_DL_SYMENT) == 0) return nullptr;
@@ -102,8 +102,10 @@ class SystemLibTable {
     std::lock_guard lock(mutex_);
     auto [it, inserted] = symbols_.try_emplace(name, symbol);
     if (!inserted && it->second != symbol) {
-      std::fprintf(stderr, "ffijit: warning: system-library symbol `%s` registered again with a "
-                   "different address; the new one replaces it\n", name.c_str());
+      std::fprintf(stderr,
+                   "ffijit: warning: system-library symbol `%s` registered again with a "
+                   "different address; the new one replaces it\n",
+                   name.c_str());
       it->second = symbol;
     }
   }
@@ -134,8 +136,7 @@ class SystemLibrary final : public Library {
     return reinterpret_cast<TVMFFISafeCallType>(address);
   }
   std::string Describe() const override {
-    return prefix_.empty() ? "the system library"
-                           : "the system library (prefix `" + prefix_ + "`)";
+    return prefix_.empty() ? "the system library" : "the system library (prefix `" + prefix_ + "`)";
   }
 
  private:
@@ -209,8 +210,7 @@ class LibraryModuleObj final : public ModuleObj {
     auto* func = new LibraryFunction{target, self};
     TVMFFIObjectHandle out = nullptr;
     // TVMFFIFunctionCreate releases `func` through the deleter if it fails.
-    ffijit::CheckCall(
-        TVMFFIFunctionCreate(func, CallLibraryFunction, DeleteLibraryFunction, &out));
+    ffijit::CheckCall(TVMFFIFunctionCreate(func, CallLibraryFunction, DeleteLibraryFunction, &out));
     return Function(ObjectRef::Adopt(static_cast<TVMFFIObject*>(out)));
   }
 
@@ -223,7 +223,8 @@ class LibraryModuleObj final : public ModuleObj {
   }
 
   static void Deleter(void* self, int flags) {
-    auto* obj = static_cast<LibraryModuleObj*>(ModuleObj::FromHandle(static_cast<TVMFFIObject*>(self)));
+    auto* obj =
+        static_cast<LibraryModuleObj*>(ModuleObj::FromHandle(static_cast<TVMFFIObject*>(self)));
     if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
       // Drop the contents but keep the memory: a weak reference may still read the header.
       obj->imports_ = ObjectRef();
@@ -249,9 +250,13 @@ std::mutex& ImportsMutex() {
 // would be exported under names that header-compiled user code instantiates too.
 using ModuleList = std::vector<ffijit::ObjectPtr<>>;
 
-ModuleObj* Deref(const ffijit::ObjectPtr<>& mod) { return ModuleObj::FromHandle(mod.get()); }
+ModuleObj* Deref(const ffijit::ObjectPtr<>& mod) {
+  return ModuleObj::FromHandle(mod.get());
+}
 
-ffijit::ObjectPtr<> ToPtr(Module mod) { return ffijit::ObjectPtr<>::Adopt(mod.release()); }
+ffijit::ObjectPtr<> ToPtr(Module mod) {
+  return ffijit::ObjectPtr<>::Adopt(mod.release());
+}
 
 // The modules `mod` imports, each with its own reference.
 ModuleList ImportsOf(ModuleObj* mod) {
@@ -343,8 +348,8 @@ class BlobReader {
     return value;
   }
   [[noreturn]] void Fail(const std::string& why) const {
-    throw Error("InternalError", "malformed " + std::string(kLibraryBin) + " in " + where_ + ": " +
-                                     why);
+    throw Error("InternalError",
+                "malformed " + std::string(kLibraryBin) + " in " + where_ + ": " + why);
   }
 
  private:
@@ -360,7 +365,8 @@ Module LoadFromBytes(const std::string& kind, const std::string& payload) {
   if (!load) {
     throw Error("RuntimeError", "Library binary was created using {" + kind +
                                     "} but a loader of that name is not registered. Make sure "
-                                    "to have runtime that registers " + loader);
+                                    "to have runtime that registers " +
+                                    loader);
   }
   TVMFFIByteArray bytes{payload.data(), payload.size()};
   TVMFFIAny arg{};
@@ -455,16 +461,17 @@ Module LoadModuleFromFile(const std::string& path) {
   const size_t dot = path.rfind('.');
   const size_t slash = path.rfind('/');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
-    throw Error("RuntimeError", "Failed to get file format of `" + path +
-                                    "`: the name has no extension");
+    throw Error("RuntimeError",
+                "Failed to get file format of `" + path + "`: the name has no extension");
   }
   std::string format = path.substr(dot + 1);
   if (format == "dll" || format == "dylib" || format == "dso") format = "so";
   const std::string loader = "ffi.Module.load_from_file." + format;
   std::optional<ffijit::Function> load = ffijit::GetGlobalFunction(loader);
   if (!load) {
-    throw Error("RuntimeError", "Loader for `." + format + "` files is not registered, resolved to (" +
-                                    loader + ") (loading `" + path + "`)");
+    throw Error("RuntimeError", "Loader for `." + format +
+                                    "` files is not registered, resolved to (" + loader +
+                                    ") (loading `" + path + "`)");
   }
   ffijit::Any result = (*load)(path, format);
   if (result.type_index() != kTVMFFIModule) {
@@ -510,8 +517,8 @@ TVMFFIObject* LookupFromImports(ModuleObj* mod, const std::string& name) {
     }
   }
   if (!func.defined()) {
-    throw Error("RuntimeError", "Cannot find function " + name +
-                                    " in the imported modules or global registry.");
+    throw Error("RuntimeError",
+                "Cannot find function " + name + " in the imported modules or global registry.");
   }
   std::lock_guard lock(*cache_mutex);
   // Copy on insert: the cache is an immutable Map; another thread may have added `name` meanwhile.
@@ -539,16 +546,6 @@ TVMFFIObject* LookupFromImports(ModuleObj* mod, const std::string& name) {
 }  // namespace
 
 // ---- ModuleObj's out-of-line members (exported: header-compiled code calls them) ----
-
-void ModuleObj::WriteToFile(const String&, const String&) const {
-  throw Error("RuntimeError", std::string("Module[") + kind() + "] does not support WriteToFile");
-}
-
-ArrayRef ModuleObj::GetWriteFormats() const { return NewArray({}); }
-
-Bytes ModuleObj::SaveToBytes() const {
-  throw Error("RuntimeError", std::string("Module[") + kind() + "] does not support SaveToBytes");
-}
 
 void ModuleObj::ImportModule(const Module& other) {
   TVMFFIObject* other_handle = CheckedModule(other, "ImportModule")->handle();
@@ -634,16 +631,22 @@ tf::ModuleObj* Deref(const Module& mod, const char* global) {
   return tf::ModuleObj::FromHandle(mod.get());
 }
 
-tf::String ToString(const std::string& text) { return tf::String::From(text); }
+tf::String ToString(const std::string& text) {
+  return tf::String::From(text);
+}
 
 Any FromOptionalString(const tf::String& value) {
   if (value.is_none()) return Any();
   return Any(std::string(value.view()));
 }
 
-Module ToModule(tf::Module mod) { return Module(ObjectPtr<>::Adopt(mod.release())); }
+Module ToModule(tf::Module mod) {
+  return Module(ObjectPtr<>::Adopt(mod.release()));
+}
 
-void Register(const char* name, Function func) { SetGlobalFunction(name, func, true); }
+void Register(const char* name, Function func) {
+  SetGlobalFunction(name, func, true);
+}
 
 template <typename F>
 void RegisterTyped(const char* name, F body) {
@@ -651,37 +654,37 @@ void RegisterTyped(const char* name, F body) {
 }
 
 bool RegisterModuleGlobals() {
-  RegisterTyped("ffi.ModuleLoadFromFile", [](std::string path) {
-    return ToModule(tf::LoadModuleFromFile(path));
-  });
+  RegisterTyped("ffi.ModuleLoadFromFile",
+                [](std::string path) { return ToModule(tf::LoadModuleFromFile(path)); });
   RegisterTyped("ffi.Module.load_from_file.so", [](std::string path, std::string) {
     return ToModule(tf::LoadSharedLibrary(path));
   });
-  RegisterTyped("ffi.ModuleGetFunction",
-                [](Module mod, std::string name, bool query_imports) -> std::optional<Function> {
-                  tf::Function func =
-                      Deref(mod, "ffi.ModuleGetFunction")->GetFunction(ToString(name), query_imports);
-                  if (!func.defined()) return std::nullopt;
-                  return Function(ObjectPtr<>::Adopt(func.release()));
-                });
+  RegisterTyped(
+      "ffi.ModuleGetFunction",
+      [](Module mod, std::string name, bool query_imports) -> std::optional<Function> {
+        tf::Function func =
+            Deref(mod, "ffi.ModuleGetFunction")->GetFunction(ToString(name), query_imports);
+        if (!func.defined()) return std::nullopt;
+        return Function(ObjectPtr<>::Adopt(func.release()));
+      });
   RegisterTyped("ffi.ModuleImplementsFunction",
                 [](Module mod, std::string name, bool query_imports) {
                   return Deref(mod, "ffi.ModuleImplementsFunction")
                       ->ImplementsFunction(ToString(name), query_imports);
                 });
-  RegisterTyped("ffi.ModuleGetFunctionMetadata",
-                [](Module mod, std::string name, bool query_imports) {
-                  return FromOptionalString(Deref(mod, "ffi.ModuleGetFunctionMetadata")
-                                                ->GetFunctionMetadata(ToString(name), query_imports));
-                });
+  RegisterTyped(
+      "ffi.ModuleGetFunctionMetadata", [](Module mod, std::string name, bool query_imports) {
+        return FromOptionalString(Deref(mod, "ffi.ModuleGetFunctionMetadata")
+                                      ->GetFunctionMetadata(ToString(name), query_imports));
+      });
   RegisterTyped("ffi.ModuleGetPropertyMask", [](Module mod) {
     return static_cast<int64_t>(Deref(mod, "ffi.ModuleGetPropertyMask")->GetPropertyMask());
   });
-  RegisterTyped("ffi.ModuleGetKind", [](Module mod) {
-    return std::string(Deref(mod, "ffi.ModuleGetKind")->kind());
-  });
+  RegisterTyped("ffi.ModuleGetKind",
+                [](Module mod) { return std::string(Deref(mod, "ffi.ModuleGetKind")->kind()); });
   RegisterTyped("ffi.ModuleInspectSource", [](Module mod, std::string format) {
-    return std::string(Deref(mod, "ffi.ModuleInspectSource")->InspectSource(ToString(format)).view());
+    return std::string(
+        Deref(mod, "ffi.ModuleInspectSource")->InspectSource(ToString(format)).view());
   });
   RegisterTyped("ffi.ModuleGetWriteFormats", [](Module mod) {
     tf::ArrayRef formats = Deref(mod, "ffi.ModuleGetWriteFormats")->GetWriteFormats();
@@ -697,19 +700,23 @@ bool RegisterModuleGlobals() {
   });
   RegisterTyped("ffi.ModuleClearImports",
                 [](Module mod) { Deref(mod, "ffi.ModuleClearImports")->ClearImports(); });
-  Register("ffi.SystemLib", Function::FromPacked([](const AnyView* args, int32_t num_args,
-                                                    Any* result) {
+  Register("ffi.SystemLib",
+           Function::FromPacked([](const AnyView* args, int32_t num_args, Any* result) {
              if (num_args > 1) {
-               throw Error("TypeError", "ffi.SystemLib takes at most one argument (the prefix), "
-                                        "got " + std::to_string(num_args));
+               throw Error("TypeError",
+                           "ffi.SystemLib takes at most one argument (the prefix), "
+                           "got " +
+                               std::to_string(num_args));
              }
              std::string prefix;
              if (num_args == 1) {
                try {
                  prefix = args[0].cast<std::string>();
                } catch (const Error& e) {
-                 throw Error(e.kind(), "Mismatched type on argument #0 when calling "
-                                       "`ffi.SystemLib`: " + e.message());
+                 throw Error(e.kind(),
+                             "Mismatched type on argument #0 when calling "
+                             "`ffi.SystemLib`: " +
+                                 e.message());
                }
              }
              *result = ToModule(tf::SystemLib(prefix));
@@ -735,9 +742,10 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
     // The loader stored the C++ ModuleObj* (header - 8), as TVM FFI does.
     auto* mod = static_cast<tvm::ffi::ModuleObj*>(library_ctx);
     if (mod->header()->type_index != kTVMFFIModule) {
-      throw Error("ValueError", "TVMFFIEnvModLookupFromImports: `library_ctx` is not a module "
-                                "context (pass the value the loader stored in " +
-                                    std::string(tvm::ffi::kLibraryCtx) + ")");
+      throw Error("ValueError",
+                  "TVMFFIEnvModLookupFromImports: `library_ctx` is not a module "
+                  "context (pass the value the loader stored in " +
+                      std::string(tvm::ffi::kLibraryCtx) + ")");
     }
     *out = tvm::ffi::LookupFromImports(mod, func_name);
   });

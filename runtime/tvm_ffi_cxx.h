@@ -4,12 +4,11 @@
 // `tvm::ffi::ModuleObj`: a vptr 8 bytes before the object header, a fixed virtual-slot order, an
 // imports Array at header+24 and a lookup-cache Map at header+32. These declarations reproduce
 // exactly that (and the Itanium-mangled names of the members the ABI exports), written for ffijit;
-// only what the module code needs is here. Files including it are compiled with
-// -fvisibility-inlines-hidden and the few out-of-line members TVM FFI defines inline are marked
-// hidden, so that only the symbols TVM FFI's library exports (ModuleObj's vtable and typeinfo, its
-// non-virtual lookups, ImportModule, ClearImports, Module::LoadFromFile and
-// Module::VisitContextSymbols) leave the runtime; nothing else can interpose on the same names
-// compiled into user modules from TVM FFI's own headers.
+// only what the module code needs is here. The runtime compiles it with -fvisibility-inlines-hidden
+// and defines inline exactly what TVM FFI's header defines inline, so that only the symbols TVM
+// FFI's library exports (ModuleObj's vtable and typeinfo, its non-virtual lookups, ImportModule,
+// ClearImports, Module::LoadFromFile and Module::VisitContextSymbols) leave the runtime; nothing
+// else can interpose on the same names compiled into user modules from TVM FFI's own headers.
 #ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_H_
 #define FFIJIT_RUNTIME_TVM_FFI_CXX_H_
 
@@ -19,6 +18,8 @@
 #include <utility>
 
 #include "ffijit/c_api.h"
+#include "ffijit/c_ext.h"
+#include "ffijit/object.h"
 
 #define FFIJIT_HIDDEN __attribute__((visibility("hidden")))
 #define FFIJIT_CXX_API __attribute__((visibility("default")))
@@ -159,11 +160,21 @@ class FFIJIT_CXX_API ModuleObj : public Object {
   // Slot 4: JSON metadata of a function, or None.
   virtual OptionalString GetFunctionMetadata(const String&) { return OptionalString(); }
   // Slot 5.
-  FFIJIT_HIDDEN virtual void WriteToFile(const String& file, const String& format) const;
+  virtual void WriteToFile(const String&, const String&) const {
+    throw ffijit::Error("RuntimeError",
+                        std::string("Module[") + kind() + "] does not support WriteToFile");
+  }
   // Slot 6.
-  FFIJIT_HIDDEN virtual ArrayRef GetWriteFormats() const;
+  virtual ArrayRef GetWriteFormats() const {
+    TVMFFIObjectHandle empty = nullptr;
+    ffijit::CheckCall(FFIJITArrayCreate(nullptr, 0, &empty));
+    return ObjectRef::Adopt(static_cast<TVMFFIObject*>(empty));
+  }
   // Slot 7.
-  FFIJIT_HIDDEN virtual Bytes SaveToBytes() const;
+  virtual Bytes SaveToBytes() const {
+    throw ffijit::Error("RuntimeError",
+                        std::string("Module[") + kind() + "] does not support SaveToBytes");
+  }
   // Slot 8.
   virtual String InspectSource(const String&) const { return String(); }
   // Slot 9: adds `other` to the imports; a RuntimeError if that would make a cycle.

@@ -35,8 +35,7 @@ typedef int (*DLPackTensorAllocator)(DLTensor* prototype, DLManagedTensorVersion
  * not NULL it receives the previous stream (NULL when none was set). A negative device type or id
  * is a ValueError.
  */
-FFIJIT_API int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id,
-                                  TVMFFIStreamHandle stream,
+FFIJIT_API int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFIStreamHandle stream,
                                   TVMFFIStreamHandle* opt_out_original_stream);
 /*! This thread's stream for (device_type, device_id); NULL when never set (or negative ids). */
 FFIJIT_API TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id);

@@ -51,9 +51,7 @@ class Module : public ObjectRef {
   // "library" for a shared library or the system library.
   std::string kind() const { return Call("ffi.ModuleGetKind", *this).cast<std::string>(); }
   // Module::ModulePropertyMask bits: 1 binary-serializable, 2 runnable, 4 exportable.
-  int64_t property_mask() const {
-    return Call("ffi.ModuleGetPropertyMask", *this).cast<int64_t>();
-  }
+  int64_t property_mask() const { return Call("ffi.ModuleGetPropertyMask", *this).cast<int64_t>(); }
   // Makes `other`'s functions visible through this module's imports; a RuntimeError on a cycle.
   void Import(const Module& other) const { Call("ffi.ModuleImportModule", *this, other); }
   void ClearImports() const { Call("ffi.ModuleClearImports", *this); }

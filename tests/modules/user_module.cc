@@ -1,0 +1,58 @@
+// A user module that subclasses tvm::ffi::ModuleObj, as C++ code built with TVM FFI's headers
+// does: its vtable and typeinfo derive from the ones the runtime exports (declared here through
+// ffijit's layout-compatible tvm_ffi_cxx.h).
+#include "user_module.h"
+
+#include <new>
+
+#include "tvm_ffi_cxx.h"
+
+namespace {
+
+int Greet(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  if (num_args != 1 || args[0].type_index != kTVMFFIInt) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "greet expects one int");
+    return -1;
+  }
+  result->type_index = kTVMFFIInt;
+  result->zero_padding = 0;
+  result->v_int64 = args[0].v_int64 * 100;
+  return 0;
+}
+
+class UserModuleObj final : public tvm::ffi::ModuleObj {
+ public:
+  const char* kind() const override { return "user"; }
+  tvm::ffi::OptionalFunction GetFunction(const tvm::ffi::String& name) override {
+    if (name.view() != "greet") return tvm::ffi::OptionalFunction();
+    TVMFFIObjectHandle func = nullptr;
+    if (TVMFFIFunctionCreate(nullptr, Greet, nullptr, &func) != 0) throw std::bad_alloc();
+    return tvm::ffi::Function(tvm::ffi::ObjectRef::Adopt(static_cast<TVMFFIObject*>(func)));
+  }
+
+  static void Deleter(void* self, int flags) {
+    auto* obj = static_cast<UserModuleObj*>(
+        tvm::ffi::ModuleObj::FromHandle(static_cast<TVMFFIObject*>(self)));
+    if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) obj->set_imports(tvm::ffi::ObjectRef());
+    if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) delete obj;
+  }
+};
+
+}  // namespace
+
+ffijit::Module MakeUserModule() {
+  auto* obj = new UserModuleObj();
+  TVMFFIObject* header = obj->header();
+  header->type_index = kTVMFFIModule;
+  header->strong_ref_count = 1;
+  header->weak_ref_count = 1;
+  header->deleter = &UserModuleObj::Deleter;
+  TVMFFIObjectHandle imports = nullptr;
+  ffijit::CheckCall(FFIJITArrayCreate(nullptr, 0, &imports));
+  obj->set_imports(tvm::ffi::ObjectRef::Adopt(static_cast<TVMFFIObject*>(imports)));
+  return ffijit::Module(ffijit::ObjectPtr<>::Adopt(header));
+}
+
+void* CppObjectOf(const ffijit::Module& mod) {
+  return tvm::ffi::ModuleObj::FromHandle(mod.get());
+}
