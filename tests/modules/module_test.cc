@@ -383,5 +383,12 @@ TEST(DropInTest, AModuleLinkedAgainstTvmFfiSharesTheOneRuntime) {
   if (by_ffijit_name) dlclose(by_ffijit_name);
 }
 
+TEST(DropInTest, AModuleLinkedAgainstTheDropInDirectoryLoads) {
+  if (GetGlobalFunction("linked_module.answer")) RemoveGlobalFunction("linked_module.answer");
+  Module linked = Module::Load(ModulePath("dropin_linked_module"));
+  EXPECT_EQ(GetGlobalFunctionOrThrow("linked_module.answer")().cast<int64_t>(), 42);
+  EXPECT_EQ((*linked.GetFunction("call_global"))("testing.echo", 5).cast<int64_t>(), 5);
+}
+
 }  // namespace
 }  // namespace ffijit
