@@ -19,7 +19,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ffijit bench LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip]\n"
-    "                    [--seconds S] [--status] [--progress] [--] [ARG|NAME=ARG...]\n\n"
+    "                    [--seconds S] [--status] [--progress] [--] [ARG|NAME=ARG...]\n"
+    "       ffijit bench LIB NAME [--seconds S] [--progress] [--] [ARG...]\n\n"
     "Binds SYMBOL as `ffijit call` does (see ffijit call --help for the metadata, the options\n"
     "and the arguments) and times the call through every path a dynamic symbol has:\n"
     "  jit     the compiled thunk\n"
@@ -27,6 +28,8 @@ constexpr const char* kUsage =
     "  libffi  the interpreter calling through libffi\n"
     "Prints, per path, the median ns/call of several repetitions and the ratio to jit. A path\n"
     "that cannot take the signature is listed as unavailable.\n\n"
+    "Without --sig, NAME is a TVM FFI function of the module LIB (see ffijit call --help): it\n"
+    "is packed already, so there is one path, `packed`, timed through TVMFFIFunctionCall.\n\n"
     "  --seconds S  the time budget of the whole run (default 1)\n"
     "  --progress   show progress on stderr even when it is not a terminal\n";
 
@@ -148,6 +151,25 @@ void PrintTable(const std::vector<Row>& rows, std::ostream& out) {
   }
 }
 
+// `ffijit bench LIB NAME` without --sig: one path, the module's own packed function.
+int BenchPacked(const CallRequest& request, std::ostream& out, std::ostream& err) {
+  const Function func = LoadPackedFunction(request);
+  const CallArgs call_args = ParsePackedArguments(request.args);
+  CrashGuard guard("bench");
+  const std::string result = FormatJson(AnyToJson(Invoke(func, call_args)));
+  Progress progress(request.progress || isatty(STDERR_FILENO), err);
+  Caller caller(func, call_args);
+  progress.Show("[1/1] packed: calibrating");
+  const double ns = Measure(caller, request.seconds, "[1/1] packed", progress);
+  progress.Clear();
+  out << "call:   " << request.symbol << " (TVM FFI function of " << request.library << ")\n";
+  out << "result: " << result << "\n";
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-8s %12s\n%-8s %12.2f\n", "path", "ns/call", "packed", ns);
+  out << line;
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunBench(const std::vector<std::string>& args, std::istream&, std::ostream& out,
@@ -158,6 +180,7 @@ int RunBench(const std::vector<std::string>& args, std::istream&, std::ostream& 
       out << kUsage;
       return kExitOk;
     }
+    if (request.packed) return BenchPacked(request, out, err);
     void* target = LoadSymbol(request.library, request.symbol);
     const Signature sig = LoadSignature(request);
     const CallArgs call_args = ParseArguments(request.args, sig);

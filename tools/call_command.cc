@@ -12,11 +12,16 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ffijit call LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip]\n"
-    "                   [--tier jit|interp|libffi] [--status] [--] [ARG|NAME=ARG...]\n\n"
+    "                   [--tier jit|interp|libffi] [--status] [--] [ARG|NAME=ARG...]\n"
+    "       ffijit call LIB NAME [--] [ARG...]\n\n"
     "Loads the shared library LIB (a bare name such as libm.so.6 goes through the normal dlopen\n"
     "search), binds its C function SYMBOL with the signature METADATA (the iree.abi JSON, a raw\n"
     "signature or a SIP reflection dict; @FILE reads it from a file), calls it and prints the\n"
     "result as JSON on stdout.\n\n"
+    "Without --sig, LIB is a TVM FFI module and NAME one of its functions (the library exports\n"
+    "it as `__tvm_ffi_NAME`, already packed): the library is loaded as ffijit loads modules\n"
+    "(context symbols, __tvm_ffi__library_ctx, __tvm_ffi__library_bin) and the function called\n"
+    "with the positional ARGs as they are.\n\n"
     "  --format F   the metadata format (default: detected)\n"
     "  --tier T     jit: a compiled thunk (the default; falls back to the interpreter, with a\n"
     "               note on stderr, when the JIT cannot compile the signature), interp: the\n"
@@ -44,6 +49,17 @@ int RunCall(const std::vector<std::string>& args, std::istream&, std::ostream& o
     const CallRequest request = ParseRequest(args, /*bench=*/false);
     if (request.help) {
       out << kUsage;
+      return kExitOk;
+    }
+    if (request.packed) {
+      const Function func = LoadPackedFunction(request);
+      const CallArgs call_args = ParsePackedArguments(request.args);
+      std::string text;
+      {
+        CrashGuard guard("call");
+        text = FormatJson(AnyToJson(Invoke(func, call_args)));
+      }
+      out << text << "\n";
       return kExitOk;
     }
     void* target = LoadSymbol(request.library, request.symbol);

@@ -60,12 +60,13 @@ inline constexpr Command kCommands[] = {
      "parse function metadata and print its canonical, JSON and IREE-readable forms", &RunSig},
     {"call",
      "LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip] [--tier jit|interp|libffi] "
-     "[--status] [ARG|NAME=ARG...]",
-     "call an exported C function through ffijit with JSON arguments; print the result as JSON",
+     "[--status] [ARG|NAME=ARG...]  |  LIB NAME [ARG...]",
+     "call an exported C function (or, without --sig, a TVM FFI module's function) with JSON "
+     "arguments; print the result as JSON",
      &RunCall},
     {"bench",
      "LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip] [--seconds S] [--status] "
-     "[--progress] [ARG|NAME=ARG...]",
+     "[--progress] [ARG|NAME=ARG...]  |  LIB NAME [ARG...]",
      "time that call through each path (jit, interp, libffi) and print ns/call and ratios",
      &RunBench},
 };

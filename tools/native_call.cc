@@ -15,6 +15,7 @@
 
 #include "command.h"
 #include "ffijit/jit.h"
+#include "ffijit/module.h"
 #include "ffijit/register.h"
 #include "json_values.h"
 
@@ -137,6 +138,8 @@ const char* PathName(Path path) {
       return "jit";
     case Path::kInterp:
       return "interp";
+    case Path::kPacked:
+      return "packed";
     default:
       return "libffi";
   }
@@ -208,7 +211,15 @@ CallRequest ParseRequest(const std::vector<std::string>& words, bool bench) {
   if (positional.size() < 2) throw Usage("missing LIB and SYMBOL");
   if (positional[0].empty() || positional[1].empty())
     throw Usage("LIB and SYMBOL must not be empty");
-  if (!have_sig) throw Usage("missing --sig METADATA (the signature, or @FILE holding it)");
+  if (!have_sig) {
+    // A TVM FFI function: packed already, so the binding options do not apply.
+    request.packed = true;
+    if (request.format != MetadataFormat::kAuto) throw Usage("--format needs --sig");
+    if (request.status) throw Usage("--status needs --sig (a TVM FFI function raises its errors)");
+    if (request.tier != Path::kJit) {
+      throw Usage("--tier needs --sig (a TVM FFI function is called as it is, packed)");
+    }
+  }
   request.library = positional[0];
   request.symbol = positional[1];
   request.args.assign(positional.begin() + 2, positional.end());
@@ -231,6 +242,41 @@ void* LoadSymbol(const std::string& library, const std::string& symbol) {
                                      "': " + (why ? why : "the symbol's address is NULL")};
   }
   return address;
+}
+
+Function LoadPackedFunction(const CallRequest& request) {
+  constexpr const char* kPrefix = "__tvm_ffi_";
+  std::string name = request.symbol;
+  if (name.rfind(kPrefix, 0) == 0 && name.size() > std::strlen(kPrefix)) {
+    name = name.substr(std::strlen(kPrefix));
+  }
+  Module mod;
+  try {
+    // The shared-library loader itself: LIB may be a bare name (normal dlopen search) or have
+    // any extension, e.g. libfoo.so.1.
+    mod = GetGlobalFunctionOrThrow("ffi.Module.load_from_file.so")(request.library, "so")
+              .cast<Module>();
+  } catch (const Error& e) {
+    throw Failure{kExitNoLibrary, "cannot load library '" + request.library +
+                                      "' as a TVM FFI "
+                                      "module: " +
+                                      e.kind() + ": " + e.message()};
+  }
+  std::optional<Function> func;
+  try {
+    func = mod.GetFunction(name);
+  } catch (const Error& e) {
+    throw Failure{kExitNoSymbol,
+                  "library '" + request.library + "': " + e.kind() + ": " + e.message()};
+  }
+  if (!func) {
+    throw Failure{kExitNoSymbol, "no such function: library '" + request.library +
+                                     "' exports no TVM FFI function `" + name + "` (symbol `" +
+                                     kPrefix + name +
+                                     "`); without --sig, SYMBOL names a TVM FFI "
+                                     "function"};
+  }
+  return *func;
 }
 
 Signature LoadSignature(const CallRequest& request) {
@@ -291,6 +337,16 @@ CallArgs ParseArguments(const std::vector<std::string>& words, const Signature& 
     } else {
       args.positional.push_back(std::move(value));
     }
+  }
+  return args;
+}
+
+CallArgs ParsePackedArguments(const std::vector<std::string>& words) {
+  CallArgs args = ParseArguments(words, Signature{});
+  if (!args.keywords.empty()) {
+    throw Failure{kExitBadArgs, "keyword argument `" + args.keywords.front().first +
+                                    "`: a TVM FFI function takes positional arguments only "
+                                    "(NAME=ARG needs --sig)"};
   }
   return args;
 }

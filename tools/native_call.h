@@ -29,6 +29,7 @@ enum class Path {
   kJit,     // a compiled thunk (JitEngine::CompileNow)
   kInterp,  // the interpreter and its register stub (RegisterOptions::interpret_only)
   kLibffi,  // the interpreter calling through libffi (RegisterOptions::use_libffi)
+  kPacked,  // a TVM FFI function (no --sig): the library's own packed safe_call
 };
 const char* PathName(Path path);  // "jit", "interp", "libffi"
 
@@ -37,11 +38,14 @@ struct CallRequest {
   std::string symbol;
   std::string metadata;  // the text, or @FILE
   MetadataFormat format = MetadataFormat::kAuto;
-  Path tier = Path::kJit;         // call: --tier
-  bool status = false;            // --status: the native follows the status convention
-  double seconds = 1.0;           // bench: --seconds, the whole run's budget
-  bool progress = false;          // bench: --progress, show progress even when stderr is no tty
-  bool help = false;              // --help
+  Path tier = Path::kJit;  // call: --tier
+  bool status = false;     // --status: the native follows the status convention
+  double seconds = 1.0;    // bench: --seconds, the whole run's budget
+  bool progress = false;   // bench: --progress, show progress even when stderr is no tty
+  bool help = false;       // --help
+  // No --sig: SYMBOL names a TVM FFI function the library exports as `__tvm_ffi_SYMBOL`, which is
+  // already packed; it is called through ffijit's module loader.
+  bool packed = false;
   std::vector<std::string> args;  // the argument words, in order
 };
 
@@ -52,6 +56,11 @@ CallRequest ParseRequest(const std::vector<std::string>& words, bool bench);
 // dlopen (RTLD_NOW; a bare name goes through the normal search) and dlsym. Throws Failure
 // (kExitNoLibrary, kExitNoSymbol) quoting dlerror(). The library stays loaded.
 void* LoadSymbol(const std::string& library, const std::string& symbol);
+
+// The TVM FFI function SYMBOL (or __tvm_ffi_SYMBOL) of LIB, loaded as a module (the library stays
+// loaded). Throws Failure: kExitNoLibrary quoting the loader's error, kExitNoSymbol when the
+// library exports no such TVM FFI function.
+Function LoadPackedFunction(const CallRequest& request);
 
 // The signature the request's metadata describes (reading @FILE). Throws Failure
 // (kExitBadMetadata).
@@ -66,6 +75,10 @@ struct CallArgs {
 // value without "dtype" takes the element type of the ndarray argument it binds to in `sig`, if
 // that has one. Throws Failure (kExitBadArgs).
 CallArgs ParseArguments(const std::vector<std::string>& words, const Signature& sig);
+
+// The arguments of a TVM FFI function (no signature): positional only; a NAME=ARG word is a
+// Failure (kExitBadArgs).
+CallArgs ParsePackedArguments(const std::vector<std::string>& words);
 
 // A packed function calling `target` over `path`. Throws Failure(kExitBadMetadata) when the
 // signature cannot be bound that way. For Path::kJit, when the JIT is not built in or cannot

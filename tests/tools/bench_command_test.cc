@@ -86,6 +86,23 @@ TEST(FfijitBench, PathThatCannotTakeTheSignatureIsUnavailable) {
   EXPECT_TRUE(HasTimedRow(run.out, "interp")) << run.out;
 }
 
+TEST(FfijitBench, TimesATvmFfiFunctionOnItsOnePath) {
+  const ToolResult run =
+      RunTool("bench " + Quote(FFIJIT_TOOL_TVM_MODULE) + " add_one 1 --seconds 0.03");
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out.rfind(std::string("call:   add_one (TVM FFI function of ") +
+                              FFIJIT_TOOL_TVM_MODULE + ")\nresult: 2\npath          ns/call\n",
+                          0),
+            0u)
+      << run.out;
+  EXPECT_TRUE(std::regex_search(run.out, std::regex("\npacked +[0-9]+\\.[0-9]{2}\n"))) << run.out;
+  EXPECT_EQ(run.err, "");
+  const ToolResult missing =
+      RunTool("bench " + Quote(FFIJIT_TOOL_EMPTY_MODULE) + " add_one 1 --seconds 0.03");
+  EXPECT_EQ(missing.status, 4);
+  EXPECT_NE(missing.err.find("no such function"), std::string::npos) << missing.err;
+}
+
 TEST(FfijitBench, ErrorsExitAsForCall) {
   const ToolResult args = Bench("libm.so.6", "cos", kCos, Quote(R"("x")"));
   EXPECT_EQ(args.status, 5);

@@ -273,8 +273,6 @@ TEST(FfijitCall, FailingNativeCallExitsSix) {
 }
 
 TEST(FfijitCall, UsageErrorsExitOne) {
-  ExpectFailsWith(RunTool("call libm.so.6 cos 0.5"), 1,
-                  "ffijit call: missing --sig METADATA (the signature, or @FILE holding it)\n");
   ExpectFailsWith(RunTool("call libm.so.6"), 1, "ffijit call: missing LIB and SYMBOL\n");
   ExpectFailsWith(Call("libm.so.6", "cos", kCos, "--tier fast 0.5"), 1,
                   "ffijit call: unknown tier 'fast' (expected jit, interp or libffi)\n");
@@ -286,6 +284,47 @@ TEST(FfijitCall, UsageErrorsExitOne) {
   const ToolResult help = RunTool("call --help");
   EXPECT_EQ(help.status, 0);
   EXPECT_EQ(help.out.rfind("usage: ffijit call LIB SYMBOL --sig METADATA|@FILE", 0), 0u);
+}
+
+// Without --sig: a TVM FFI module's function, already packed.
+ToolResult CallModule(const std::string& lib, const std::string& name,
+                      const std::string& rest = "") {
+  return RunTool("call " + Quote(lib) + " " + Quote(name) + " " + rest);
+}
+
+TEST(FfijitCallModule, CallsATvmFfiFunctionWithoutASignature) {
+  ExpectPrints(CallModule(FFIJIT_TOOL_TVM_MODULE, "add_one", "41"), "42");
+  ExpectPrints(CallModule(FFIJIT_TOOL_TVM_MODULE, "__tvm_ffi_add_one", "1"), "2");
+  ExpectPrints(CallModule(FFIJIT_TOOL_TVM_MODULE, "sum_f64",
+                          Quote(R"({"ndarray": [[1, 2], [3, 4.5]], "dtype": "f64"})")),
+               "10.5");
+  ExpectFails(CallModule(FFIJIT_TOOL_TVM_MODULE, "fail", Quote("\"why\"")), 6,
+              "ffijit call: ValueError: fail: why");
+}
+
+TEST(FfijitCallModule, BadInputIsReportedClearly) {
+  ExpectFails(CallModule(FFIJIT_TOOL_EMPTY_MODULE, "add_one", "1"), 4,
+              std::string("ffijit call: no such function: library '") + FFIJIT_TOOL_EMPTY_MODULE +
+                  "' exports no TVM FFI function `add_one` (symbol `__tvm_ffi_add_one`); without "
+                  "--sig, SYMBOL names a TVM FFI function");
+  ExpectFails(RunTool("call libm.so.6 cos 0.5"), 4,
+              "ffijit call: no such function: library 'libm.so.6' exports no TVM FFI function "
+              "`cos` (symbol `__tvm_ffi_cos`); without --sig, SYMBOL names a TVM FFI function");
+  ExpectFailsWith(CallModule("/nonexistent/module.so", "f"), 3,
+                  "ffijit call: cannot load library '/nonexistent/module.so' as a TVM FFI "
+                  "module: InternalError: Failed to load dynamic shared library");
+  ExpectFailsWith(CallModule(FFIJIT_TOOL_TVM_MODULE, "not_code"), 4,
+                  std::string("ffijit call: library '") + FFIJIT_TOOL_TVM_MODULE +
+                      "': TypeError: symbol `__tvm_ffi_not_code`");
+  ExpectFails(CallModule(FFIJIT_TOOL_TVM_MODULE, "add_one", "x=1"), 5,
+              "ffijit call: keyword argument `x`: a TVM FFI function takes positional arguments "
+              "only (NAME=ARG needs --sig)");
+  ExpectFailsWith(CallModule(FFIJIT_TOOL_TVM_MODULE, "add_one", "--tier interp 1"), 1,
+                  "ffijit call: --tier needs --sig");
+  ExpectFailsWith(CallModule(FFIJIT_TOOL_TVM_MODULE, "add_one", "--status 1"), 1,
+                  "ffijit call: --status needs --sig");
+  ExpectFails(CallModule(FFIJIT_TOOL_TVM_MODULE, "add_one", "1.5"), 6,
+              "ffijit call: TypeError: add_one expects one int");
 }
 
 TEST(FfijitCall, HelpDocumentsTheCommandAndExitCodes) {
