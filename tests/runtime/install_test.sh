@@ -17,3 +17,13 @@ cmake -S "$consumer_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/pr
 cmake --build "$work/build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
 "$work/build/ffijit_consumer"
 "$work/build/ffijit_consumer_cpp"
+
+# The drop-in libtvm_ffi.so (and ffijit's SONAME beside it) resolve to the installed runtime.
+runtime=$(find "$work/prefix" -name 'libffijit_runtime.so' -not -path '*/tvm-ffi/*' | head -n 1)
+dropin_dir=$(dirname "$runtime")/ffijit/tvm-ffi
+for name in libtvm_ffi.so libffijit_runtime.so; do
+  if [ "$(readlink -f "$dropin_dir/$name")" != "$(readlink -f "$runtime")" ]; then
+    echo "install_test: $dropin_dir/$name does not resolve to $runtime" >&2
+    exit 1
+  fi
+done
