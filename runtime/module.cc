@@ -495,17 +495,22 @@ Module SystemLib(const std::string& prefix) {
 
 // TVMFFIEnvModLookupFromImports: the cache, the imports, the globals. The returned function is
 // borrowed from the cache.
-TVMFFIObject* LookupFromImports(ModuleObj* mod, const std::string& name) {
+TVMFFIObject* LookupFromImports(ModuleObj* mod, const char* name) {
   static std::mutex* cache_mutex = new std::mutex();
-  const String key = String::From(name);
   {
+    // The hit path allocates nothing: map keys compare by content, so a RawStr view finds the
+    // String stored at insertion.
+    TVMFFIAny view{};
+    view.type_index = kTVMFFIRawStr;
+    view.v_c_str = name;
     std::lock_guard lock(*cache_mutex);
     const TVMFFIAny* found = nullptr;
     if (mod->lookup_cache().defined()) {
-      ffijit::CheckCall(FFIJITMapGet(mod->lookup_cache().get(), &key.raw(), &found));
+      ffijit::CheckCall(FFIJITMapGet(mod->lookup_cache().get(), &view, &found));
     }
     if (found != nullptr) return found->v_obj;
   }
+  const String key = String::From(name);
   Function func;
   for (const auto& import : ImportsOf(mod)) {
     func = Deref(import)->GetFunction(key, true);
@@ -517,8 +522,8 @@ TVMFFIObject* LookupFromImports(ModuleObj* mod, const std::string& name) {
     }
   }
   if (!func.defined()) {
-    throw Error("RuntimeError",
-                "Cannot find function " + name + " in the imported modules or global registry.");
+    throw Error("RuntimeError", std::string("Cannot find function ") + name +
+                                    " in the imported modules or global registry.");
   }
   std::lock_guard lock(*cache_mutex);
   // Copy on insert: the cache is an immutable Map; another thread may have added `name` meanwhile.
