@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -347,6 +348,25 @@ TEST(UserModuleTest, ASubclassOfModuleObjWorksThroughTheRuntime) {
   EXPECT_EQ(GetGlobalFunctionOrThrow("ffi.ModuleInspectSource")(user, "").cast<std::string>(), "");
   EXPECT_TRUE(
       GetGlobalFunctionOrThrow("ffi.ModuleGetFunctionMetadata")(user, "greet", true).is_none());
+}
+
+TEST(UserModuleTest, TheExportedCppStaticFunctionsWork) {
+  static int first = 1, second = 2;
+  ASSERT_EQ(TVMFFIEnvModRegisterContextSymbol("module_test_ctx_a", &first), 0);
+  ASSERT_EQ(TVMFFIEnvModRegisterContextSymbol("module_test_ctx_b", &second), 0);
+  auto seen = VisitContextSymbolsFromCpp();
+  auto a = std::find(seen.begin(), seen.end(),
+                     std::make_pair(std::string("module_test_ctx_a"), static_cast<void*>(&first)));
+  auto b = std::find(seen.begin(), seen.end(),
+                     std::make_pair(std::string("module_test_ctx_b"), static_cast<void*>(&second)));
+  ASSERT_NE(a, seen.end());
+  ASSERT_NE(b, seen.end());
+  EXPECT_LT(a, b) << "in registration order";
+
+  Module mod = LoadFromFileFromCpp(ModulePath("basic_module"));
+  EXPECT_EQ((*mod.GetFunction("add_one"))(1).cast<int64_t>(), 2);
+  Error error = CatchError([] { LoadFromFileFromCpp("no_extension"); });
+  EXPECT_EQ(error.kind(), "RuntimeError");
 }
 
 TEST(ModuleGlobalsTest, RejectBadArguments) {

@@ -4,6 +4,9 @@
 #include "user_module.h"
 
 #include <new>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tvm_ffi_cxx.h"
 
@@ -51,6 +54,21 @@ ffijit::Module MakeUserModule() {
   ffijit::CheckCall(FFIJITArrayCreate(nullptr, 0, &imports));
   obj->set_imports(tvm::ffi::ObjectRef::Adopt(static_cast<TVMFFIObject*>(imports)));
   return ffijit::Module(ffijit::ObjectPtr<>::Adopt(header));
+}
+
+std::vector<std::pair<std::string, void*>> VisitContextSymbolsFromCpp() {
+  std::vector<std::pair<std::string, void*>> seen;
+  ffijit::Function visitor = ffijit::Function::FromTyped(
+      [&seen](std::string name, void* value) { seen.emplace_back(std::move(name), value); });
+  tvm::ffi::TypedFunction<void(tvm::ffi::String, void*)> callback;
+  callback.packed = tvm::ffi::Function(tvm::ffi::ObjectRef::Borrow(visitor.get()));
+  tvm::ffi::Module::VisitContextSymbols(callback);
+  return seen;
+}
+
+ffijit::Module LoadFromFileFromCpp(const std::string& path) {
+  tvm::ffi::Module mod = tvm::ffi::Module::LoadFromFile(tvm::ffi::String::From(path));
+  return ffijit::Module(ffijit::ObjectPtr<>::Adopt(mod.release()));
 }
 
 void* CppObjectOf(const ffijit::Module& mod) {
