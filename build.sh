@@ -72,7 +72,7 @@ case "$cmd" in
       -DFFIJIT_BUILD_EXAMPLES=OFF -DCMAKE_C_FLAGS="$local_flags" -DCMAKE_CXX_FLAGS="$local_flags" \
       -DCMAKE_EXE_LINKER_FLAGS="$local_flags" -DCMAKE_SHARED_LINKER_FLAGS="$local_flags"
     TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -j "$JOBS" --output-on-failure \
-      --timeout 900 -R '^(Object|TypeTable|Error|Registry|Function|Tiering|ThunkCache|Callback|Differential|JitSettings)'
+      --timeout 900 -R '^(Object|TypeTable|Error|Registry|Function|Tiering|ThunkCache|Callback|Differential|JitSettings|Module|Env)'
     ;;
   nojit)
     deps

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "ffijit/c_env_api.h"
 #include "ffijit/module.h"
@@ -232,6 +235,34 @@ TEST(ModuleTest, ImportsAreSearchedDepthFirstAndCyclesRejected) {
   EXPECT_FALSE(a.GetFunction("add_one", true).has_value());
   // b still imports c.
   EXPECT_TRUE(b.GetFunction("add_one", true).has_value());
+}
+
+TEST(ModuleTest, LookupsAndImportChangesFromManyThreads) {
+  Module ctx = Module::Load(ModulePath("ctx_module"));
+  Module basic = Module::Load(ModulePath("basic_module"));
+  Module empty = Module::Load(ModulePath("empty_module"));
+  ctx.Import(basic);
+  Function call_by_name = *ctx.GetFunction("call_by_name");
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int64_t i = 0; i < 300; ++i) {
+        if (call_by_name("add_one", i + t).cast<int64_t>() != i + t + 1) ++wrong;
+        // Imports of `empty` change under the other threads' feet: found or not, never torn.
+        std::optional<Function> f = empty.GetFunction("add_one", true);
+        if (f && (*f)(i).cast<int64_t>() != i + 1) ++wrong;
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    for (int i = 0; i < 300; ++i) {
+      empty.Import(basic);
+      empty.ClearImports();
+    }
+  });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(ModuleTest, ImportsArrayLivesAtHeaderPlus24) {
