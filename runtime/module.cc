@@ -554,6 +554,10 @@ TVMFFIObject* LookupFromImports(ModuleObj* mod, const char* name) {
 
 void ModuleObj::ImportModule(const Module& other) {
   TVMFFIObject* other_handle = CheckedModule(other, "ImportModule")->handle();
+  // One import at a time, so two concurrent imports cannot together close a cycle that each
+  // check alone missed.
+  static std::mutex* graph_mutex = new std::mutex();
+  std::lock_guard graph_lock(*graph_mutex);
   std::unordered_set<TVMFFIObject*> seen;
   if (Reaches(other_handle, handle(), &seen)) {
     throw Error("RuntimeError", "Cyclic dependency detected during import");
