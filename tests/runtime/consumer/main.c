@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ffijit/c_api.h"
+#include "ffijit/c_env_api.h"
 
 static int Twice(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   (void)self;
@@ -29,6 +30,10 @@ int main(void) {
   arg.v_int64 = 21;
   if (TVMFFIFunctionCall(found, &arg, 1, &result) != 0 || result.v_int64 != 42) return 4;
   TVMFFIObjectDecRef(found);
+  /* The env API from C99: this thread's stream for a device. */
+  if (TVMFFIEnvSetStream(kDLCUDA, 0, &name, NULL) != 0 || TVMFFIEnvGetStream(kDLCUDA, 0) != &name) {
+    return 5;
+  }
   printf("consumer: twice(21) = %lld\n", (long long)result.v_int64);
   return 0;
 }
