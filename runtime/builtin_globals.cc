@@ -3,6 +3,7 @@
 // the testing.* helpers. Registered while the runtime library loads. (Module globals live in
 // module.cc.)
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -220,7 +221,18 @@ bool RegisterBuiltinGlobals() {
   return true;
 }
 
-[[maybe_unused]] const bool builtin_globals_registered = RegisterBuiltinGlobals();
+// Runs while the library loads; only allocation can fail, and that must not terminate the
+// process from a static initializer.
+bool RegisterOrReport() {
+  try {
+    return RegisterBuiltinGlobals();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ffijit: cannot register the built-in global functions: %s\n", e.what());
+    return false;
+  }
+}
+
+[[maybe_unused]] const bool builtin_globals_registered = RegisterOrReport();
 
 }  // namespace
 }  // namespace ffijit

@@ -733,7 +733,18 @@ bool RegisterModuleGlobals() {
   return true;
 }
 
-[[maybe_unused]] const bool module_globals_registered = RegisterModuleGlobals();
+// Runs while the library loads; only allocation can fail, and that must not terminate the
+// process from a static initializer.
+bool RegisterOrReport() {
+  try {
+    return RegisterModuleGlobals();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ffijit: cannot register the built-in global functions: %s\n", e.what());
+    return false;
+  }
+}
+
+[[maybe_unused]] const bool module_globals_registered = RegisterOrReport();
 
 }  // namespace
 }  // namespace ffijit
