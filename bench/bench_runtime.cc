@@ -1,4 +1,5 @@
-// Runtime micro-benchmarks: refcounting, Any construction, typed calls packed vs direct.
+// Runtime micro-benchmarks: refcounting, Any construction, typed calls packed vs direct, and the
+// C++ call operator (Function::operator()) with object and string arguments.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -99,5 +100,36 @@ void BM_TypedCall_Packed(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_TypedCall_Packed)->Name("BM_TypedCall/packed");
+
+// The callee reads both arguments without copying them, so the time is the caller's packing (and
+// the reference counting or string allocation that packing may do) plus the typed dispatch.
+Function StringTensorCallee() {
+  return Function::FromTyped(
+      [](std::string_view text, ffijit::Tensor tensor) {
+        return static_cast<int64_t>(text.size()) + tensor.ndim();
+      },
+      "string_tensor");
+}
+
+const std::string kLongText = "a string argument well over seven bytes";
+
+void BM_CppCall_StringTensor(benchmark::State& state) {
+  Function callee = StringTensorCallee();
+  ffijit::String text(kLongText);
+  ffijit::Tensor tensor = ffijit::Tensor::Empty({4}, ffijit::ParseDataType("float32"));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(callee(text, tensor));
+  }
+}
+BENCHMARK(BM_CppCall_StringTensor)->Name("BM_CppCall/String_Tensor");
+
+void BM_CppCall_StdStringTensor(benchmark::State& state) {
+  Function callee = StringTensorCallee();
+  ffijit::Tensor tensor = ffijit::Tensor::Empty({4}, ffijit::ParseDataType("float32"));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(callee(kLongText, tensor));
+  }
+}
+BENCHMARK(BM_CppCall_StdStringTensor)->Name("BM_CppCall/std_string_Tensor");
 
 }  // namespace
