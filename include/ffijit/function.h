@@ -3,12 +3,19 @@
 //
 // C++ exceptions inside a function become raised Errors at the C boundary; an Error raised by a
 // callee comes back to a C++ caller as ffijit::Error with kind, message and traceback intact.
+//
+// A C++ call (`f(a, b)`) packs its arguments as borrowed views, the packed-call ABI's convention:
+// objects (Tensor, String, any ObjectRef) travel without a reference count operation, strings as
+// borrowed characters (see ArgPacker below for the few values that need a temporary copy).
 #ifndef FFIJIT_FUNCTION_H_
 #define FFIJIT_FUNCTION_H_
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -109,6 +116,115 @@ void DeleteTyped(void* self) {
   delete static_cast<TypedCallable<F>*>(self);
 }
 
+// ArgPacker<T>::Pack writes the view of one Function::operator() argument into `*view`. A value
+// with no borrowed form is converted into `*keep`, which the caller keeps alive for the call;
+// kMayKeep says whether Pack can need `keep` at all (when no argument can, none is made).
+template <typename T, typename = void>
+struct ArgPacker {
+  // Anything else with TypeTraits (e.g. a user-defined conversion): an owned temporary.
+  static constexpr bool kMayKeep = true;
+  static void Pack(const T& value, TVMFFIAny* view, Any* keep) {
+    *keep = Any(value);
+    *view = keep->raw();
+  }
+};
+
+// Scalars, pointers, None, DataType and Device: the value itself; nothing is owned.
+template <typename T>
+struct ArgPacker<T, std::enable_if_t<std::is_arithmetic_v<T> || std::is_same_v<T, void*> ||
+                                     std::is_same_v<T, std::nullptr_t> ||
+                                     std::is_same_v<T, DLDataType> || std::is_same_v<T, DataType> ||
+                                     std::is_same_v<T, DLDevice> || std::is_same_v<T, Device>>> {
+  static constexpr bool kMayKeep = false;
+  static void Pack(const T& value, TVMFFIAny* view, Any*) { TypeTraits<T>::ToAny(value, view); }
+};
+
+// Objects (Tensor, Function, Array, ...): the caller's pointer, borrowed; null is None.
+template <typename T>
+struct ArgPacker<T, std::enable_if_t<std::is_base_of_v<ObjectRef, T>>> {
+  static constexpr bool kMayKeep = false;
+  static void Pack(const T& value, TVMFFIAny* view, Any*) noexcept {
+    *view = TVMFFIAny{};
+    if (TVMFFIObject* obj = value.get()) {
+      view->type_index = obj->type_index;
+      view->v_obj = obj;
+    }
+  }
+};
+
+// String and Bytes: their small form by value, their heap object borrowed.
+template <bool kIsStr>
+struct ArgPacker<OwnedBytes<kIsStr>> {
+  static constexpr bool kMayKeep = false;
+  static void Pack(const OwnedBytes<kIsStr>& value, TVMFFIAny* view, Any*) noexcept {
+    *view = value.any();
+  }
+};
+
+template <typename T>
+struct ArgPacker<T, std::enable_if_t<std::is_same_v<T, Any> || std::is_same_v<T, AnyView>>> {
+  static constexpr bool kMayKeep = false;
+  static void Pack(const T& value, TVMFFIAny* view, Any*) noexcept { *view = value.raw(); }
+};
+
+// A C string: RawStr, borrowed; NULL is None (as TypeTraits<const char*> converts it).
+template <typename T>
+struct ArgPacker<T, std::enable_if_t<std::is_same_v<T, const char*> || std::is_same_v<T, char*>>> {
+  static constexpr bool kMayKeep = false;
+  static void Pack(const char* value, TVMFFIAny* view, Any*) noexcept {
+    *view = TVMFFIAny{};
+    if (value != nullptr) {
+      view->type_index = kTVMFFIRawStr;
+      view->v_c_str = value;
+    }
+  }
+};
+
+// Characters a RawStr cannot carry whole: up to 7 bytes travel inline (SmallStr, no allocation);
+// longer ones become a String for the call. Never truncated.
+inline void PackCopiedStr(std::string_view text, TVMFFIAny* view, Any* keep) {
+  *keep = Any(String(text));
+  *view = keep->raw();
+}
+
+// std::string: RawStr over its own NUL-terminated buffer, unless it holds a NUL itself (a RawStr
+// would end there) or is short enough to travel inline.
+template <>
+struct ArgPacker<std::string> {
+  static constexpr bool kMayKeep = true;
+  static void Pack(const std::string& value, TVMFFIAny* view, Any* keep) {
+    if (value.size() > String::kMaxInline &&
+        std::memchr(value.data(), '\0', value.size()) == nullptr) {
+      *view = TVMFFIAny{};
+      view->type_index = kTVMFFIRawStr;
+      view->v_c_str = value.c_str();
+      return;
+    }
+    PackCopiedStr(value, view, keep);
+  }
+};
+
+// std::string_view has no terminator to lend a RawStr: inline up to 7 bytes, else a String.
+template <>
+struct ArgPacker<std::string_view> {
+  static constexpr bool kMayKeep = true;
+  static void Pack(std::string_view value, TVMFFIAny* view, Any* keep) {
+    PackCopiedStr(value, view, keep);
+  }
+};
+
+template <typename T>
+struct ArgPacker<std::optional<T>> {
+  static constexpr bool kMayKeep = ArgPacker<T>::kMayKeep;
+  static void Pack(const std::optional<T>& value, TVMFFIAny* view, Any* keep) {
+    if (value) {
+      ArgPacker<T>::Pack(*value, view, keep);
+    } else {
+      *view = TVMFFIAny{};
+    }
+  }
+};
+
 }  // namespace details
 
 class Function : public ObjectRef {
@@ -151,13 +267,24 @@ class Function : public ObjectRef {
     return result;
   }
 
+  // Calls with C++ arguments, packed as borrowed views (details::ArgPacker); throws the callee's
+  // Error on failure, and a ValueError on a null Function.
   template <typename... Args>
   Any operator()(Args&&... args) const {
-    if constexpr (sizeof...(Args) == 0) {
-      return CallPacked(nullptr, 0);
+    constexpr size_t kCount = sizeof...(Args);
+    if constexpr (kCount == 0) {
+      return CallViews(nullptr, 0);
     } else {
-      Any packed[] = {Any(std::forward<Args>(args))...};
-      return CallPacked(reinterpret_cast<TVMFFIAny*>(packed), sizeof...(Args));
+      TVMFFIAny views[kCount];
+      size_t i = 0;
+      if constexpr ((details::ArgPacker<std::decay_t<Args>>::kMayKeep || ...)) {
+        Any keep[kCount];
+        ((details::ArgPacker<std::decay_t<Args>>::Pack(args, &views[i], &keep[i]), ++i), ...);
+        return CallViews(views, static_cast<int32_t>(kCount));
+      } else {
+        ((details::ArgPacker<std::decay_t<Args>>::Pack(args, &views[i], nullptr), ++i), ...);
+        return CallViews(views, static_cast<int32_t>(kCount));
+      }
     }
   }
 
@@ -169,6 +296,19 @@ class Function : public ObjectRef {
   }
 
  private:
+  // Enters the function's safe_call directly. Of TVMFFIFunctionCall's checks only the null test
+  // applies here: the arguments and result are this class's own, and a Function reference holds a
+  // Function (or subtype) object, whose cell is where every Function keeps its entry point.
+  Any CallViews(TVMFFIAny* args, int32_t num_args) const {
+    TVMFFIObject* obj = get();
+    if (obj == nullptr) throw Error("ValueError", "cannot call a null Function");
+    auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(obj + 1);
+    TVMFFIAny result{};
+    // Relaxed, as in TVMFFIFunctionCall: the JIT swaps the pointer; either target is correct.
+    CheckCall(__atomic_load_n(&cell->safe_call, __ATOMIC_RELAXED)(obj, args, num_args, &result));
+    return Any::Adopt(result);
+  }
+
   static int PackedSelfCall(void* self, const TVMFFIAny* args, int32_t num_args,
                             TVMFFIAny* result) {
     return GuardCBoundary([&] {

@@ -106,6 +106,129 @@ TEST(FunctionTest, PackedFunctionSeesArgumentsAsViews) {
   EXPECT_EQ(function_result.type_index(), kTVMFFIFunction);
 }
 
+// What a callee saw of each argument, recorded during the call.
+struct SeenArg {
+  int32_t type_index = -1;
+  const void* pointer = nullptr;  // the object, or a RawStr's characters
+  uint64_t strong_refs = 0;       // of an object argument
+  std::string chars;              // of a str argument, whatever its form
+};
+
+Function Recorder(std::vector<SeenArg>* seen) {
+  return Function::FromPacked([seen](const AnyView* args, int32_t n, Any*) {
+    for (int32_t i = 0; i < n; ++i) {
+      const TVMFFIAny& raw = args[i].raw();
+      SeenArg arg;
+      arg.type_index = raw.type_index;
+      if (raw.type_index >= kTVMFFIStaticObjectBegin) {
+        arg.pointer = raw.v_obj;
+        arg.strong_refs = raw.v_obj->strong_ref_count;
+      }
+      if (raw.type_index == kTVMFFIRawStr) arg.pointer = raw.v_c_str;
+      if (details::IsStrForm(raw.type_index)) arg.chars = args[i].cast<std::string>();
+      seen->push_back(arg);
+    }
+  });
+}
+
+TEST(FunctionTest, CppCallsLendObjectsWithoutCountingReferences) {
+  std::vector<SeenArg> seen;
+  Function record = Recorder(&seen);
+  Tensor tensor = Tensor::Empty({2}, DataType("float32"));
+  String text("a heap string, longer than seven bytes");
+  Function other = Function::FromTyped([] { return 1; });
+  Array array{1, 2};
+  Tensor null_tensor;
+  std::optional<Tensor> maybe_tensor(tensor);  // a second reference, taken before counting
+  ASSERT_FALSE(text.is_inline());
+  const uint64_t tensor_refs = tensor.get()->strong_ref_count;
+  const uint64_t text_refs = text.any().v_obj->strong_ref_count;
+  const uint64_t other_refs = other.get()->strong_ref_count;
+  const uint64_t array_refs = array.get()->strong_ref_count;
+
+  record(tensor, text, other, array, null_tensor, maybe_tensor);
+  ASSERT_EQ(seen.size(), 6u);
+  EXPECT_EQ(seen[0].type_index, kTVMFFITensor);
+  EXPECT_EQ(seen[0].pointer, tensor.get());
+  EXPECT_EQ(seen[0].strong_refs, tensor_refs);
+  EXPECT_EQ(seen[1].type_index, kTVMFFIStr);
+  EXPECT_EQ(seen[1].pointer, text.any().v_obj);
+  EXPECT_EQ(seen[1].strong_refs, text_refs);
+  EXPECT_EQ(seen[1].chars, text.str());
+  EXPECT_EQ(seen[2].type_index, kTVMFFIFunction);
+  EXPECT_EQ(seen[2].strong_refs, other_refs);
+  EXPECT_EQ(seen[3].type_index, kTVMFFIArray);
+  EXPECT_EQ(seen[3].strong_refs, array_refs);
+  EXPECT_EQ(seen[4].type_index, kTVMFFINone);
+  EXPECT_EQ(seen[5].pointer, tensor.get());
+  EXPECT_EQ(seen[5].strong_refs, tensor_refs);
+  // Nothing was taken or left behind either.
+  EXPECT_EQ(tensor.get()->strong_ref_count, tensor_refs);
+  EXPECT_EQ(text.any().v_obj->strong_ref_count, text_refs);
+}
+
+TEST(FunctionTest, CppCallsLendStringsWithoutCopying) {
+  std::vector<SeenArg> seen;
+  Function record = Recorder(&seen);
+  std::string long_text = "a std::string well over seven bytes";
+  const char* c_text = "a C string";
+  char buffer[] = "a mutable C string";
+  record(long_text, c_text, buffer, "a literal", static_cast<const char*>(nullptr));
+  ASSERT_EQ(seen.size(), 5u);
+  // RawStr over the caller's own characters: no allocation, no copy.
+  EXPECT_EQ(seen[0].type_index, kTVMFFIRawStr);
+  EXPECT_EQ(seen[0].pointer, long_text.c_str());
+  EXPECT_EQ(seen[0].chars, long_text);
+  EXPECT_EQ(seen[1].type_index, kTVMFFIRawStr);
+  EXPECT_EQ(seen[1].pointer, c_text);
+  EXPECT_EQ(seen[2].type_index, kTVMFFIRawStr);
+  EXPECT_EQ(seen[2].pointer, buffer);
+  EXPECT_EQ(seen[3].type_index, kTVMFFIRawStr);
+  EXPECT_EQ(seen[3].chars, "a literal");
+  EXPECT_EQ(seen[4].type_index, kTVMFFINone);  // a NULL C string, as TypeTraits converts it
+}
+
+// Characters a RawStr would cut short (an embedded NUL) or cannot carry (a view has no
+// terminator) arrive whole: inline up to 7 bytes, else as a String made for the call.
+TEST(FunctionTest, CppCallsNeverTruncateStrings) {
+  std::vector<SeenArg> seen;
+  Function record = Recorder(&seen);
+  const std::string with_nul("long head\0and the tail after it", 32);
+  const std::string short_with_nul("a\0b", 3);
+  const std::string short_text = "seven!!";
+  const std::string backing = "0123456789abcdefghij";
+  std::string_view long_view = std::string_view(backing).substr(2, 12);  // no NUL at its end
+  std::string_view short_view = std::string_view(backing).substr(0, 4);
+  record(with_nul, short_with_nul, short_text, long_view, short_view);
+  ASSERT_EQ(seen.size(), 5u);
+  EXPECT_EQ(seen[0].type_index, kTVMFFIStr);
+  EXPECT_EQ(seen[0].chars, with_nul);
+  EXPECT_EQ(seen[0].chars.size(), 32u);
+  EXPECT_EQ(seen[1].type_index, kTVMFFISmallStr);
+  EXPECT_EQ(seen[1].chars, short_with_nul);
+  EXPECT_EQ(seen[2].type_index, kTVMFFISmallStr);
+  EXPECT_EQ(seen[2].chars, "seven!!");
+  EXPECT_EQ(seen[3].type_index, kTVMFFIStr);
+  EXPECT_EQ(seen[3].chars, "23456789abcd");
+  EXPECT_EQ(seen[4].type_index, kTVMFFISmallStr);
+  EXPECT_EQ(seen[4].chars, "0123");
+}
+
+TEST(FunctionTest, CppCallsConvertScalarsAndOtherValues) {
+  Function describe = Function::FromPacked([](const AnyView* args, int32_t n, Any* result) {
+    std::string text;
+    for (int32_t i = 0; i < n; ++i) text += args[i].type_name() + ";";
+    *result = text;
+  });
+  Any boxed = 5;
+  EXPECT_EQ(describe(1, 2.5, true, nullptr, DataType("int8"), Device(kDLCPU, 0), boxed,
+                     std::optional<int>(), std::optional<std::string>("an optional string"))
+                .cast<std::string>(),
+            "int;float;bool;None;DataType;Device;int;None;str;");
+  Error too_big = CatchError([&] { describe(uint64_t{1} << 63); });
+  EXPECT_EQ(too_big.kind(), "ValueError");
+}
+
 TEST(FunctionTest, CapturedStateIsReleasedWithTheFunction) {
   auto token = std::make_shared<int>(7);
   {
@@ -204,7 +327,9 @@ TEST(FunctionTest, BadCallsAreErrorsNotCrashes) {
   EXPECT_EQ(TVMFFIFunctionCall(not_a_function.get(), &arg, 1, &result), -1);
   EXPECT_EQ(Error::MoveFromRaised().kind(), "TypeError");
   Function null_function;
-  EXPECT_THROW(null_function(1), Error);
+  Error null_call = CatchError([&] { null_function(1); });
+  EXPECT_EQ(null_call.kind(), "ValueError");
+  EXPECT_EQ(null_call.message(), "cannot call a null Function");
   TVMFFIObjectHandle out = nullptr;
   EXPECT_EQ(TVMFFIFunctionCreate(nullptr, nullptr, nullptr, &out), -1);
   EXPECT_NE(Error::MoveFromRaised().message().find("safe_call"), std::string::npos);
