@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_set>
+#include <utility>
 
 namespace ffijit {
 namespace {
@@ -56,25 +58,34 @@ std::mutex& LogMutex() {
   static auto* mutex = new std::mutex();
   return *mutex;
 }
-std::function<void(const std::string&)>& LogSink() {
-  static auto* sink = new std::function<void(const std::string&)>();
+using LogSinkFunction = std::function<void(const std::string&)>;
+
+// Shared, so LogJit can call the sink after releasing the lock while SetJitLogSink replaces it.
+std::shared_ptr<const LogSinkFunction>& LogSink() {
+  static auto* sink = new std::shared_ptr<const LogSinkFunction>();
   return *sink;
 }
 
 }  // namespace
 
 void LogJit(const std::string& line) {
-  std::lock_guard<std::mutex> lock(LogMutex());
-  if (LogSink()) {
-    LogSink()(line);
-    return;
+  std::shared_ptr<const LogSinkFunction> sink;
+  {
+    std::unique_lock<std::mutex> lock(LogMutex());
+    sink = LogSink();
+    if (!sink) {
+      // Once per distinct line: a signature that cannot compile is reported once, not per
+      // function.
+      static auto* seen = new std::unordered_set<std::string>();
+      const char* enabled = std::getenv("FFIJIT_JIT_LOG");
+      if (enabled != nullptr && std::strcmp(enabled, "0") == 0) return;
+      if (!seen->insert(line).second) return;
+      std::fprintf(stderr, "%s\n", line.c_str());
+      return;
+    }
   }
-  // Once per distinct line: a signature that cannot compile is reported once, not per function.
-  static auto* seen = new std::unordered_set<std::string>();
-  const char* enabled = std::getenv("FFIJIT_JIT_LOG");
-  if (enabled != nullptr && std::strcmp(enabled, "0") == 0) return;
-  if (!seen->insert(line).second) return;
-  std::fprintf(stderr, "%s\n", line.c_str());
+  // Outside the lock: a sink may log itself, or set a new sink.
+  (*sink)(line);
 }
 
 JitOptions JitOptionsForNewFunction() {
@@ -103,8 +114,10 @@ ScopedJitOptions::~ScopedJitOptions() {
 }
 
 void SetJitLogSink(std::function<void(const std::string&)> sink) {
+  auto replacement = sink ? std::make_shared<const LogSinkFunction>(std::move(sink)) : nullptr;
+  std::shared_ptr<const LogSinkFunction> previous;  // destroyed after the lock is released
   std::lock_guard<std::mutex> lock(LogMutex());
-  LogSink() = std::move(sink);
+  previous = std::exchange(LogSink(), std::move(replacement));
 }
 
 }  // namespace ffijit

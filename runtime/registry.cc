@@ -2,6 +2,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "ffijit/object.h"
 #include "ffijit/registry.h"
@@ -19,6 +20,7 @@ class GlobalTable {
   }
 
   void Set(const std::string& name, ObjectPtr<> func, bool allow_override) {
+    ObjectPtr<> replaced;  // released after the lock: its deleter may call back into the registry
     std::lock_guard lock(mutex_);
     auto [it, inserted] = table_.try_emplace(name, func);
     if (!inserted) {
@@ -26,7 +28,7 @@ class GlobalTable {
         // TVM FFI's kind and wording, so callers matching either runtime's text agree.
         throw Error("RuntimeError", "Global Function `" + name + "` is already registered");
       }
-      it->second = std::move(func);
+      replaced = std::exchange(it->second, std::move(func));
     }
   }
 

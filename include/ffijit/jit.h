@@ -69,6 +69,7 @@ struct JitStats {
   int64_t fallbacks = 0;   // compiles that failed or were unsupported (function interpreted)
   int64_t live_callbacks = 0;
   int64_t object_bytes_live = 0;  // size of the loaded object files
+  int64_t cache_errors = 0;       // persistent cache entries found damaged or not saved (logged)
 };
 
 struct JitEngineOptions {

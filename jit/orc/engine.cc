@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "jit_settings.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/JITLink/JITLinkMemoryManager.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
@@ -166,9 +167,18 @@ std::vector<CompiledSymbol> OrcEngine::Compile(std::vector<CompileRequest> reque
   if (store_) {
     std::map<std::string, std::vector<std::pair<std::string, size_t>>> hits_by_object;
     for (size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i].cache_key.empty()) continue;
       ObjectStore::Location location;
-      if (!requests[i].cache_key.empty() && store_->Find(requests[i].cache_key, &location)) {
-        hits_by_object[location.object_name].emplace_back(location.symbol, i);
+      std::string why;
+      switch (store_->Find(requests[i].cache_key, &location, &why)) {
+        case ObjectStore::Lookup::kFound:
+          hits_by_object[location.object_name].emplace_back(location.symbol, i);
+          break;
+        case ObjectStore::Lookup::kDamaged:
+          ReportCacheError("damaged entry: " + why);
+          break;
+        case ObjectStore::Lookup::kMissing:
+          break;
       }
     }
     for (const auto& [object_name, hits] : hits_by_object) {
@@ -177,9 +187,13 @@ std::vector<CompiledSymbol> OrcEngine::Compile(std::vector<CompileRequest> reque
       std::string object, why;
       CodeUnit* unit = nullptr;
       std::vector<void*> addresses;
-      // A missing, damaged or stale cache entry is not an error: those requests compile afresh.
-      if (!store_->ReadObject(object_name, &object) ||
-          !LoadObject(object, symbols, &unit, &addresses, &why)) {
+      // A damaged or unreadable entry is reported and counted; its requests compile afresh.
+      if (!store_->ReadObject(object_name, &object, &why)) {
+        ReportCacheError("damaged entry: " + why);
+        continue;
+      }
+      if (!LoadObject(object, symbols, &unit, &addresses, &why)) {
+        ReportCacheError("damaged entry: cannot load " + object_name + ": " + why);
         continue;
       }
       std::lock_guard<std::mutex> units_lock(units_mutex_);
@@ -271,8 +285,10 @@ std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>
     }
     std::string save_error;
     // The code is loaded either way; a cache that cannot be written only costs the next process
-    // a compile.
-    if (!keys.empty()) store_->Save(bytes, keys, &save_error);
+    // a compile, and is reported.
+    if (!keys.empty() && !store_->Save(bytes, keys, &save_error)) {
+      ReportCacheError("cannot save: " + save_error);
+    }
   }
   return results;
 }
@@ -294,6 +310,14 @@ void OrcEngine::Release(CodeUnit* unit) {
     llvm::consumeError(std::move(err));
   }
   delete unit;
+}
+
+void OrcEngine::ReportCacheError(const std::string& what) {
+  {
+    std::lock_guard<std::mutex> lock(units_mutex_);
+    counters_.cache_errors++;
+  }
+  LogJit("ffijit: persistent JIT cache: " + what + " (compiling instead)");
 }
 
 EngineCounters OrcEngine::Counters() const {

@@ -56,6 +56,7 @@ struct EngineCounters {
   int64_t functions_compiled = 0;
   int64_t disk_hits = 0;
   int64_t object_bytes_live = 0;  // size of the live object files (an estimate of code size)
+  int64_t cache_errors = 0;       // persistent cache entries found damaged, or not saved
 };
 
 class OrcEngine {
@@ -88,6 +89,8 @@ class OrcEngine {
   bool LoadObject(const std::string& object, const std::vector<std::string>& symbols,
                   CodeUnit** unit, std::vector<void*>* addresses, std::string* error);
   std::vector<CompiledSymbol> CompileModule(std::vector<CompileRequest>& requests);
+  // Counts a persistent cache problem and reports it on the JIT log.
+  void ReportCacheError(const std::string& what);
 
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::unique_ptr<llvm::TargetMachine> target_machine_;

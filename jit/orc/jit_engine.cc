@@ -112,6 +112,11 @@ orc::OrcEngine* JitEngine::Impl::Engine(std::string* why) {
   return engine_.get();
 }
 
+orc::OrcEngine* JitEngine::Impl::CreatedEngine() const {
+  std::lock_guard<std::mutex> lock(engine_mutex_);
+  return engine_.get();
+}
+
 void JitEngine::Impl::Install(BoundFunction* fn, ThunkEntry* entry) {
   auto* state = static_cast<TierState*>(fn->tier_state);
   ThunkEntry* expected = nullptr;
@@ -232,7 +237,7 @@ void JitEngine::Impl::ReleaseEntry(ThunkEntry* entry) {
     cache_.erase(entry->key);
   }
   // The last function using this thunk is gone: no call can be running in it any more.
-  if (engine_) engine_->Release(entry->unit);
+  if (orc::OrcEngine* engine = CreatedEngine()) engine->Release(entry->unit);
   delete entry;
 }
 
@@ -285,8 +290,8 @@ JitStats JitEngine::Impl::Stats() const {
     std::lock_guard<std::mutex> lock(cache_mutex_);
     stats.live_thunks = static_cast<int64_t>(cache_.size());
   }
-  if (engine_) {
-    orc::EngineCounters counters = engine_->Counters();
+  if (orc::OrcEngine* engine = CreatedEngine()) {
+    orc::EngineCounters counters = engine->Counters();
     stats.live_units = counters.live_units;
     stats.units_created = counters.units_created;
     stats.units_removed = counters.units_removed;
@@ -294,6 +299,7 @@ JitStats JitEngine::Impl::Stats() const {
     stats.thunks_compiled = counters.functions_compiled;
     stats.disk_hits = counters.disk_hits;
     stats.object_bytes_live = counters.object_bytes_live;
+    stats.cache_errors = counters.cache_errors;
   }
   stats.cache_hits = cache_hits_.load(std::memory_order_relaxed);
   stats.installs = installs_.load(std::memory_order_relaxed);

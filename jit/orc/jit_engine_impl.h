@@ -70,8 +70,12 @@ struct JitEngine::Impl {
   void Install(BoundFunction* fn, orc::ThunkEntry* entry);
   void WorkerLoop();
 
+  // The engine if Engine() has created it, else nullptr; never creates one. Read under the lock
+  // Engine() writes it under (Stats may run on any thread while another creates the engine).
+  orc::OrcEngine* CreatedEngine() const;
+
   JitEngineOptions options_;
-  std::mutex engine_mutex_;
+  mutable std::mutex engine_mutex_;
   std::unique_ptr<orc::OrcEngine> engine_;
   bool engine_tried_ = false;
   std::string engine_error_;

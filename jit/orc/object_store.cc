@@ -65,24 +65,39 @@ std::string StableHash(const std::string& text) {
 ObjectStore::ObjectStore(std::string directory, const std::string& host_key)
     : directory_(std::move(directory) + "/" + StableHash(host_key)) {}
 
-bool ObjectStore::Find(const std::string& key, Location* location) const {
+ObjectStore::Lookup ObjectStore::Find(const std::string& key, Location* location,
+                                      std::string* error) const {
+  std::string path = directory_ + "/" + StableHash(key) + ".ref";
   std::string text;
-  if (!ReadFile(directory_ + "/" + StableHash(key) + ".ref", &text)) return false;
-  // Two lines: the object's name and the symbol. Anything else is a damaged file: ignore it.
+  if (!ReadFile(path, &text)) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec) && !ec) return Lookup::kMissing;
+    *error = "cannot read " + path;
+    return Lookup::kDamaged;
+  }
+  // Two lines: the object's name and the symbol. Anything else is a damaged file.
   size_t newline = text.find('\n');
-  if (newline == std::string::npos || text.empty() || text.back() != '\n') return false;
+  if (newline == std::string::npos || text.empty() || text.back() != '\n') {
+    *error = path + " is not a cache reference";
+    return Lookup::kDamaged;
+  }
   location->object_name = text.substr(0, newline);
   location->symbol = text.substr(newline + 1, text.size() - newline - 2);
   if (location->object_name.empty() || location->symbol.empty() ||
       location->object_name.find('/') != std::string::npos ||
       location->symbol.find('\n') != std::string::npos) {
-    return false;
+    *error = path + " is not a cache reference";
+    return Lookup::kDamaged;
   }
-  return true;
+  return Lookup::kFound;
 }
 
-bool ObjectStore::ReadObject(const std::string& object_name, std::string* bytes) const {
-  return ReadFile(directory_ + "/" + object_name, bytes);
+bool ObjectStore::ReadObject(const std::string& object_name, std::string* bytes,
+                             std::string* error) const {
+  std::string path = directory_ + "/" + object_name;
+  if (ReadFile(path, bytes)) return true;
+  *error = "cannot read " + path;
+  return false;
 }
 
 bool ObjectStore::Save(const std::string& object,

@@ -24,9 +24,15 @@ class ObjectStore {
     std::string object_name;
     std::string symbol;
   };
+  enum class Lookup {
+    kMissing,  // never stored: a plain miss
+    kFound,    // *location says where
+    kDamaged,  // a reference exists but cannot be read or parsed; *error says why
+  };
   // Where the function with this key was stored, if anywhere.
-  bool Find(const std::string& key, Location* location) const;
-  bool ReadObject(const std::string& object_name, std::string* bytes) const;
+  Lookup Find(const std::string& key, Location* location, std::string* error) const;
+  // The object a found reference names; false with the reason in *error if it cannot be read.
+  bool ReadObject(const std::string& object_name, std::string* bytes, std::string* error) const;
   // Stores one object and, for each (key, symbol), the reference to it. Failures (read-only
   // directory, full disk) are reported and leave the cache as it was.
   bool Save(const std::string& object, const std::vector<std::pair<std::string, std::string>>& keys,

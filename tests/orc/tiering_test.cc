@@ -4,14 +4,18 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
+#include "../finishes_in_time.h"
 #include "bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
+#include "jit_settings.h"
 
 namespace ffijit::testing {
 namespace {
@@ -249,26 +253,133 @@ TEST(ThunkCache, PersistentCacheIsReusedByAnotherEngine) {
     EXPECT_EQ(second.Stats().modules_compiled, 0);
     EXPECT_EQ(f(int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}).cast<int64_t>(), 10);
   }
-  // Damaged objects are not trusted: the next engine compiles afresh.
+  // Damaged objects are not trusted: the next engine compiles afresh, and says so.
   for (auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     if (entry.path().extension() == ".o") std::ofstream(entry.path(), std::ios::trunc) << "garbage";
   }
   {
+    std::vector<std::string> logged;
+    SetJitLogSink([&logged](const std::string& line) { logged.push_back(line); });
     JitEngine third({dir.string()});
     Function f = Make("count4", &Count4, never);
     ASSERT_TRUE(third.CompileNow(f.get()));
+    SetJitLogSink(nullptr);
     EXPECT_EQ(third.Stats().disk_hits, 0);
     EXPECT_EQ(third.Stats().thunks_compiled, 1);
+    EXPECT_EQ(third.Stats().cache_errors, 1);
+    ASSERT_EQ(logged.size(), 1u);
+    EXPECT_EQ(logged[0].rfind("ffijit: persistent JIT cache: damaged entry: cannot load ", 0), 0u)
+        << logged[0];
+    EXPECT_NE(logged[0].find("(compiling instead)"), std::string::npos) << logged[0];
     EXPECT_EQ(f(int64_t{1}, int64_t{1}, int64_t{1}, int64_t{1}).cast<int64_t>(), 4);
   }
   std::filesystem::remove_all(dir);
 }
 
-TEST(ThunkCache, AnUnwritableCacheDirectoryOnlyCostsTheCache) {
+// A damaged reference file (the name -> object link) is reported and counted, then replaced.
+TEST(ThunkCache, ADamagedCacheReferenceIsReportedAndReplaced) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("ffijit_orc_cache_ref_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  JitOptions never{JitPolicy::kNever, 0};
+  {
+    JitEngine first({dir.string()});
+    Function f = Make("halve", &Halve, never);
+    ASSERT_TRUE(first.CompileNow(f.get()));
+    EXPECT_EQ(first.Stats().cache_errors, 0);
+  }
+  int damaged = 0;
+  for (auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() == ".ref") {
+      std::ofstream(entry.path(), std::ios::trunc) << "no newline here";
+      ++damaged;
+    }
+  }
+  ASSERT_EQ(damaged, 1);
+  std::vector<std::string> logged;
+  SetJitLogSink([&logged](const std::string& line) { logged.push_back(line); });
+  {
+    JitEngine second({dir.string()});
+    Function f = Make("halve", &Halve, never);
+    ASSERT_TRUE(second.CompileNow(f.get()));
+    EXPECT_EQ(second.Stats().disk_hits, 0);
+    EXPECT_EQ(second.Stats().cache_errors, 1);
+    EXPECT_FLOAT_EQ(f(3.0f, int64_t{2}).cast<double>(), 1.5);
+  }
+  {
+    JitEngine third({dir.string()});  // the compile rewrote the reference
+    Function f = Make("halve", &Halve, never);
+    ASSERT_TRUE(third.CompileNow(f.get()));
+    EXPECT_EQ(third.Stats().disk_hits, 1);
+    EXPECT_EQ(third.Stats().cache_errors, 0);
+  }
+  SetJitLogSink(nullptr);
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_EQ(logged[0].rfind("ffijit: persistent JIT cache: damaged entry: ", 0), 0u) << logged[0];
+  EXPECT_NE(logged[0].find(".ref is not a cache reference"), std::string::npos) << logged[0];
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ThunkCache, AnUnwritableCacheDirectoryOnlyCostsTheCacheAndIsReported) {
+  std::vector<std::string> logged;
+  SetJitLogSink([&logged](const std::string& line) { logged.push_back(line); });
   JitEngine engine({"/proc/ffijit-cannot-write-here"});
   Function f = Make("add3", &Add3, {JitPolicy::kNever, 0});
   ASSERT_TRUE(engine.CompileNow(f.get()));
+  SetJitLogSink(nullptr);
   EXPECT_EQ(f(int64_t{1}, int64_t{2}, int64_t{3}).cast<int64_t>(), 6);
+  EXPECT_EQ(engine.Stats().cache_errors, 1);
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_EQ(logged[0].rfind("ffijit: persistent JIT cache: cannot save: cannot create "
+                            "/proc/ffijit-cannot-write-here/",
+                            0),
+            0u)
+      << logged[0];
+}
+
+// Stats() may run while another thread creates the engine (TSan checks the two agree on a lock).
+TEST(Tiering, StatsRaceTheEngineCreation) {
+  for (int round = 0; round < 5; ++round) {
+    JitEngine engine;
+    Function f = Make("narrow", &Narrow, {JitPolicy::kNever, 0});
+    std::atomic<bool> compiled{false};
+    std::thread reader([&] {
+      do {
+        JitStats stats = engine.Stats();
+        EXPECT_GE(stats.live_units, 0);
+        EXPECT_LE(stats.live_units, 1);
+      } while (!compiled.load());
+    });
+    EXPECT_TRUE(engine.CompileNow(f.get()));
+    compiled = true;
+    reader.join();
+    EXPECT_EQ(engine.Stats().live_units, 1);
+    EXPECT_EQ(engine.Stats().thunks_compiled, 1);
+  }
+}
+
+// The JIT log calls its sink without holding its own lock: a sink may log, or replace itself.
+TEST(JitSettings, ASinkThatLogsOrReplacesItselfDoesNotDeadlock) {
+  std::vector<std::string> logged;
+  SetJitLogSink([&logged](const std::string& line) {
+    logged.push_back(line);
+    if (line.rfind("nested: ", 0) != 0) LogJit("nested: " + line);
+  });
+  ASSERT_TRUE(ffijit_tests::FinishesInTime([] { LogJit("outer"); }))
+      << "a sink that logs deadlocked";
+  EXPECT_EQ(logged, (std::vector<std::string>{"outer", "nested: outer"}));
+
+  std::vector<std::string> after;
+  SetJitLogSink([&after](const std::string& line) {
+    after.push_back(line);
+    SetJitLogSink([&after](const std::string& next) { after.push_back("replaced: " + next); });
+  });
+  ASSERT_TRUE(ffijit_tests::FinishesInTime([] {
+    LogJit("first");
+    LogJit("second");
+  })) << "a sink that replaces itself deadlocked";
+  SetJitLogSink(nullptr);
+  EXPECT_EQ(after, (std::vector<std::string>{"first", "replaced: second"}));
 }
 
 TEST(Tiering, CallsRacingTheSwapAllSucceed) {
@@ -289,12 +400,20 @@ TEST(Tiering, CallsRacingTheSwapAllSucceed) {
 }
 
 TEST(Tiering, FunctionsDyingWhileQueuedAreSafe) {
-  // Queued compiles hold a reference: dropping every other reference at once is fine.
+  // Queued compiles hold a reference: dropping every other reference at once is fine. Each
+  // function is still compiled and installed, then freed with its last reference (the queue's),
+  // which releases its thunk: nothing stays behind.
+  JitEngine::Default().WaitIdle();
+  const JitStats before = JitEngine::Default().Stats();
   for (int i = 0; i < 20; ++i) {
     Function f = Make("mix16", &Mix16, {JitPolicy::kEager, 0});
   }
   JitEngine::Default().WaitIdle();
-  SUCCEED();
+  const JitStats after = JitEngine::Default().Stats();
+  EXPECT_EQ(after.installs - before.installs, 20);
+  EXPECT_EQ(after.fallbacks, before.fallbacks);
+  EXPECT_EQ(after.live_thunks, before.live_thunks);
+  EXPECT_EQ(after.live_units, before.live_units);
 }
 
 }  // namespace

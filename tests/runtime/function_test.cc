@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "../finishes_in_time.h"
 #include "ffijit/ffijit.h"
 
 namespace ffijit {
@@ -394,6 +395,36 @@ TEST(RegistryTest, RejectsBadInput) {
   EXPECT_NE(Error::MoveFromRaised().message().find("empty"), std::string::npos);
   EXPECT_EQ(TVMFFIFunctionGetGlobal(&key, nullptr), -1);
   Error::MoveFromRaised();
+}
+
+// Overriding or removing a function releases it outside the registry's lock: its deleter may
+// call into the registry (here: lists it) without deadlocking.
+std::atomic<int> registry_deleter_calls{0};
+
+Function FunctionWhoseDeleterUsesTheRegistry() {
+  return Function::FromSafeCall(
+      nullptr,
+      [](void*, const TVMFFIAny*, int32_t, TVMFFIAny* result) {
+        *result = TVMFFIAny{};
+        return 0;
+      },
+      [](void*) {
+        ListGlobalFunctions();
+        registry_deleter_calls.fetch_add(1);
+      });
+}
+
+TEST(RegistryTest, ReleasesReplacedFunctionsOutsideItsLock) {
+  const std::string name = "registry_test.deleter_uses_registry";
+  registry_deleter_calls = 0;
+  SetGlobalFunction(name, FunctionWhoseDeleterUsesTheRegistry());
+  ASSERT_TRUE(ffijit_tests::FinishesInTime([&] {
+    SetGlobalFunction(name, FunctionWhoseDeleterUsesTheRegistry(), /*allow_override=*/true);
+  })) << "overriding deadlocked in the released function's deleter";
+  EXPECT_EQ(registry_deleter_calls.load(), 1);
+  ASSERT_TRUE(ffijit_tests::FinishesInTime([&] { RemoveGlobalFunction(name); }))
+      << "removing deadlocked in the released function's deleter";
+  EXPECT_EQ(registry_deleter_calls.load(), 2);
 }
 
 TEST(RegistryTest, ConcurrentSetGetAndCall) {
