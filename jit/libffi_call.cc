@@ -1,4 +1,8 @@
 // libffi call path of the interpreter: ffi_prep_cif once per function, ffi_call per call.
+//
+// libffi has no 16-bit float type, so an f16/bf16 argument or by-value result cannot be described
+// to it and is refused at registration. An f16/bf16 result written through an out-pointer (status
+// convention, several results) is only a pointer to libffi and is accepted.
 #include "libffi_call.h"
 
 #include <ffi.h>
@@ -53,7 +57,9 @@ ffi_type* ScalarType(Conversion c, ffi_type* pair) {
       return pair;
     case Conversion::kF16:
     case Conversion::kBF16:
-      throw TypeError("libffi has no 16-bit float type: cannot call a signature with f16/bf16");
+      throw TypeError(
+          "libffi has no 16-bit float type: cannot pass an f16/bf16 argument or return one by "
+          "value (through an out-pointer it can)");
     case Conversion::kOpaquePtr:
     case Conversion::kStr:
     case Conversion::kTensor:

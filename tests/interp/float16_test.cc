@@ -95,6 +95,15 @@ _Float16 bf16_from_bits(uint16_t bits) {
 double mixed_halves(_Float16 a, double b, _Float16 c) {
   return static_cast<double>(a) + b + static_cast<double>(c);
 }
+// Two results through out-pointers: x / 2 as f16 and x / 4 as bf16 (written as its bits).
+void split_halves(double x, _Float16* half, uint16_t* quarter_bf16) {
+  *half = static_cast<_Float16>(x / 2);
+  *quarter_bf16 = FFIJITDoubleToBF16Bits(x / 4);
+}
+int halve_status(double x, _Float16* out) {
+  *out = static_cast<_Float16>(x / 2);
+  return 0;
+}
 }
 
 TEST(Float16Call, F16ArgumentsAndResults) {
@@ -123,14 +132,42 @@ TEST(Float16Call, BF16ArgumentsAndResults) {
   EXPECT_EQ(Call(from_bits, {0x4040}).cast<double>(), 3.0);
 }
 
-TEST(Float16Call, LibffiCannotExpressHalfFloats) {
-  try {
-    Bind("f", f16_to_double, Sig({S(ScalarKind::kF16)}, {S(ScalarKind::kF64)}), CallPath::kLibffi);
-    ADD_FAILURE() << "bound";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), "TypeError");
-    EXPECT_EQ(e.message(),
-              "libffi has no 16-bit float type: cannot call a signature with f16/bf16");
+// libffi cannot describe a 16-bit float passed or returned by value: refused at registration.
+TEST(Float16Call, LibffiRefusesHalfFloatArgumentsAndByValueResults) {
+  const std::string refusal =
+      "libffi has no 16-bit float type: cannot pass an f16/bf16 argument or return one by value "
+      "(through an out-pointer it can)";
+  for (const Signature& sig : {Sig({S(ScalarKind::kF16)}, {S(ScalarKind::kF64)}),
+                               Sig({S(ScalarKind::kBF16)}, {S(ScalarKind::kU16)}),
+                               Sig({S(ScalarKind::kU16)}, {S(ScalarKind::kBF16)}),
+                               Sig({S(ScalarKind::kF16)}, {S(ScalarKind::kF16)})}) {
+    try {
+      Bind("f", f16_to_double, sig, CallPath::kLibffi);
+      ADD_FAILURE() << "bound " << DeclarationString("f", sig);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), "TypeError");
+      EXPECT_EQ(e.message(), refusal);
+    }
+  }
+}
+
+// Through an out-pointer an f16/bf16 result is only a pointer to libffi: accepted, and the call
+// agrees with the call stub's.
+TEST(Float16Call, LibffiWritesHalfFloatResultsThroughOutPointers) {
+  for (CallPath path : {CallPath::kStub, CallPath::kLibffi}) {
+    Function split = Bind("split", split_halves,
+                          Sig({S(ScalarKind::kF64)}, {S(ScalarKind::kF16), S(ScalarKind::kBF16)}),
+                          path);
+    Any result = Call(split, {3.0});
+    Array parts = result.cast<Array>();
+    ASSERT_EQ(parts.size(), 2);
+    EXPECT_EQ(parts[0].cast<double>(), 1.5);
+    EXPECT_EQ(parts[1].cast<double>(), 0.75);
+    Function status = Bind("halve_status", halve_status,
+                           Sig({S(ScalarKind::kF64)}, {S(ScalarKind::kF16)},
+                               CallConvention::kStatus),
+                           path);
+    EXPECT_EQ(Call(status, {5.0}).cast<double>(), 2.5);
   }
 }
 
