@@ -3,6 +3,7 @@
 #include <string>
 
 #include "bound_function.h"
+#include "ffijit/any.h"
 #include "ffijit/c_ext.h"
 #include "float16.h"
 
@@ -43,11 +44,6 @@ void ReleaseRaw(Conversion c, const uint64_t raw[2]) {
     std::memcpy(&any, raw, sizeof any);
     if (any.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(any.v_obj);
   }
-}
-
-void ReleaseAny(TVMFFIAny* any) {
-  if (any->type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(any->v_obj);
-  *any = TVMFFIAny{};
 }
 
 int BoxObject(const BoundFunction* fn, int32_t index, TVMFFIObject* obj, TVMFFIAny* out) {
@@ -219,7 +215,7 @@ int FFIJITBoxResults(const BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAn
     }
   }
   // The Array holds its own references to the items.
-  for (int64_t k = 0; k < boxed; ++k) ffijit::ReleaseAny(&items[k]);
+  for (int64_t k = 0; k < boxed; ++k) ffijit::details::ReleaseAny(&items[k]);
   if (items != small) delete[] items;
   return status;
 }

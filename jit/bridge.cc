@@ -15,9 +15,7 @@
 namespace ffijit {
 namespace {
 
-void RequireNonNull(const void* p, const char* func, const char* what) {
-  if (p == nullptr) throw ValueError(std::string(func) + ": `" + what + "` must not be NULL");
-}
+using details::RequireNonNull;
 
 MetadataFormat FormatOf(int format) {
   switch (format) {

@@ -6,74 +6,15 @@
 #include <string>
 
 #include "bound_function.h"
+#include "ffijit/any.h"
 #include "ffijit/c_ext.h"
 
 namespace ffijit {
 namespace {
 
-std::string TypeKeyOf(int32_t type_index) {
-  TVMFFIAny key{};
-  if (FFIJITTypeIndexToKey(type_index, &key) != 0) {
-    TVMFFIObjectHandle error = nullptr;
-    TVMFFIErrorMoveFromRaised(&error);
-    if (error != nullptr) TVMFFIObjectDecRef(error);
-    return "object#" + std::to_string(type_index);
-  }
-  std::string out;
-  if (key.type_index == kTVMFFISmallStr) {
-    out.assign(key.v_bytes, key.small_str_len);
-  } else if (key.type_index == kTVMFFIStr) {
-    const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(key.v_obj + 1);
-    out.assign(cell->data, cell->size);
-    TVMFFIObjectDecRef(key.v_obj);
-  }
-  return out;
-}
-
-// The name of what came, in the vocabulary of signature types where one fits.
+// The one spelling of a value's type, shared with the runtime's own messages.
 std::string GotTypeName(const TVMFFIAny* got) {
-  switch (got->type_index) {
-    case kTVMFFINone:
-      return "None";
-    case kTVMFFIInt:
-      return "int";
-    case kTVMFFIBool:
-      return "bool";
-    case kTVMFFIFloat:
-      return "float";
-    case kTVMFFIOpaquePtr:
-      return "ptr";
-    case kTVMFFIDataType:
-      return "DataType";
-    case kTVMFFIDevice:
-      return "Device";
-    case kTVMFFIDLTensorPtr:
-    case kTVMFFITensor:
-      return "ndarray";
-    case kTVMFFIRawStr:
-      return got->v_c_str == nullptr ? "None" : "str";  // a NULL RawStr is treated as None
-    case kTVMFFISmallStr:
-    case kTVMFFIStr:
-      return "str";
-    case kTVMFFIByteArrayPtr:
-    case kTVMFFISmallBytes:
-    case kTVMFFIBytes:
-      return "bytes";
-    case kTVMFFIArray:
-      return "Array";
-    case kTVMFFIMap:
-      return "Map";
-    case kTVMFFIFunction:
-      return "Function";
-    case kTVMFFIShape:
-      return "Shape";
-    case kTVMFFIError:
-      return "Error";
-    default:
-      break;
-  }
-  if (got->type_index >= kTVMFFIStaticObjectBegin) return TypeKeyOf(got->type_index);
-  return "type#" + std::to_string(got->type_index);
+  return details::AnyTypeName(*got);
 }
 
 std::string DataTypeText(DLDataType t) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ffijit/any.h"
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/call_plan.h"
@@ -28,10 +29,6 @@ enum class ConvertStatus : uint8_t {
 // raised; a string that does not parse returns kBadString.
 ConvertStatus ConvertDataTypeString(const TVMFFIAny* value, uint64_t out[2]);
 ConvertStatus ConvertDeviceString(const TVMFFIAny* value, uint64_t out[2]);
-
-inline bool IsStringForm(int32_t type_index) {
-  return type_index == kTVMFFIRawStr || type_index == kTVMFFISmallStr || type_index == kTVMFFIStr;
-}
 
 // The payload cell of a Str/Bytes/Tensor/Array object.
 template <typename Cell>
@@ -215,14 +212,14 @@ inline ConvertStatus ConvertValue(const NativeParam& p, const TVMFFIAny* v, uint
         out[0] = bits;
         return ConvertStatus::kOk;
       }
-      if (IsStringForm(tag)) return ConvertDataTypeString(v, out);
+      if (details::IsStrForm(tag)) return ConvertDataTypeString(v, out);
       return ConvertStatus::kBadType;
     case Conversion::kDevice:
       if (tag == kTVMFFIDevice) {
         std::memcpy(out, &v->v_device, sizeof(DLDevice));
         return ConvertStatus::kOk;
       }
-      if (IsStringForm(tag)) return ConvertDeviceString(v, out);
+      if (details::IsStrForm(tag)) return ConvertDeviceString(v, out);
       return ConvertStatus::kBadType;
     case Conversion::kObject:
       if (tag >= kTVMFFIStaticObjectBegin) {

@@ -19,10 +19,6 @@ constexpr const char* kReadableScalarNames[kNumElementCodes] = {
     "float32", "float16", "float64", "bfloat16", "sint8",  "sint16",
     "sint32",  "sint64",  "uint8",   "uint16",   "uint32", "uint64"};
 
-[[noreturn]] void ThrowLexError(const TaggedLexer& lexer) {
-  ThrowAt(kFormat, lexer.error_offset(), lexer.error());
-}
-
 // One raw type as read from its span, before it becomes a Type (the readable form needs `code`).
 struct RawType {
   char tag = 0;  // 'B', 'S', 'O', 'U'
@@ -39,7 +35,7 @@ RawType ReadTyped(const TaggedToken& span) {
   for (;;) {
     const TaggedToken& tok = lexer.Next();
     if (tok.kind == TaggedToken::Kind::kEnd) return out;
-    if (tok.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
+    if (tok.kind == TaggedToken::Kind::kError) ThrowLexError(lexer, kFormat);
     if (tok.kind == TaggedToken::Kind::kInteger && tok.tag == 't') {
       if (seen_code || !out.dims.empty()) {
         ThrowAt(kFormat, tok.offset, "the element code `t` must come once, before any dims");
@@ -72,7 +68,7 @@ std::vector<RawType> ReadTypeList(const TaggedToken& list) {
   for (;;) {
     const TaggedToken& tok = lexer.Next();
     if (tok.kind == TaggedToken::Kind::kEnd) return out;
-    if (tok.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
+    if (tok.kind == TaggedToken::Kind::kError) ThrowLexError(lexer, kFormat);
     const bool known = tok.kind == TaggedToken::Kind::kSpan &&
                        (tok.tag == 'B' || tok.tag == 'S' || tok.tag == 'O' || tok.tag == 'U');
     if (!known) {
@@ -95,23 +91,9 @@ std::vector<RawType> ReadTypeList(const TaggedToken& list) {
 
 // Splits `I<span>R<span>` into the two type lists.
 void ReadRaw(std::string_view text, std::vector<RawType>* inputs, std::vector<RawType>* results) {
-  TaggedLexer lexer(text);
-  const char expected[2] = {'I', 'R'};
-  for (int i = 0; i < 2; ++i) {
-    const TaggedToken& tok = lexer.Next();
-    if (tok.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
-    if (tok.kind != TaggedToken::Kind::kSpan || tok.tag != expected[i]) {
-      ThrowAt(
-          kFormat, tok.offset,
-          i == 0 ? "expected the inputs span I<len>!..." : "expected the results span R<len>!...");
-    }
-    *(i == 0 ? inputs : results) = ReadTypeList(tok);
-  }
-  const TaggedToken& tail = lexer.Next();
-  if (tail.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
-  if (tail.kind != TaggedToken::Kind::kEnd) {
-    ThrowAt(kFormat, tail.offset, "expected the end of the signature after the R span");
-  }
+  ReadInputAndResultSpans(text, kFormat, [&](int index, const TaggedToken& span) {
+    *(index == 0 ? inputs : results) = ReadTypeList(span);
+  });
 }
 
 TypePtr ToType(const RawType& t) {

@@ -17,10 +17,6 @@ namespace {
 constexpr const char* kFormat = "sip";
 constexpr int64_t kMaxRawIndex = 65535;
 
-[[noreturn]] void ThrowLexError(const TaggedLexer& lexer) {
-  ThrowAt(kFormat, lexer.error_offset(), lexer.error());
-}
-
 std::string KeyToString(const SipKey& key) {
   if (const int64_t* i = std::get_if<int64_t>(&key)) return std::to_string(*i);
   return std::get<std::string>(key);
@@ -33,11 +29,11 @@ class SipReader {
     seen_.clear();
     TaggedLexer lexer(span.sval, span.content_offset);
     const TaggedToken& first = lexer.Next();
-    if (first.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
+    if (first.kind == TaggedToken::Kind::kError) ThrowLexError(lexer, kFormat);
     if (first.kind == TaggedToken::Kind::kEnd) return SipNode();
     SipNode root = ReadValue(first, 1);
     const TaggedToken& tail = lexer.Next();
-    if (tail.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
+    if (tail.kind == TaggedToken::Kind::kError) ThrowLexError(lexer, kFormat);
     if (tail.kind != TaggedToken::Kind::kEnd) {
       ThrowAt(kFormat, tail.offset,
               std::string("expected one value in the ") + span.tag + " span, got a second one");
@@ -81,7 +77,7 @@ class SipReader {
     for (;;) {
       const TaggedToken& key = lexer.Next();
       if (key.kind == TaggedToken::Kind::kEnd) return;
-      if (key.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
+      if (key.kind == TaggedToken::Kind::kError) ThrowLexError(lexer, kFormat);
       SipKey parsed;
       if (sequence && key.kind == TaggedToken::Kind::kInteger && key.tag == 'k') {
         if (key.ival < 0) ThrowAt(kFormat, key.offset, "negative sequence key");
@@ -97,7 +93,7 @@ class SipReader {
       }
       const size_t key_offset = key.offset;
       const TaggedToken& value = lexer.Next();
-      if (value.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
+      if (value.kind == TaggedToken::Kind::kError) ThrowLexError(lexer, kFormat);
       if (value.kind == TaggedToken::Kind::kEnd) {
         ThrowAt(kFormat, key_offset, "key " + KeyToString(parsed) + " has no value");
       }
@@ -325,25 +321,11 @@ class Combiner {
 }  // namespace
 
 SipSignature ParseSip(std::string_view text) {
-  TaggedLexer lexer(text);
   SipSignature sip;
-  const char expected[2] = {'I', 'R'};
-  for (int i = 0; i < 2; ++i) {
-    const TaggedToken& tok = lexer.Next();
-    if (tok.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
-    if (tok.kind != TaggedToken::Kind::kSpan || tok.tag != expected[i]) {
-      ThrowAt(
-          kFormat, tok.offset,
-          i == 0 ? "expected the inputs span I<len>!..." : "expected the results span R<len>!...");
-    }
+  ReadInputAndResultSpans(text, kFormat, [&](int index, const TaggedToken& span) {
     SipReader reader;
-    (i == 0 ? sip.inputs : sip.results) = reader.ReadRoot(tok);
-  }
-  const TaggedToken& tail = lexer.Next();
-  if (tail.kind == TaggedToken::Kind::kError) ThrowLexError(lexer);
-  if (tail.kind != TaggedToken::Kind::kEnd) {
-    ThrowAt(kFormat, tail.offset, "expected the end of the signature after the R span");
-  }
+    (index == 0 ? sip.inputs : sip.results) = reader.ReadRoot(span);
+  });
   return sip;
 }
 

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "json_dom.h"
+
 namespace ffijit {
 namespace {
 
@@ -119,6 +121,17 @@ TaggedBuilder& TaggedBuilder::Span(std::string_view content, char tag) {
   out_ += '!';
   out_.append(content.data(), content.size());
   return *this;
+}
+
+void ThrowLexError(const TaggedLexer& lexer, const char* format) {
+  ThrowAt(format, lexer.error_offset(), lexer.error());
+}
+
+void ThrowUnexpectedSpan(const char* format, size_t offset, int index) {
+  ThrowAt(format, offset,
+          index == 0   ? "expected the inputs span I<len>!..."
+          : index == 1 ? "expected the results span R<len>!..."
+                       : "expected the end of the signature after the R span");
 }
 
 }  // namespace ffijit

@@ -49,6 +49,15 @@ class TaggedLexer {
   size_t error_offset_ = 0;
 };
 
+// Throws the lexer's error (kError) as "<format>: at offset N: ...", the parsers' ValueError.
+[[noreturn]] void ThrowLexError(const TaggedLexer& lexer, const char* format);
+
+// Reads a raw or SIP signature's top level, `I<len>!...R<len>!...` and nothing after it, calling
+// read_span(0, inputs span) and then read_span(1, results span) as each is lexed (so an error in
+// the inputs' content is reported before anything later). Errors name `format`.
+template <typename ReadSpan>
+void ReadInputAndResultSpans(std::string_view text, const char* format, ReadSpan&& read_span);
+
 // Writes tokens back in the same grammar.
 class TaggedBuilder {
  public:
@@ -59,6 +68,26 @@ class TaggedBuilder {
  private:
   std::string out_;
 };
+
+// Throws ValueError "<format>: at offset N: <what>" for an unexpected top-level token.
+[[noreturn]] void ThrowUnexpectedSpan(const char* format, size_t offset, int index);
+
+template <typename ReadSpan>
+void ReadInputAndResultSpans(std::string_view text, const char* format, ReadSpan&& read_span) {
+  TaggedLexer lexer(text);
+  const char expected[2] = {'I', 'R'};
+  for (int i = 0; i < 2; ++i) {
+    const TaggedToken& tok = lexer.Next();
+    if (tok.kind == TaggedToken::Kind::kError) ThrowLexError(lexer, format);
+    if (tok.kind != TaggedToken::Kind::kSpan || tok.tag != expected[i]) {
+      ThrowUnexpectedSpan(format, tok.offset, i);
+    }
+    read_span(i, tok);
+  }
+  const TaggedToken& tail = lexer.Next();
+  if (tail.kind == TaggedToken::Kind::kError) ThrowLexError(lexer, format);
+  if (tail.kind != TaggedToken::Kind::kEnd) ThrowUnexpectedSpan(format, tail.offset, 2);
+}
 
 }  // namespace ffijit
 

@@ -6,6 +6,9 @@
 
 namespace ffijit::details {
 
+// Spelled as the signature metadata spells types (ptr, ndarray, str, bytes, DataType, Device; an
+// object by its type key, as in `object<ffi.Array>`), so a message's "expected" and "got" read
+// alike; the plain values name their kind (int, float, bool, None).
 std::string AnyTypeName(const TVMFFIAny& any) {
   switch (any.type_index) {
     case kTVMFFINone:
@@ -17,14 +20,16 @@ std::string AnyTypeName(const TVMFFIAny& any) {
     case kTVMFFIFloat:
       return "float";
     case kTVMFFIOpaquePtr:
-      return "void*";
+      return "ptr";
     case kTVMFFIDataType:
       return "DataType";
     case kTVMFFIDevice:
       return "Device";
     case kTVMFFIDLTensorPtr:
-      return "DLTensor*";
+    case kTVMFFITensor:
+      return "ndarray";
     case kTVMFFIRawStr:
+      return any.v_c_str == nullptr ? "None" : "str";  // a NULL RawStr is treated as None
     case kTVMFFISmallStr:
     case kTVMFFIStr:
       return "str";
@@ -35,10 +40,11 @@ std::string AnyTypeName(const TVMFFIAny& any) {
     default:
       break;
   }
+  if (any.type_index < kTVMFFIStaticObjectBegin) return "type#" + std::to_string(any.type_index);
   try {
     return TypeIndexToKey(any.type_index);
   } catch (const Error&) {
-    return "<type index " + std::to_string(any.type_index) + ">";
+    return "object#" + std::to_string(any.type_index);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "ffijit/any.h"
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
@@ -26,8 +27,6 @@ void MakeOwnedBytes(bool is_str, const char* data, size_t size, TVMFFIAny* out);
 // Views the characters of any string or bytes form; false when `any` is none of them.
 bool ViewBytes(const TVMFFIAny& any, std::string_view* out) noexcept;
 
-// Releases whatever reference an owned Any holds and sets it to None.
-void ReleaseAny(TVMFFIAny* any) noexcept;
 // Copies a view into an owned Any (RawStr becomes a String, ByteArrayPtr a Bytes, objects
 // increfed).
 void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out);
@@ -46,12 +45,10 @@ void MapForEach(const TVMFFIObject* map, F&& visit) {
       &visit);
 }
 
-// Throws a ValueError when `ptr` is NULL, naming the function and the parameter.
-inline void RequireNonNull(const void* ptr, const char* func, const char* param) {
-  if (ptr == nullptr) {
-    throw Error("ValueError", std::string(func) + ": `" + param + "` must not be NULL");
-  }
-}
+// Shared with the other libraries (one copy each, in the public headers): releasing an owned Any,
+// and the NULL check of C entry point arguments.
+using ffijit::details::ReleaseAny;
+using ffijit::details::RequireNonNull;
 
 // Every C API function of the runtime runs its body under this guard.
 using ffijit::GuardCBoundary;

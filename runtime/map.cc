@@ -213,12 +213,8 @@ constexpr int kJumpCount = 126;
 
 // ---- Key hashing and equality (TVM FFI's AnyHash/AnyEqual, extended to borrowed views) ----
 
-bool IsStrForm(int32_t t) {
-  return t == kTVMFFIRawStr || t == kTVMFFISmallStr || t == kTVMFFIStr;
-}
-bool IsBytesForm(int32_t t) {
-  return t == kTVMFFIByteArrayPtr || t == kTVMFFISmallBytes || t == kTVMFFIBytes;
-}
+using details::IsBytesForm;
+using details::IsStrForm;
 
 uint64_t HashCombine(uint64_t key, uint64_t value) {
   return key ^ (value + 0x9e3779b9 + (key << 6) + (key >> 2));

@@ -67,11 +67,6 @@ bool ViewBytes(const TVMFFIAny& any, std::string_view* out) noexcept {
   }
 }
 
-void ReleaseAny(TVMFFIAny* any) noexcept {
-  if (any->type_index >= kTVMFFIStaticObjectBegin && any->v_obj) details::DecRef(any->v_obj);
-  *any = TVMFFIAny{};
-}
-
 void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out) {
   std::string_view chars;
   switch (view.type_index) {

@@ -1,9 +1,9 @@
 // Any (owning) and AnyView (borrowed): the 16-byte TVMFFIAny with conversions to and from C++.
 //
-// Conversions follow docs/design.md's conversion contract: integers accept Int/Bool and must fit (300
-// into int8_t is a ValueError naming value and type), floats accept Float/Int/Bool, strings accept
-// every str form, DataType/Device accept their tag or a parsable string, objects must be instances
-// of the target type. A wrong tag is a TypeError naming what was expected and what came.
+// Conversions follow docs/design.md's conversion contract: integers accept Int/Bool and must fit
+// (300 into int8_t is a ValueError naming value and type), floats accept Float/Int/Bool, strings
+// accept every str form, DataType/Device accept their tag or a parsable string, objects must be
+// instances of the target type. A wrong tag is a TypeError naming what was expected and what came.
 #ifndef FFIJIT_ANY_H_
 #define FFIJIT_ANY_H_
 
@@ -22,15 +22,19 @@
 namespace ffijit {
 namespace details {
 
-// "int", "str", "ffi.Array", ... for error messages.
+// The name of a value's type in every error message (runtime, interpreter, JIT, callbacks alike):
+// the signature metadata's spelling ("ptr", "ndarray", "str", an object's type key such as
+// "ffi.Array"), and the kind of a plain value ("int", "float", "bool", "None").
 std::string AnyTypeName(const TVMFFIAny& any);
 // TypeError: expected `<expected>` but got `<type of got>`.
 [[noreturn]] void ThrowMismatch(const char* expected, const TVMFFIAny& got);
 // ValueError: value <got> is out of range for `<type>`.
 [[noreturn]] void ThrowOutOfRange(const TVMFFIAny& got, const char* type);
 
+// Releases the reference an owned Any holds, if any, and leaves it None.
 inline void ReleaseAny(TVMFFIAny* any) noexcept {
   if (any->type_index >= kTVMFFIStaticObjectBegin && any->v_obj) DecRef(any->v_obj);
+  *any = TVMFFIAny{};
 }
 
 inline bool IsStrForm(int32_t t) noexcept {
@@ -62,12 +66,9 @@ inline std::string_view ViewChars(const TVMFFIAny& any) noexcept {
 template <typename T>
 constexpr const char* IntName() {
   if constexpr (std::is_signed_v<T>) {
-    return sizeof(T) == 1 ? "int8" : sizeof(T) == 2 ? "int16" : sizeof(T) == 4 ? "int32" : "int64";
+    return sizeof(T) == 1 ? "i8" : sizeof(T) == 2 ? "i16" : sizeof(T) == 4 ? "i32" : "i64";
   } else {
-    return sizeof(T) == 1   ? "uint8"
-           : sizeof(T) == 2 ? "uint16"
-           : sizeof(T) == 4 ? "uint32"
-                            : "uint64";
+    return sizeof(T) == 1 ? "u8" : sizeof(T) == 2 ? "u16" : sizeof(T) == 4 ? "u32" : "u64";
   }
 }
 
@@ -133,7 +134,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T
 template <typename T>
 struct TypeTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
   static constexpr bool kEnabled = true;
-  static constexpr const char* kName = sizeof(T) == 4 ? "float32" : "float64";
+  static constexpr const char* kName = sizeof(T) == 4 ? "f32" : "f64";
   static void ToAny(T value, TVMFFIAny* out) noexcept {
     *out = details::MakePod(kTVMFFIFloat);
     out->v_float64 = static_cast<double>(value);
@@ -150,7 +151,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_floating_point_v<T>>> {
 template <>
 struct TypeTraits<void*> {
   static constexpr bool kEnabled = true;
-  static constexpr const char* kName = "void*";
+  static constexpr const char* kName = "ptr";
   static void ToAny(void* value, TVMFFIAny* out) noexcept {
     *out = details::MakePod(value ? kTVMFFIOpaquePtr : kTVMFFINone);
     out->v_ptr = value;

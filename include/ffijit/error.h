@@ -72,6 +72,16 @@ int GuardCBoundary(Body&& body) noexcept {
   return -1;
 }
 
+namespace details {
+// The NULL check of a C entry point's pointer argument, for use inside GuardCBoundary: a
+// ValueError "<func>: `<param>` must not be NULL".
+inline void RequireNonNull(const void* ptr, const char* func, const char* param) {
+  if (ptr == nullptr) {
+    throw Error("ValueError", std::string(func) + ": `" + param + "` must not be NULL");
+  }
+}
+}  // namespace details
+
 }  // namespace ffijit
 
 #endif  // FFIJIT_ERROR_H_

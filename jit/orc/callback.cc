@@ -2,6 +2,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ffijit/any.h"
 #include "ffijit/error.h"
 #include "ffijit/object.h"
 #include "float16.h"
@@ -158,14 +159,6 @@ TVMFFIAny BoxParam(const CallPlan& plan, size_t index, const uint64_t* word,
   return any;
 }
 
-std::string GotName(const TVMFFIAny& value) {
-  try {
-    return TypeIndexToKey(value.type_index);
-  } catch (const Error&) {
-    return "type#" + std::to_string(value.type_index);
-  }
-}
-
 // Converts a returned value for result `index` with the call contract's rules.
 uint64_t UnboxResult(const CallPlan& plan, size_t index, const TVMFFIAny& value) {
   const ResultSlot& slot = plan.results[index];
@@ -183,9 +176,9 @@ uint64_t UnboxResult(const CallPlan& plan, size_t index, const TVMFFIAny& value)
       throw ValueError("Callback `" + plan.declaration + "` returned a string for result #" +
                        std::to_string(index) + " that is not a valid `" + slot.type_text + "`");
     default:
-      throw TypeError("Callback `" + plan.declaration + "` returned `" + GotName(value) +
-                      "` for result #" + std::to_string(index) + ", expected `" + slot.type_text +
-                      "`");
+      throw TypeError("Callback `" + plan.declaration + "` returned `" +
+                      details::AnyTypeName(value) + "` for result #" + std::to_string(index) +
+                      ", expected `" + slot.type_text + "`");
   }
 }
 
@@ -234,7 +227,8 @@ void Invoke(NativeCallback::State* state, const uint64_t* words, uint64_t* retur
   }
   if (result.any.type_index != kTVMFFIArray) {
     throw TypeError("Callback `" + plan.declaration + "` must return an Array of " +
-                    std::to_string(num_results) + " results, got `" + GotName(result.any) + "`");
+                    std::to_string(num_results) + " results, got `" +
+                    details::AnyTypeName(result.any) + "`");
   }
   const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(result.any.v_obj + 1);
   if (cell->size != static_cast<int64_t>(num_results)) {

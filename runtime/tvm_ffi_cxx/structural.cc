@@ -22,12 +22,8 @@
 namespace ffijit {
 namespace {
 
-bool IsStrForm(int32_t t) {
-  return t == kTVMFFISmallStr || t == kTVMFFIStr;
-}
-bool IsBytesForm(int32_t t) {
-  return t == kTVMFFISmallBytes || t == kTVMFFIBytes;
-}
+using details::IsBytesForm;
+using details::IsStrForm;
 
 const FFIJITArrayCell& ArrayCell(const TVMFFIAny& v) {
   return *reinterpret_cast<const FFIJITArrayCell*>(v.v_obj + 1);

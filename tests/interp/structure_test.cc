@@ -66,7 +66,7 @@ TEST_P(StructureTest, WrongContainerType) {
   EXPECT_EQ(inner.kind(), "TypeError");
   EXPECT_EQ(inner.message(),
             "Mismatched type on argument #0[0] when calling: `nested(slist<slist<i64,i64>,i64>) -> "
-            "i64`. Expected `slist<i64,i64>` but got `Map`");
+            "i64`. Expected `slist<i64,i64>` but got `ffi.Map`");
 }
 
 TEST_P(StructureTest, WrongLength) {

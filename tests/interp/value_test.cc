@@ -224,7 +224,7 @@ TEST_P(ValueTest, ObjectsOfATypeOrAnyObject) {
   EXPECT_EQ(Call(arrays, {nullptr}).cast<int64_t>(), -1);
   EXPECT_EQ(CallError(arrays, {Map{{"k", 1}}}).message(),
             "Mismatched type on argument #0 when calling: `a(object<ffi.Array>?) -> i64`. Expected "
-            "`object<ffi.Array>?` but got `Map`");
+            "`object<ffi.Array>?` but got `ffi.Map`");
 
   Function echo = Bind("e", object_echo, Sig({Type::Object()}, {Type::Object()}), GetParam());
   Any back = Call(echo, {array});

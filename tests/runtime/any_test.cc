@@ -50,24 +50,60 @@ TEST(AnyTest, IntegersAcceptIntAndBoolWithRangeChecks) {
   EXPECT_EQ(Any(127).cast<int8_t>(), 127);
   EXPECT_EQ(Any(-128).cast<int8_t>(), -128);
   EXPECT_EQ(Any(255).cast<uint8_t>(), 255);
-  ExpectError([] { Any(300).cast<int8_t>(); }, "ValueError", {"300", "int8"});
-  ExpectError([] { Any(-129).cast<int8_t>(); }, "ValueError", {"-129", "int8"});
-  ExpectError([] { Any(-1).cast<uint64_t>(); }, "ValueError", {"-1", "uint64"});
-  ExpectError([] { Any(70000).cast<uint16_t>(); }, "ValueError", {"70000", "uint16"});
-  ExpectError([] { Any(int64_t{1} << 40).cast<int32_t>(); }, "ValueError", {"int32"});
-  ExpectError([] { Any(1.5).cast<int64_t>(); }, "TypeError", {"int64", "float"});
-  ExpectError([] { Any("12").cast<int32_t>(); }, "TypeError", {"int32", "str"});
+  ExpectError([] { Any(300).cast<int8_t>(); }, "ValueError",
+              {"value 300 is out of range for `i8`"});
+  ExpectError([] { Any(-129).cast<int8_t>(); }, "ValueError",
+              {"value -129 is out of range for `i8`"});
+  ExpectError([] { Any(-1).cast<uint64_t>(); }, "ValueError",
+              {"value -1 is out of range for `u64`"});
+  ExpectError([] { Any(70000).cast<uint16_t>(); }, "ValueError",
+              {"value 70000 is out of range for `u16`"});
+  ExpectError([] { Any(int64_t{1} << 40).cast<int32_t>(); }, "ValueError",
+              {"out of range for `i32`"});
+  ExpectError([] { Any(1.5).cast<int64_t>(); }, "TypeError", {"expected `i64` but got `float`"});
+  ExpectError([] { Any("12").cast<int32_t>(); }, "TypeError", {"expected `i32` but got `str`"});
   ExpectError([] { Any(~uint64_t{0}); }, "ValueError", {"18446744073709551615"});
 }
 
 TEST(AnyTest, BoolAndFloatAcceptances) {
   EXPECT_FALSE(Any(0).cast<bool>());
   EXPECT_TRUE(Any(-3).cast<bool>());
-  ExpectError([] { Any(1.0).cast<bool>(); }, "TypeError", {"bool", "float"});
+  ExpectError([] { Any(1.0).cast<bool>(); }, "TypeError", {"expected `bool` but got `float`"});
   EXPECT_EQ(Any(3).cast<double>(), 3.0);
   EXPECT_EQ(Any(true).cast<float>(), 1.0f);
-  ExpectError([] { Any().cast<double>(); }, "TypeError", {"float64", "None"});
-  ExpectError([] { Any(3).cast<void*>(); }, "TypeError", {"void*", "int"});
+  ExpectError([] { Any().cast<double>(); }, "TypeError", {"expected `f64` but got `None`"});
+  ExpectError([] { Any(3).cast<void*>(); }, "TypeError", {"expected `ptr` but got `int`"});
+}
+
+// Every message names a value's type with this one function, in the metadata's spelling.
+TEST(AnyTest, TypeNamesUseTheMetadataSpelling) {
+  auto name_of = [](int32_t type_index, const void* payload = nullptr) {
+    TVMFFIAny any{};
+    any.type_index = type_index;
+    any.v_ptr = const_cast<void*>(payload);
+    return details::AnyTypeName(any);
+  };
+  int x = 0;
+  EXPECT_EQ(name_of(kTVMFFINone), "None");
+  EXPECT_EQ(name_of(kTVMFFIInt), "int");
+  EXPECT_EQ(name_of(kTVMFFIBool), "bool");
+  EXPECT_EQ(name_of(kTVMFFIFloat), "float");
+  EXPECT_EQ(name_of(kTVMFFIOpaquePtr, &x), "ptr");
+  EXPECT_EQ(name_of(kTVMFFIDataType), "DataType");
+  EXPECT_EQ(name_of(kTVMFFIDevice), "Device");
+  EXPECT_EQ(name_of(kTVMFFIDLTensorPtr, &x), "ndarray");
+  EXPECT_EQ(name_of(kTVMFFIRawStr, "text"), "str");
+  EXPECT_EQ(name_of(kTVMFFIRawStr), "None");  // a NULL RawStr is taken as None everywhere
+  EXPECT_EQ(name_of(kTVMFFISmallStr), "str");
+  EXPECT_EQ(name_of(kTVMFFIByteArrayPtr, &x), "bytes");
+  EXPECT_EQ(name_of(kTVMFFISmallBytes), "bytes");
+  EXPECT_EQ(name_of(63), "type#63");
+  EXPECT_EQ(name_of(100000, &x), "object#100000");
+  EXPECT_EQ(Any(Tensor::Empty({1}, DataType("int8"))).type_name(), "ndarray");
+  EXPECT_EQ(Any(String("a heap string")).type_name(), "str");
+  EXPECT_EQ(Any(Bytes("heap bytes here")).type_name(), "bytes");
+  EXPECT_EQ(Any(Array{1}).type_name(), "ffi.Array");
+  EXPECT_EQ(Any(Map{{1, 2}}).type_name(), "ffi.Map");
 }
 
 TEST(AnyTest, TryCastReturnsNulloptOnMismatch) {
@@ -218,9 +254,9 @@ TEST(AnyTest, ObjectsConvertByTypeWithParentChain) {
   EXPECT_EQ(any.type_index(), kTVMFFIArray);
   EXPECT_EQ(any.cast<Array>(), array);
   EXPECT_TRUE(any.cast<ObjectRef>().defined());
-  ExpectError([&] { any.cast<Map>(); }, "TypeError", {"ffi.Map", "ffi.Array"});
+  ExpectError([&] { any.cast<Map>(); }, "TypeError", {"expected `ffi.Map` but got `ffi.Array`"});
   EXPECT_FALSE(Any().cast<Array>().defined());
-  ExpectError([] { Any(1).cast<Array>(); }, "TypeError", {"ffi.Array", "int"});
+  ExpectError([] { Any(1).cast<Array>(); }, "TypeError", {"expected `ffi.Array` but got `int`"});
   EXPECT_EQ(Any(Array()).type_index(), kTVMFFINone);
 }
 
@@ -230,7 +266,7 @@ TEST(AnyTest, DataTypeAndDeviceAcceptStrings) {
   EXPECT_EQ(Any("cuda:1").cast<Device>(), Device(kDLCUDA, 1));
   EXPECT_EQ(Any(Device(kDLCPU, 0)).type_index(), kTVMFFIDevice);
   ExpectError([] { Any("flaot32").cast<DataType>(); }, "ValueError", {"\"flaot32\""});
-  ExpectError([] { Any(3).cast<Device>(); }, "TypeError", {"Device", "int"});
+  ExpectError([] { Any(3).cast<Device>(); }, "TypeError", {"expected `Device` but got `int`"});
 }
 
 TEST(AnyTest, CopyAndMoveKeepCountsBalanced) {
