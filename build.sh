@@ -32,11 +32,12 @@ deps() {
   fi
 }
 
-# configure DIR [cmake args...]: configure once, then build.
+# configure DIR [cmake args...]: configure once, then build. Warnings are errors in every build
+# this script makes (FFIJIT_WERROR; a plain CMake configure leaves it off for users).
 build() {
   local dir=$1
   shift
-  cmake -S . -B "$dir" -G Ninja "$@"
+  cmake -S . -B "$dir" -G Ninja -DFFIJIT_WERROR=ON "$@"
   cmake --build "$dir" -j "$JOBS"
 }
 

@@ -34,9 +34,10 @@ void RunPacked(benchmark::State& state, const Function& func, const std::vector<
 void JitCase(benchmark::State& state, const CallCase& c) {
   ScopedJitOptions never({JitPolicy::kNever, 0});
   Function func = MakeFunction(std::string("bench_jit_") + c.name, c.fn, c.sig);
-  std::string why;
-  if (!JitEngine::Default().CompileNow(func.get(), &why)) {
-    state.SkipWithError(("no thunk: " + why).c_str());
+  try {
+    JitEngine::Default().CompileNow(func);
+  } catch (const Error& e) {
+    state.SkipWithError(("no thunk: " + e.message()).c_str());
     return;
   }
   RunPacked(state, func, c.args);
@@ -101,17 +102,27 @@ int64_t ResidentBytes() {
   return resident * sysconf(_SC_PAGESIZE);
 }
 
+// CompileNow without the exception: whether `f` now runs its thunk.
+bool Compiles(JitEngine& engine, const Function& f) {
+  try {
+    engine.CompileNow(f);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 void BM_CompileCold(benchmark::State& state) {
   JitEngine engine;
   {  // the engine's one-time LLJIT construction is not a thunk's cost
     Function warm = FreshFunction();
-    engine.CompileNow(warm.get());
+    engine.CompileNow(warm);
   }
   for (auto _ : state) {
     state.PauseTiming();
     Function f = FreshFunction();
     state.ResumeTiming();
-    if (!engine.CompileNow(f.get())) state.SkipWithError("compile failed");
+    if (!Compiles(engine, f)) state.SkipWithError("compile failed");
     state.PauseTiming();
     f = Function();  // frees the thunk: the next iteration is cold again
     state.ResumeTiming();
@@ -122,7 +133,7 @@ void BM_CompileBatch100(benchmark::State& state) {
   JitEngine engine;
   {
     Function warm = FreshFunction();
-    engine.CompileNow(warm.get());
+    engine.CompileNow(warm);
   }
   int64_t bytes_before = ResidentBytes();
   int64_t thunks = 0;
@@ -130,13 +141,9 @@ void BM_CompileBatch100(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     std::vector<Function> fns;
-    std::vector<TVMFFIObjectHandle> handles;
-    for (int i = 0; i < 100; ++i) {
-      fns.push_back(FreshFunction());
-      handles.push_back(fns.back().get());
-    }
+    for (int i = 0; i < 100; ++i) fns.push_back(FreshFunction());
     state.ResumeTiming();
-    if (engine.CompileNow(handles) != 100) state.SkipWithError("compile failed");
+    if (engine.CompileNow(fns).installed != 100) state.SkipWithError("compile failed");
     state.PauseTiming();
     thunks += 100;
     if (kept.size() < 20) kept.push_back(std::move(fns));
@@ -157,12 +164,12 @@ void BM_CompileBatch100(benchmark::State& state) {
 void BM_CompileCached(benchmark::State& state) {
   JitEngine engine;
   Function keeper = FreshFunction();
-  engine.CompileNow(keeper.get());
+  engine.CompileNow(keeper);
   Signature sig = NthSignature(next_signature - 1);
   ScopedJitOptions never({JitPolicy::kNever, 0});
   for (auto _ : state) {
     Function f = MakeFunction("bench_cached", reinterpret_cast<void*>(&BenchNativeI64x3), sig);
-    if (!engine.CompileNow(f.get())) state.SkipWithError("not cached");
+    if (!Compiles(engine, f)) state.SkipWithError("not cached");
   }
 }
 
@@ -171,7 +178,7 @@ void BM_RegisterCached(benchmark::State& state) {
   ScopedJitOptions eager({JitPolicy::kEager, 0});
   Signature sig = NthSignature(next_signature++);
   Function keeper = MakeFunction("bench_keeper", reinterpret_cast<void*>(&BenchNativeI64x3), sig);
-  JitEngine::Default().CompileNow(keeper.get());
+  JitEngine::Default().CompileNow(keeper);
   for (auto _ : state) {
     Function f = MakeFunction("bench_cached", reinterpret_cast<void*>(&BenchNativeI64x3), sig);
     benchmark::DoNotOptimize(f.get());

@@ -96,7 +96,7 @@ int main() {
 
   for (const char* name :
        {"cpp.add", "cpp.hypot", "cpp.is_even", "cpp.greeting", "cpp.nothing", "cpp.brighten"}) {
-    ffijit::Unregister(name);
+    ffijit::RemoveGlobalFunction(name);
   }
   std::printf(failures == 0 ? "done\n" : "FAILED\n");
   return failures == 0 ? 0 : 1;

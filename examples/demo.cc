@@ -48,7 +48,7 @@ bool HaveJit() {
 
 #if FFIJIT_HAVE_LLVM
 bool IsCompiled(const ffijit::Function& f) {
-  return ffijit::IsJitCompiled(f.get());
+  return ffijit::IsJitCompiled(f);
 }
 #endif
 
@@ -197,10 +197,9 @@ int main() {
   std::printf("3. Tiers: every function starts on the interpreter.\n");
 #if FFIJIT_HAVE_LLVM
   if (HaveJit()) {
-    std::string why;
     auto start = std::chrono::steady_clock::now();
-    int64_t compiled =
-        ffijit::JitEngine::Default().CompileNow({scale.get(), add.get(), mix.get()}, &why);
+    ffijit::CompileResults results = ffijit::JitEngine::Default().CompileNow({scale, add, mix});
+    const int64_t compiled = results.installed;
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     jit_ok = compiled == 3;
@@ -221,6 +220,10 @@ int main() {
       rows[1].jit = PackedNs(add, {Int(40), Int(2)}, kCalls);
       rows[2].jit = PackedNs(mix, {Int(2), Float(0.25), Float(10.0)}, kCalls);
     } else {
+      std::string why;
+      for (const std::string& reason : results.reasons) {
+        if (!reason.empty()) why += (why.empty() ? "" : "; ") + reason;
+      }
       std::printf("   the JIT could not compile the thunks: %s\n\n", why.c_str());
       ++failures;
     }
@@ -254,9 +257,9 @@ int main() {
     Check(e.kind() == "TypeError", "the error kind is TypeError");
   }
 
-  ffijit::Unregister("demo.scale");
-  ffijit::Unregister("demo.add");
-  ffijit::Unregister("demo.mix");
+  ffijit::RemoveGlobalFunction("demo.scale");
+  ffijit::RemoveGlobalFunction("demo.add");
+  ffijit::RemoveGlobalFunction("demo.mix");
   if (failures != 0) {
     std::printf("\ndemo FAILED (%d unexpected results)\n", failures);
     return 1;

@@ -49,7 +49,7 @@ int main() {
   // The C type the library expects, as a Signature: (ptr, ptr) -> i32. SignatureOf deduces it
   // from a function type; metadata text ({"a":["ptr","ptr"],"r":["i32"]}) would do as well.
   // Throws ffijit::Error if the JIT cannot build it (a RuntimeError saying why).
-  ffijit::NativeCallback compare(by_population.get(), ffijit::SignatureOf<int(void*, void*)>());
+  ffijit::NativeCallback compare(by_population, ffijit::SignatureOf<int(void*, void*)>());
 
   City cities[] = {{"Lyon", 522},  {"Paris", 2103},    {"Nice", 342},
                    {"Lille", 236}, {"Marseille", 873}, {"Toulouse", 504}};

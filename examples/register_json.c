@@ -113,7 +113,9 @@ int main(void) {
   }
   if (!PrintRaised("ValueError")) return 1;
 
-  if (FFIJITUnregister("example.lerp") != 0) {
+  /* 6. The global name goes away again (the binding dies with its last reference). */
+  TVMFFIByteArray global = {"example.lerp", 12};
+  if (FFIJITFunctionRemoveGlobal(&global) != 0) {
     PrintRaised(NULL);
     return 1;
   }

@@ -50,7 +50,7 @@ int main() {
   }
   JitEngine& jit = JitEngine::Default();
   int failures = 0;
-  auto tier = [](const Function& f) { return ffijit::IsJitCompiled(f.get()) ? "jit" : "interp"; };
+  auto tier = [](const Function& f) { return ffijit::IsJitCompiled(f) ? "jit" : "interp"; };
   auto expect = [&failures](bool ok, const char* what) {
     if (!ok) {
       std::printf("  FAIL: %s\n", what);
@@ -71,7 +71,7 @@ int main() {
     jit.WaitIdle();
     std::printf("  call %d: scale(1.5, %d) = %-4g then on: %s\n", call, call, r, tier(scale));
     expect(r == 1.5 * call, "scale's result");
-    expect(ffijit::IsJitCompiled(scale.get()) == (call >= 3), "the swap after the 3rd call");
+    expect(ffijit::IsJitCompiled(scale) == (call >= 3), "the swap after the 3rd call");
   }
 
   // Eager: the compile is queued at registration; calls meanwhile run on the interpreter.
@@ -85,7 +85,7 @@ int main() {
   jit.WaitIdle();
   std::printf("  add(20, 22) = %lld at once; after WaitIdle: %s\n", static_cast<long long>(first),
               tier(add));
-  expect(first == 42 && ffijit::IsJitCompiled(add.get()), "eager compile");
+  expect(first == 42 && ffijit::IsJitCompiled(add), "eager compile");
 
   // Never: stays interpreted however often it is called, until someone asks explicitly.
   std::printf("policy: never\n");
@@ -97,11 +97,15 @@ int main() {
   for (int i = 0; i < 1000; ++i) mix(1, 2);
   jit.WaitIdle();
   std::printf("  after 1000 calls: %s\n", tier(mix));
-  expect(!ffijit::IsJitCompiled(mix.get()), "never stays interpreted");
+  expect(!ffijit::IsJitCompiled(mix), "never stays interpreted");
   std::string why;
-  bool compiled = jit.CompileNow(mix.get(), &why);  // blocking, on this thread
-  std::printf("  after CompileNow: %s%s%s\n", tier(mix), compiled ? "" : ", because ", why.c_str());
-  expect(compiled && mix(1, 2).cast<int64_t>() == 258, "CompileNow");
+  try {
+    jit.CompileNow(mix);  // blocking, on this thread
+  } catch (const ffijit::Error& e) {
+    why = e.message();  // "the function stays interpreted: <reason>"
+  }
+  std::printf("  after CompileNow: %s%s%s\n", tier(mix), why.empty() ? "" : ", ", why.c_str());
+  expect(why.empty() && mix(1, 2).cast<int64_t>() == 258, "CompileNow");
 
   // The thunk cache: sub has add's signature (i64, i64) -> i64, whose thunk exists, so under the
   // eager or after-N policy it is installed at registration, before any call.
@@ -112,7 +116,7 @@ int main() {
     sub = ffijit::MakeFunction("sub", &Sub);
   }
   std::printf("  sub registered with add's signature: %s before its first call\n", tier(sub));
-  expect(ffijit::IsJitCompiled(sub.get()) && sub(5, 7).cast<int64_t>() == -2, "cache hit");
+  expect(ffijit::IsJitCompiled(sub) && sub(5, 7).cast<int64_t>() == -2, "cache hit");
 
   ffijit::JitStats stats = jit.Stats();
   std::printf(

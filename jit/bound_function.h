@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "call_plan.h"
 #include "ffijit/c_api.h"
-#include "ffijit/call_plan.h"
 
 namespace ffijit {
 
@@ -86,49 +86,46 @@ TierAttachHook GetTierAttachHook();
 // ---- Shared helpers with a plain C ABI: called by the interpreter and by JIT-generated code. ----
 // Each Raise* stores the error as the thread's raised error and returns -1, so a thunk can
 // `return FFIJITRaise...(...)`. `param` indexes plan->params; `step` indexes the param's path.
+// They are not exported from libffijit_jit: ORC receives the addresses of the ones thunks call
+// as absolute symbols (orc::ThunkRuntimeSymbols), so no symbol lookup in the process is needed.
 extern "C" {
 
 // TypeError: Mismatched number of arguments when calling: `decl`. Expected N but got M arguments
-FFIJIT_API int FFIJITRaiseArityError(const ffijit::BoundFunction* fn, int32_t got);
+int FFIJITRaiseArityError(const ffijit::BoundFunction* fn, int32_t got);
 // TypeError: Mismatched type on argument #k when calling: `decl`. Expected `T` but got `G`
 // (`got` is the value the parameter read, after its path).
-FFIJIT_API int FFIJITRaiseArgumentError(const ffijit::BoundFunction* fn, int32_t param,
-                                        const TVMFFIAny* got);
+int FFIJITRaiseArgumentError(const ffijit::BoundFunction* fn, int32_t param, const TVMFFIAny* got);
 // ValueError: the integer `got` does not fit the parameter's type.
-FFIJIT_API int FFIJITRaiseRangeError(const ffijit::BoundFunction* fn, int32_t param,
-                                     const TVMFFIAny* got);
+int FFIJITRaiseRangeError(const ffijit::BoundFunction* fn, int32_t param, const TVMFFIAny* got);
 // ValueError: a string that does not parse as the parameter's DataType / Device.
-FFIJIT_API int FFIJITRaiseParseError(const ffijit::BoundFunction* fn, int32_t param,
-                                     const TVMFFIAny* got);
+int FFIJITRaiseParseError(const ffijit::BoundFunction* fn, int32_t param, const TVMFFIAny* got);
 // ValueError: the tensor's element type, rank or a static dim differs from the parameter's.
-FFIJIT_API int FFIJITRaiseTensorError(const ffijit::BoundFunction* fn, int32_t param,
-                                      const DLTensor* got);
+int FFIJITRaiseTensorError(const ffijit::BoundFunction* fn, int32_t param, const DLTensor* got);
 // A structure step failed: TypeError when the container has the wrong type, ValueError when an
 // Array has the wrong length, KeyError when a Map lacks the key.
-FFIJIT_API int FFIJITRaisePathError(const ffijit::BoundFunction* fn, int32_t param, int32_t step,
-                                    const TVMFFIAny* container);
+int FFIJITRaisePathError(const ffijit::BoundFunction* fn, int32_t param, int32_t step,
+                         const TVMFFIAny* container);
 // RuntimeError: a status-convention native returned nonzero without raising an error.
-FFIJIT_API int FFIJITRaiseStatusWithoutError(const ffijit::BoundFunction* fn, int32_t status);
+int FFIJITRaiseStatusWithoutError(const ffijit::BoundFunction* fn, int32_t status);
 // A status-convention native returned nonzero `status`: keeps the error it raised for the caller,
 // or raises FFIJITRaiseStatusWithoutError's. Returns -1.
-FFIJIT_API int FFIJITPropagateStatus(const ffijit::BoundFunction* fn, int32_t status);
+int FFIJITPropagateStatus(const ffijit::BoundFunction* fn, int32_t status);
 
 // Follows the param's path from `arg` (the packed argument at its position). Returns the element
 // (borrowed) or NULL after raising the path error.
-FFIJIT_API const TVMFFIAny* FFIJITResolvePath(const ffijit::BoundFunction* fn, int32_t param,
-                                              const TVMFFIAny* arg);
+const TVMFFIAny* FFIJITResolvePath(const ffijit::BoundFunction* fn, int32_t param,
+                                   const TVMFFIAny* arg);
 // Converts `value` (already resolved) for plan->params[param] into out[0] (and out[1] for a
 // 16-byte kBytes value), exactly as the interpreter does: all checks, all errors. The slow path a
 // thunk may call for rare forms (strings parsed as DataType/Device, subtype checks, ...).
-FFIJIT_API int FFIJITConvertParam(const ffijit::BoundFunction* fn, int32_t param,
-                                  const TVMFFIAny* value, uint64_t out[2]);
+int FFIJITConvertParam(const ffijit::BoundFunction* fn, int32_t param, const TVMFFIAny* value,
+                       uint64_t out[2]);
 // Boxes the native result `raw` (rax/xmm0 word, or rax:rdx, or an out-pointer buffer) of
 // plan->results[index] into `out` (an owned Any). 0, or -1 after raising.
-FFIJIT_API int FFIJITBoxResult(const ffijit::BoundFunction* fn, int32_t index,
-                               const uint64_t raw[2], TVMFFIAny* out);
+int FFIJITBoxResult(const ffijit::BoundFunction* fn, int32_t index, const uint64_t raw[2],
+                    TVMFFIAny* out);
 // Boxes several results (each raw buffer 16 bytes, results in order) into an Array in `out`.
-FFIJIT_API int FFIJITBoxResults(const ffijit::BoundFunction* fn, const uint64_t (*raw)[2],
-                                TVMFFIAny* out);
+int FFIJITBoxResults(const ffijit::BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAny* out);
 
 }  // extern "C"
 

@@ -11,6 +11,7 @@
 #include "ffijit/metadata.h"
 #include "ffijit/register.h"
 #include "ffijit/registry.h"
+#include "register_internal.h"
 
 namespace ffijit {
 namespace {
@@ -42,8 +43,21 @@ RegisterOptions OptionsOf(int flags) {
       (flags & kFFIJITStatusConvention) ? CallConvention::kStatus : CallConvention::kPlain;
   options.allow_override = (flags & kFFIJITAllowOverride) != 0;
   options.interpret_only = (flags & kFFIJITInterpretOnly) != 0;
-  options.use_libffi = (flags & kFFIJITUseLibffi) != 0;
   return options;
+}
+
+// A new reference to the caller's `func`, for the C++ API that takes `const Function&`.
+Function Borrowed(TVMFFIObjectHandle func) {
+  TVMFFIObjectIncRef(func);
+  return Function::Adopt(func);
+}
+
+// FFIJITMakeFunction/FFIJITRegister's function: kFFIJITUseLibffi is the one flag RegisterOptions
+// does not carry.
+Function MakeFromC(const char* name, void* fn, const char* metadata, int format, int flags) {
+  const uint32_t extra = (flags & kFFIJITUseLibffi) ? kBoundUseLibffi : 0u;
+  return MakeFunctionWithFlags(name, fn, ParseMetadata(metadata, FormatOf(format)),
+                               OptionsOf(flags), extra);
 }
 
 // "#1 (`b`)" or "#1".
@@ -101,15 +115,20 @@ extern "C" {
 int FFIJITCompileNow(TVMFFIObjectHandle func) {
   return GuardCBoundary([&] {
     RequireNonNull(func, "FFIJITCompileNow", "func");
-    std::string why;
-    if (!JitEngine::Default().CompileNow(func, &why)) {
-      throw RuntimeError("FFIJITCompileNow: the function stays interpreted: " + why);
+    try {
+      JitEngine::Default().CompileNow(Borrowed(func));
+    } catch (const Error& e) {
+      throw RuntimeError("FFIJITCompileNow: " + e.message());
     }
   });
 }
 
-int FFIJITIsJitCompiled(TVMFFIObjectHandle func) {
-  return func != nullptr && IsJitCompiled(func) ? 1 : 0;
+int FFIJITIsJitCompiled(TVMFFIObjectHandle func, int* out) {
+  return GuardCBoundary([&] {
+    RequireNonNull(func, "FFIJITIsJitCompiled", "func");
+    RequireNonNull(out, "FFIJITIsJitCompiled", "out");
+    *out = IsJitCompiled(Borrowed(func)) ? 1 : 0;
+  });
 }
 
 int FFIJITMakeFunction(void* fn, const char* metadata, int format, int flags, const char* name,
@@ -117,9 +136,7 @@ int FFIJITMakeFunction(void* fn, const char* metadata, int format, int flags, co
   return GuardCBoundary([&] {
     RequireNonNull(metadata, "FFIJITMakeFunction", "metadata");
     RequireNonNull(out, "FFIJITMakeFunction", "out");
-    Function func = MakeFunction(name ? name : "<anonymous>", fn, std::string_view(metadata),
-                                 FormatOf(format), OptionsOf(flags));
-    *out = func.release();
+    *out = MakeFromC(name ? name : "<anonymous>", fn, metadata, format, flags).release();
   });
 }
 
@@ -128,16 +145,9 @@ int FFIJITRegister(void* fn, const char* metadata, int format, int flags, const 
   return GuardCBoundary([&] {
     RequireNonNull(metadata, "FFIJITRegister", "metadata");
     RequireNonNull(global_name, "FFIJITRegister", "global_name");
-    Function func =
-        Register(global_name, fn, std::string_view(metadata), FormatOf(format), OptionsOf(flags));
+    Function func = MakeFromC(global_name, fn, metadata, format, flags);
+    SetGlobalFunction(global_name, func, (flags & kFFIJITAllowOverride) != 0);
     if (out != nullptr) *out = func.release();
-  });
-}
-
-int FFIJITUnregister(const char* global_name) {
-  return GuardCBoundary([&] {
-    RequireNonNull(global_name, "FFIJITUnregister", "global_name");
-    Unregister(global_name);
   });
 }
 

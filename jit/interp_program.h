@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ffijit/call_plan.h"
+#include "call_plan.h"
 
 namespace ffijit {
 

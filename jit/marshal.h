@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "call_plan.h"
 #include "ffijit/any.h"
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
-#include "ffijit/call_plan.h"
 #include "float16.h"
 
 namespace ffijit {

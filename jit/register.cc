@@ -6,6 +6,7 @@
 #include "bound_function.h"
 #include "ffijit/bridge.h"
 #include "ffijit/registry.h"
+#include "register_internal.h"
 
 namespace ffijit {
 namespace {
@@ -28,20 +29,19 @@ Signature Adjust(Signature sig, const RegisterOptions& options) {
   return sig;
 }
 
-uint32_t FlagsOf(const RegisterOptions& options) {
-  uint32_t flags = 0;
-  if (options.interpret_only) flags |= kBoundInterpretOnly;
-  if (options.use_libffi) flags |= kBoundUseLibffi;
-  return flags;
-}
-
 }  // namespace
+
+Function MakeFunctionWithFlags(const std::string& name, void* fn, Signature sig,
+                               const RegisterOptions& options, uint32_t extra_flags) {
+  CallPlan plan = Lower(Adjust(std::move(sig), options), name);
+  const uint32_t flags = extra_flags | (options.interpret_only ? kBoundInterpretOnly : 0u);
+  BoundFunction* bound = BindFunction(fn, std::move(plan), flags);
+  return Function::Adopt(bound);
+}
 
 Function MakeFunction(const std::string& name, void* fn, Signature sig,
                       const RegisterOptions& options) {
-  CallPlan plan = Lower(Adjust(std::move(sig), options), name);
-  BoundFunction* bound = BindFunction(fn, std::move(plan), FlagsOf(options));
-  return Function::Adopt(bound);
+  return MakeFunctionWithFlags(name, fn, std::move(sig), options, 0);
 }
 
 Function MakeFunction(const std::string& name, void* fn, std::string_view metadata,
@@ -60,10 +60,6 @@ Function Register(const std::string& name, void* fn, Signature sig,
 Function Register(const std::string& name, void* fn, std::string_view metadata,
                   MetadataFormat format, const RegisterOptions& options) {
   return Register(name, fn, ParseMetadata(metadata, format), options);
-}
-
-void Unregister(const std::string& global_name) {
-  RemoveGlobalFunction(global_name);
 }
 
 Any CallWithKeywords(const Function& func, const std::vector<AnyView>& args,

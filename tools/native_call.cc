@@ -12,9 +12,12 @@
 #include <cstring>
 #include <iterator>
 #include <optional>
+#include <string_view>
 
 #include "command.h"
+#include "ffijit/bridge.h"
 #include "ffijit/jit.h"
+#include "ffijit/metadata.h"
 #include "ffijit/module.h"
 #include "ffijit/register.h"
 #include "json_values.h"
@@ -356,12 +359,23 @@ Function BindPath(const CallRequest& request, void* target, const Signature& sig
   RegisterOptions options;
   if (request.status) options.convention = CallConvention::kStatus;
   options.interpret_only = path != Path::kJit;
-  options.use_libffi = path == Path::kLibffi;
   Function func;
   try {
     // Compiled below, on demand, never in the background.
     ScopedJitOptions never(JitOptions{JitPolicy::kNever, 0});
-    func = MakeFunction(request.symbol, target, sig, options);
+    if (path == Path::kLibffi) {
+      // The libffi call path has one public switch, the C API's kFFIJITUseLibffi flag; the
+      // signature goes over as iree.abi JSON, which writes every Signature.
+      const std::string json = PrintJson(sig);
+      const int flags =
+          kFFIJITInterpretOnly | kFFIJITUseLibffi | (request.status ? kFFIJITStatusConvention : 0);
+      TVMFFIObjectHandle handle = nullptr;
+      CheckCall(FFIJITMakeFunction(target, json.c_str(), kFFIJITFormatJson, flags,
+                                   request.symbol.c_str(), &handle));
+      func = Function::Adopt(handle);
+    } else {
+      func = MakeFunction(request.symbol, target, sig, options);
+    }
   } catch (const Error& e) {
     throw Failure{kExitBadMetadata, "cannot bind `" + request.symbol + "` as `" +
                                         CanonicalString(sig) + "` for the " + PathName(path) +
@@ -372,10 +386,17 @@ Function BindPath(const CallRequest& request, void* target, const Signature& sig
   JitLog().clear();
   SetJitLogSink([](const std::string& line) { JitLog() += line + "\n"; });
   std::string why;
-  const bool compiled = JitEngine::Default().CompileNow(func.get(), &why);
+  try {
+    JitEngine::Default().CompileNow(func);
+  } catch (const Error& e) {
+    // The tool says "using the interpreter" itself: keep only the reason.
+    constexpr std::string_view kPrefix = "the function stays interpreted: ";
+    why = e.message();
+    if (why.rfind(kPrefix, 0) == 0) why.erase(0, kPrefix.size());
+  }
   SetJitLogSink(nullptr);
-  if (!compiled) {
-    *jit_failure = why.empty() ? "the JIT could not compile it" : why;
+  if (!why.empty()) {
+    *jit_failure = why;
     if (!JitLog().empty()) *jit_failure += "; " + JitLog().substr(0, JitLog().size() - 1);
   }
   return func;

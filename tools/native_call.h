@@ -28,7 +28,7 @@ struct Failure {
 enum class Path {
   kJit,     // a compiled thunk (JitEngine::CompileNow)
   kInterp,  // the interpreter and its register stub (RegisterOptions::interpret_only)
-  kLibffi,  // the interpreter calling through libffi (RegisterOptions::use_libffi)
+  kLibffi,  // the interpreter calling through libffi (the C API flag kFFIJITUseLibffi)
   kPacked,  // a TVM FFI function (no --sig): the library's own packed safe_call
 };
 const char* PathName(Path path);  // "jit", "interp", "libffi"

@@ -25,11 +25,11 @@ namespace details {
 // The name of a value's type in every error message (runtime, interpreter, JIT, callbacks alike):
 // the signature metadata's spelling ("ptr", "ndarray", "str", an object's type key such as
 // "ffi.Array"), and the kind of a plain value ("int", "float", "bool", "None").
-std::string AnyTypeName(const TVMFFIAny& any);
+FFIJIT_API std::string AnyTypeName(const TVMFFIAny& any);
 // TypeError: expected `<expected>` but got `<type of got>`.
-[[noreturn]] void ThrowMismatch(const char* expected, const TVMFFIAny& got);
+[[noreturn]] FFIJIT_API void ThrowMismatch(const char* expected, const TVMFFIAny& got);
 // ValueError: value <got> is out of range for `<type>`.
-[[noreturn]] void ThrowOutOfRange(const TVMFFIAny& got, const char* type);
+[[noreturn]] FFIJIT_API void ThrowOutOfRange(const TVMFFIAny& got, const char* type);
 
 // Releases the reference an owned Any holds, if any, and leaves it None.
 inline void ReleaseAny(TVMFFIAny* any) noexcept {

@@ -31,7 +31,10 @@ typedef enum {
   kFFIJITAllowOverride = 2,
   /* Never compile a JIT thunk for this function; it stays on the interpreter. */
   kFFIJITInterpretOnly = 4,
-  /* The interpreter calls the target through libffi instead of its register stub. */
+  /* The interpreter calls the target through libffi instead of its register stub; implies nothing
+   * about the JIT (combine with kFFIJITInterpretOnly to keep every call on libffi). The one way to
+   * choose this path, for comparing call paths (`ffijit bench`) and for cross-checking; signatures
+   * with f16/bf16 are refused because libffi cannot express them. */
   kFFIJITUseLibffi = 8
 } FFIJITRegisterFlags;
 
@@ -39,28 +42,27 @@ typedef enum {
  * A new packed Function calling `fn` as `metadata` (in `format`) describes. `name` appears in
  * error messages (NULL: "<anonymous>"). *out receives one strong reference.
  */
-FFIJIT_API int FFIJITMakeFunction(void* fn, const char* metadata, int format, int flags,
-                                  const char* name, TVMFFIObjectHandle* out);
+FFIJIT_JIT_API int FFIJITMakeFunction(void* fn, const char* metadata, int format, int flags,
+                                      const char* name, TVMFFIObjectHandle* out);
 
 /*!
  * Like FFIJITMakeFunction, then registers the function under `global_name` (also its name in
  * messages). `out` may be NULL; otherwise it receives one strong reference.
+ * FFIJITFunctionRemoveGlobal (c_ext.h) removes the name again; the binding is freed with its last
+ * reference.
  */
-FFIJIT_API int FFIJITRegister(void* fn, const char* metadata, int format, int flags,
-                              const char* global_name, TVMFFIObjectHandle* out);
-
-/*! Removes a global name (a KeyError if absent). The binding is freed with its last reference. */
-FFIJIT_API int FFIJITUnregister(const char* global_name);
+FFIJIT_JIT_API int FFIJITRegister(void* fn, const char* metadata, int format, int flags,
+                                  const char* global_name, TVMFFIObjectHandle* out);
 
 /*!
  * Calls `func` with `num_args` positional arguments followed by `num_kwargs` keyword arguments
  * (kw_names[i] = kw_values[i]). A keyword no argument has is a KeyError; a value given twice or an
  * argument given no value is a TypeError. Any Function accepts a call without keywords.
  */
-FFIJIT_API int FFIJITCallWithKeywords(TVMFFIObjectHandle func, const TVMFFIAny* args,
-                                      int32_t num_args, const char* const* kw_names,
-                                      const TVMFFIAny* kw_values, int32_t num_kwargs,
-                                      TVMFFIAny* result);
+FFIJIT_JIT_API int FFIJITCallWithKeywords(TVMFFIObjectHandle func, const TVMFFIAny* args,
+                                          int32_t num_args, const char* const* kw_names,
+                                          const TVMFFIAny* kw_values, int32_t num_kwargs,
+                                          TVMFFIAny* result);
 
 /*!
  * Compiles `func`'s JIT thunk now (blocking; a cached signature costs no compile) and switches the
@@ -69,13 +71,17 @@ FFIJIT_API int FFIJITCallWithKeywords(TVMFFIObjectHandle func, const TVMFFIAny* 
  * compiled in the background by policy anyway (see FFIJIT_JIT); this is for callers that want the
  * fast tier before the first call, e.g. benchmarks.
  */
-FFIJIT_API int FFIJITCompileNow(TVMFFIObjectHandle func);
+FFIJIT_JIT_API int FFIJITCompileNow(TVMFFIObjectHandle func);
 
-/*! 1 when `func` currently runs a compiled JIT thunk, else 0 (NULL and foreign functions: 0). */
-FFIJIT_API int FFIJITIsJitCompiled(TVMFFIObjectHandle func);
+/*!
+ * *out = 1 when `func` currently runs a compiled JIT thunk, else 0 (a function not made by this API
+ * is never compiled: 0). Like every function here it returns 0, or -1 with a ValueError when `func`
+ * or `out` is NULL.
+ */
+FFIJIT_JIT_API int FFIJITIsJitCompiled(TVMFFIObjectHandle func, int* out);
 
 /*! The readable CallPlan of a function made by this API, as an owned String in *out. */
-FFIJIT_API int FFIJITDescribeFunction(TVMFFIObjectHandle func, TVMFFIAny* out);
+FFIJIT_JIT_API int FFIJITDescribeFunction(TVMFFIObjectHandle func, TVMFFIAny* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -12,11 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(_WIN32)
-#define FFIJIT_API __declspec(dllexport)
-#else
-#define FFIJIT_API __attribute__((visibility("default")))
-#endif
+#include "ffijit/export.h"
 
 #ifdef __cplusplus
 #define FFIJIT_STATIC_ASSERT(cond, msg) static_assert(cond, msg)

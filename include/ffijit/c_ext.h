@@ -1,9 +1,10 @@
 /*
  * ffijit's own C extensions to the TVM FFI ABI (prefix FFIJIT): containers, type checks, devices.
  *
- * C99. Used by the executors and the JIT's generated code, so every function has a plain C
- * signature and follows the ABI's convention: 0 on success, -1 with a raised error otherwise
- * (FFIJITObjectIsInstance, a pure query, returns 1/0).
+ * C99 and public: C callers use it directly, and the C++ headers' inline code (container.h,
+ * registry.h, the payload cells in function.h and string.h) is built on it. Every function has a
+ * plain C signature and follows the ABI's convention: 0 on success, -1 with a raised error
+ * otherwise (FFIJITObjectIsInstance, a pure query, returns 1/0).
  */
 #ifndef FFIJIT_C_EXT_H_
 #define FFIJIT_C_EXT_H_

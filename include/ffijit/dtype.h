@@ -24,10 +24,10 @@ inline int32_t RawDeviceType(const DLDevice& device) noexcept {
   return code;
 }
 
-DLDataType ParseDataType(std::string_view text);
-std::string DataTypeToString(DLDataType dtype);
-DLDevice ParseDevice(std::string_view text);
-std::string DeviceToString(DLDevice device);
+FFIJIT_API DLDataType ParseDataType(std::string_view text);
+FFIJIT_API std::string DataTypeToString(DLDataType dtype);
+FFIJIT_API DLDevice ParseDevice(std::string_view text);
+FFIJIT_API std::string DeviceToString(DLDevice device);
 
 class DataType {
  public:

@@ -13,7 +13,7 @@
 
 namespace ffijit {
 
-class Error : public std::exception {
+class FFIJIT_API Error : public std::exception {
  public:
   Error(std::string kind, std::string message, std::string traceback = "");
 

@@ -4,6 +4,10 @@
 // Implemented by jit/orc/, which is built only with LLVM (FFIJIT_ENABLE_JIT=ON, and then
 // ffijit::jit defines FFIJIT_HAVE_LLVM=1). Without it everything here still links: functions stay
 // interpreted, JitAvailable() is false, CompileNow says why, and NativeCallback throws.
+//
+// Functions are the ffijit::Function objects made by MakeFunction/Register (register.h) or
+// FFIJITMakeFunction/FFIJITRegister (bridge.h). Failures are ffijit::Error exceptions, except in
+// the batch CompileNow, which reports one reason per function instead (see there).
 #ifndef FFIJIT_JIT_H_
 #define FFIJIT_JIT_H_
 
@@ -14,9 +18,18 @@
 #include <vector>
 
 #include "ffijit/c_api.h"
+#include "ffijit/export.h"
+#include "ffijit/function.h"
 #include "ffijit/signature.h"
 
 namespace ffijit {
+
+class JitEngine;
+namespace details {
+struct JitEngineImpl;        // the engine's state (internal to libffijit_jit)
+struct JitEngineAccess;      // how libffijit_jit's internals reach it
+struct NativeCallbackState;  // a callback's state (internal to libffijit_jit)
+}  // namespace details
 
 // When a newly registered function gets its thunk. Compiles run on a background thread; the
 // function keeps working on the interpreter meanwhile and its safe_call is swapped atomically.
@@ -34,16 +47,16 @@ struct JitOptions {
 };
 
 // Whether this build includes the ORC JIT.
-bool JitAvailable();
+FFIJIT_JIT_API bool JitAvailable();
 
 // The policy for functions registered from now on (initially from the FFIJIT_JIT environment
 // variable: "eager", "never", "after:N"; otherwise after 100 calls).
-void SetDefaultJitOptions(const JitOptions& options);
-JitOptions DefaultJitOptions();
+FFIJIT_JIT_API void SetDefaultJitOptions(const JitOptions& options);
+FFIJIT_JIT_API JitOptions DefaultJitOptions();
 
 // Overrides the policy for functions registered on this thread while the scope lives (the per-
 // registration policy), e.g. `ScopedJitOptions eager({JitPolicy::kEager});`.
-class ScopedJitOptions {
+class FFIJIT_JIT_API ScopedJitOptions {
  public:
   explicit ScopedJitOptions(const JitOptions& options);
   ~ScopedJitOptions();
@@ -77,10 +90,17 @@ struct JitEngineOptions {
   std::string cache_dir;
 };
 
+// The outcome of a batch CompileNow, one entry per function given, in order.
+struct CompileResults {
+  int64_t installed = 0;  // how many of the functions now run a compiled thunk
+  // Why each function stays interpreted; "" for each installed one.
+  std::vector<std::string> reasons;
+};
+
 // One compiler with its thunk cache. The default engine serves registration-time tiering; tests
 // and tools may make more (e.g. two engines sharing a cache directory). An engine must outlive
 // every function it installed a thunk into and every callback it made.
-class JitEngine {
+class FFIJIT_JIT_API JitEngine {
  public:
   explicit JitEngine(JitEngineOptions options = {});
   ~JitEngine();
@@ -90,31 +110,33 @@ class JitEngine {
   // The engine behind registration-time tiering (configured by FFIJIT_JIT_CACHE_DIR).
   static JitEngine& Default();
 
-  // Compiles (or finds) `function`'s thunk and installs it, blocking. `function` is a Function
-  // made by ffijit's registration. false, with the reason in *why, when it stays interpreted.
-  bool CompileNow(TVMFFIObjectHandle function, std::string* why = nullptr);
-  // The same for many functions at once: their new signatures compile in one module. Returns how
-  // many were installed; reasons for the others in *why (one line each) when given.
-  int64_t CompileNow(const std::vector<TVMFFIObjectHandle>& functions, std::string* why = nullptr);
+  // Compiles (or finds) `function`'s thunk and installs it, blocking; a function that already
+  // runs its thunk is left as it is. Throws ffijit::Error of kind RuntimeError saying why the
+  // function stays interpreted: not made by ffijit's registration (or null), registered
+  // interpret-only, a build without LLVM, a signature the JIT does not compile, a compile failure.
+  void CompileNow(const Function& function);
+  // The same for many functions at once: their new signatures compile in one LLVM module. A
+  // function that stays interpreted does not stop the others, so nothing is thrown for it: the
+  // result counts the installed functions and gives each other one its reason (the message the
+  // single-function CompileNow would throw).
+  CompileResults CompileNow(const std::vector<Function>& functions);
   // Blocks until the background queue is empty and no compile runs.
   void WaitIdle();
 
   JitStats Stats() const;
 
-  struct Impl;
-  Impl* impl() const { return impl_.get(); }
-
  private:
-  std::unique_ptr<Impl> impl_;
+  friend struct details::JitEngineAccess;
+  std::unique_ptr<details::JitEngineImpl> impl_;
 };
 
-// True when `function`'s safe_call is a compiled thunk (false for the interpreter or a non-ffijit
-// function).
-bool IsJitCompiled(TVMFFIObjectHandle function);
+// True when `function` currently runs a compiled thunk (false on the interpreter, for a function
+// not made by ffijit's registration, and for a null Function).
+FFIJIT_JIT_API bool IsJitCompiled(const Function& function);
 
 // Where JIT fallbacks and cache problems are reported. The default writes one line per distinct
 // signature to stderr unless FFIJIT_JIT_LOG=0. Pass nullptr to restore it.
-void SetJitLogSink(std::function<void(const std::string&)> sink);
+FFIJIT_JIT_API void SetJitLogSink(std::function<void(const std::string&)> sink);
 
 // A plain native function pointer with the C signature `signature` describes, which boxes its
 // arguments into TVMFFIAny, calls `function` through TVMFFIFunctionCall and unboxes the result.
@@ -125,11 +147,12 @@ void SetJitLogSink(std::function<void(const std::string&)> sink);
 // returns 0, or -1 with the error raised (TVMFFIErrorMoveFromRaised). With kPlain it returns a
 // zero value and leaves the error raised in the thread's error slot; a caller that cares checks
 // TVMFFIErrorMoveFromRaised after the call.
-class NativeCallback {
+class FFIJIT_JIT_API NativeCallback {
  public:
-  // Throws ffijit::Error: TypeError for a signature a callback cannot have, RuntimeError when the
-  // JIT is unavailable or fails.
-  NativeCallback(TVMFFIObjectHandle function, const Signature& signature,
+  // Keeps a reference to `function` while the callback lives. Throws ffijit::Error: TypeError for
+  // a null function or a signature a callback cannot have, RuntimeError when the JIT is
+  // unavailable or fails.
+  NativeCallback(const Function& function, const Signature& signature,
                  JitEngine& engine = JitEngine::Default());
   ~NativeCallback();
   NativeCallback(const NativeCallback&) = delete;
@@ -141,11 +164,9 @@ class NativeCallback {
     return reinterpret_cast<F*>(pointer_);
   }
 
-  struct State;
-
  private:
   void* pointer_ = nullptr;
-  State* state_ = nullptr;
+  details::NativeCallbackState* state_ = nullptr;
 };
 
 }  // namespace ffijit

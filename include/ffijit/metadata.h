@@ -31,14 +31,15 @@ inline constexpr int kMaxMetadataNesting = 32;
 enum class MetadataFormat { kAuto, kJson, kRaw, kSip };
 
 // "auto", "json", "raw", "sip".
-const char* MetadataFormatName(MetadataFormat format);
+FFIJIT_REFLECT_API const char* MetadataFormatName(MetadataFormat format);
 
 // kJson: the `iree.abi` JSON object. kRaw: a bare mangled "I..R.." string, or the
 // `iree.reflection` dict as JSON, {"fv":"1","f":"I..R.."}. kSip: the `iree.reflection` dict as
 // JSON with "sip" and "f" (the SIP gives the structure, "f" the types; both are needed).
 // kAuto: a JSON object with "a"/"r" is `iree.abi`, one with "sip" is SIP, one with "f" is raw; a
 // bare string is raw.
-Signature ParseMetadata(std::string_view text, MetadataFormat format = MetadataFormat::kAuto);
+FFIJIT_REFLECT_API Signature ParseMetadata(std::string_view text,
+                                           MetadataFormat format = MetadataFormat::kAuto);
 
 // ---- iree.abi JSON ----
 // Type records: "i1" "i8".."i64" "u8".."u64" "f16" "bf16" "f32" "f64", "unknown", null (a gap,
@@ -50,24 +51,24 @@ Signature ParseMetadata(std::string_view text, MetadataFormat format = MetadataF
 // the old ["sdict_kwargs", [key, T]...] (last top-level argument only) becomes named arguments.
 // ffijit's own additions for types IREE has no record for: "str", "bytes", "ptr", "object",
 // ["object", type_key], "DataType", "Device", ["nullable", T] (T a str, ptr or object).
-Signature ParseJson(std::string_view text);
+FFIJIT_REFLECT_API Signature ParseJson(std::string_view text);
 // Sorted keys, no spaces, "v":1, as the emitters write: {"a":[...],"r":[...],"v":1}.
-std::string PrintJson(const Signature& sig);
+FFIJIT_REFLECT_API std::string PrintJson(const Signature& sig);
 
 // ---- raw function signature (fv = 1) ----
 // `I<len>!<types>R<len>!<types>`; a type is B (buffer: optional `t` element code 0-11, then one
 // `d` per dim, -1 dynamic), S (scalar: optional `t`), O (reference object) or U (unrecognized,
 // read as `unknown`). Element codes follow ScalarKind's order; a bool is written as sint8 (t4),
 // so it reads back as i8.
-Signature ParseRaw(std::string_view text);
+FFIJIT_REFLECT_API Signature ParseRaw(std::string_view text);
 // The mangler. Throws ValueError naming the first argument or result with no raw form (strings,
 // bytes, pointers, typed or nullable objects, DataType, Device, structures, named arguments,
 // ndarrays of unknown rank or element).
-std::string PrintRaw(const Signature& sig);
+FFIJIT_REFLECT_API std::string PrintRaw(const Signature& sig);
 // IREE's FunctionSignatureToString form, e.g. "(sint32) -> (float64)",
 // "(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)"; U prints as
 // "Unrecognized".
-std::string ReadableRaw(std::string_view raw);
+FFIJIT_REFLECT_API std::string ReadableRaw(std::string_view raw);
 
 // ---- SIP structured index paths (version 1) ----
 // One step of an index path: a sequence position or a dict key.
@@ -84,7 +85,7 @@ struct SipNode {
   std::vector<SipNode> children;  // kSequence / kDict
 };
 
-struct SipSignature {
+struct FFIJIT_REFLECT_API SipSignature {
   SipNode inputs;
   SipNode results;
 
@@ -100,10 +101,10 @@ struct SipSignature {
                                      const std::vector<SipPath>& results);
 };
 
-SipSignature ParseSip(std::string_view text);
-std::string PrintSip(const SipSignature& sip);
+FFIJIT_REFLECT_API SipSignature ParseSip(std::string_view text);
+FFIJIT_REFLECT_API std::string PrintSip(const SipSignature& sip);
 // IREE's ToStringVisitor form of one side, e.g. ":[\n  0=raw(0),\n  1=raw(1),\n],\n".
-std::string ReadableSip(const SipNode& root);
+FFIJIT_REFLECT_API std::string ReadableSip(const SipNode& root);
 
 // The structured Signature from a raw signature (types, linear order) and a SIP (structure).
 // Root inputs: a sequence gives positional arguments, a dict gives named arguments, a raw index
@@ -111,7 +112,7 @@ std::string ReadableSip(const SipNode& root);
 // index one result. Nested sequences become slists, nested dicts sdicts whose slots are ordered
 // by raw index. Structures flatten slot by slot into consecutive native parameters, so the
 // leaves, in order, must be exactly raw indices 0..n-1; anything else is a ValueError.
-Signature Combine(const Signature& raw, const SipSignature& sip);
+FFIJIT_REFLECT_API Signature Combine(const Signature& raw, const SipSignature& sip);
 
 }  // namespace ffijit
 

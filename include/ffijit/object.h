@@ -186,12 +186,12 @@ class WeakRef {
 
 // Registers `key` under `parent` (or returns the index it already has); dynamic indices from 128.
 // A key already registered under a different parent is a ValueError.
-int32_t RegisterType(const std::string& key, int32_t parent_type_index = kTVMFFIObject);
+FFIJIT_API int32_t RegisterType(const std::string& key, int32_t parent_type_index = kTVMFFIObject);
 // The index of a registered key; InternalError ``Cannot find type `K` `` (TVM FFI's text) when
 // unknown.
-int32_t TypeKeyToIndex(const std::string& key);
+FFIJIT_API int32_t TypeKeyToIndex(const std::string& key);
 // The key of an index: "ffi.String" for objects, "int", "float", "None", ... for POD values.
-std::string TypeIndexToKey(int32_t type_index);
+FFIJIT_API std::string TypeIndexToKey(int32_t type_index);
 // True when `type_index` is `target` or derives from it through the parent chain.
 inline bool IsInstance(int32_t type_index, int32_t target) noexcept {
   return type_index == target || FFIJITObjectIsInstance(type_index, target) == 1;

@@ -28,17 +28,15 @@ struct RegisterOptions {
   std::vector<std::string> arg_names;
   // Never compile a JIT thunk for this function.
   bool interpret_only = false;
-  // The interpreter calls through libffi instead of its register stub (for cross-checking).
-  bool use_libffi = false;
 };
 
 // A packed Function calling `fn` per `sig`, not registered globally. `name` appears in errors.
-// Throws ffijit::Error when the signature cannot be called (see Lower) or `fn` is NULL.
-Function MakeFunction(const std::string& name, void* fn, Signature sig,
-                      const RegisterOptions& options = {});
+// Throws ffijit::Error when the signature cannot be called or `fn` is NULL.
+FFIJIT_JIT_API Function MakeFunction(const std::string& name, void* fn, Signature sig,
+                                     const RegisterOptions& options = {});
 // Same, with the signature parsed from IREE metadata text (ValueError on bad metadata).
-Function MakeFunction(const std::string& name, void* fn, std::string_view metadata,
-                      MetadataFormat format, const RegisterOptions& options = {});
+FFIJIT_JIT_API Function MakeFunction(const std::string& name, void* fn, std::string_view metadata,
+                                     MetadataFormat format, const RegisterOptions& options = {});
 // Same, with the signature deduced from the function's C++ type.
 template <typename R, typename... A>
 Function MakeFunction(const std::string& name, R (*fn)(A...), const RegisterOptions& options = {}) {
@@ -46,24 +44,22 @@ Function MakeFunction(const std::string& name, R (*fn)(A...), const RegisterOpti
 }
 
 // MakeFunction, then registers the function globally (under options.global_name, or `name`).
-Function Register(const std::string& name, void* fn, Signature sig,
-                  const RegisterOptions& options = {});
-Function Register(const std::string& name, void* fn, std::string_view metadata,
-                  MetadataFormat format, const RegisterOptions& options = {});
+// RemoveGlobalFunction (registry.h) removes it again.
+FFIJIT_JIT_API Function Register(const std::string& name, void* fn, Signature sig,
+                                 const RegisterOptions& options = {});
+FFIJIT_JIT_API Function Register(const std::string& name, void* fn, std::string_view metadata,
+                                 MetadataFormat format, const RegisterOptions& options = {});
 template <typename R, typename... A>
 Function Register(const std::string& name, R (*fn)(A...), const RegisterOptions& options = {}) {
   return Register(name, reinterpret_cast<void*>(fn), SignatureOf<R (*)(A...)>(), options);
 }
 
-// Removes a global name (KeyError if absent); the binding dies with its last reference.
-void Unregister(const std::string& global_name);
-
 // Calls `func` with positional arguments then keyword arguments (see FFIJITCallWithKeywords).
-Any CallWithKeywords(const Function& func, const std::vector<AnyView>& args,
-                     const std::vector<std::pair<std::string, AnyView>>& kwargs);
+FFIJIT_JIT_API Any CallWithKeywords(const Function& func, const std::vector<AnyView>& args,
+                                    const std::vector<std::pair<std::string, AnyView>>& kwargs);
 
 // The readable CallPlan of a function made by MakeFunction/Register.
-std::string DescribeFunction(const Function& func);
+FFIJIT_JIT_API std::string DescribeFunction(const Function& func);
 
 }  // namespace ffijit
 

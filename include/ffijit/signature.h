@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "ffijit/export.h"
+
 namespace ffijit {
 
 // Scalar element kinds, in the order of the raw signature's `t` codes where those exist.
@@ -52,7 +54,7 @@ struct Type;
 using TypePtr = std::shared_ptr<const Type>;
 
 // One node of a type tree. Immutable once built; shared freely.
-struct Type {
+struct FFIJIT_REFLECT_API Type {
   TypeKind kind = TypeKind::kUnknown;
   ScalarKind scalar = ScalarKind::kF32;  // kScalar, kNDArray element
   int32_t rank = -1;                     // kNDArray: -1 = unknown rank
@@ -112,20 +114,21 @@ struct Signature {
 // Two signatures are equal exactly when their canonical strings are; SignatureHash hashes it.
 
 // Canonical text: identical for every way of writing the same signature.
-std::string CanonicalString(const Signature& sig);
+FFIJIT_REFLECT_API std::string CanonicalString(const Signature& sig);
 // One type in the short form used in error messages and the canonical text, e.g. `ndarray<f32,2>`.
-std::string TypeToString(const Type& type);
+FFIJIT_REFLECT_API std::string TypeToString(const Type& type);
 // A readable declaration for error messages: `name(a: i64, b: i64) -> i64`.
-std::string DeclarationString(const std::string& function_name, const Signature& sig);
-bool operator==(const Signature& a, const Signature& b);
+FFIJIT_REFLECT_API std::string DeclarationString(const std::string& function_name,
+                                                 const Signature& sig);
+FFIJIT_REFLECT_API bool operator==(const Signature& a, const Signature& b);
 inline bool operator!=(const Signature& a, const Signature& b) {
   return !(a == b);
 }
-struct SignatureHash {
+struct FFIJIT_REFLECT_API SignatureHash {
   size_t operator()(const Signature& sig) const;
 };
 
-const char* ScalarKindName(ScalarKind k);  // "i32", "bf16", ...
+FFIJIT_REFLECT_API const char* ScalarKindName(ScalarKind k);  // "i32", "bf16", ...
 
 }  // namespace ffijit
 

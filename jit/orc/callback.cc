@@ -12,10 +12,10 @@
 
 namespace ffijit {
 
-struct NativeCallback::State {
+struct details::NativeCallbackState {
   TVMFFIObjectHandle function = nullptr;  // one strong reference
   CallPlan plan;
-  JitEngine::Impl* impl = nullptr;
+  details::JitEngineImpl* impl = nullptr;
   orc::OrcEngine* engine = nullptr;
   orc::CodeUnit* unit = nullptr;
 };
@@ -194,7 +194,7 @@ struct OwnedResult {
   }
 };
 
-void Invoke(NativeCallback::State* state, const uint64_t* words, uint64_t* returned) {
+void Invoke(details::NativeCallbackState* state, const uint64_t* words, uint64_t* returned) {
   const CallPlan& plan = state->plan;
   const size_t num_params = plan.params.size();
   std::vector<TVMFFIAny> args(num_params);
@@ -242,7 +242,7 @@ void Invoke(NativeCallback::State* state, const uint64_t* words, uint64_t* retur
 // The generated code's entry: never lets an exception reach the native caller's frames.
 int InvokeFromNative(void* opaque, const uint64_t* words, uint64_t* returned) {
   returned[0] = returned[1] = 0;
-  auto* state = static_cast<NativeCallback::State*>(opaque);
+  auto* state = static_cast<details::NativeCallbackState*>(opaque);
   try {
     Invoke(state, words, returned);
     return 0;
@@ -263,23 +263,24 @@ OrcEngine::SymbolTable CallbackRuntimeSymbols() {
 }
 }  // namespace orc
 
-NativeCallback::NativeCallback(TVMFFIObjectHandle function, const Signature& signature,
+NativeCallback::NativeCallback(const Function& function_ref, const Signature& signature,
                                JitEngine& engine) {
+  TVMFFIObjectHandle function = function_ref.get();
   auto* obj = static_cast<TVMFFIObject*>(function);
   if (obj == nullptr || obj->type_index != kTVMFFIFunction) {
     throw TypeError("NativeCallback needs a Function object");
   }
-  auto state = std::make_unique<State>();
+  auto state = std::make_unique<details::NativeCallbackState>();
   state->plan = Lower(signature, "callback");
   std::string reason = orc::CallbackUnsupportedReason(state->plan);
   if (!reason.empty()) {
     throw TypeError("Cannot make a native callback `" + state->plan.declaration + "`: " + reason);
   }
-  state->impl = engine.impl();
+  state->impl = details::JitEngineAccess::Of(engine);
   std::string why;
   state->engine = state->impl->Engine(&why);
   if (state->engine == nullptr) throw RuntimeError("Cannot make a native callback: " + why);
-  State* raw = state.get();
+  details::NativeCallbackState* raw = state.get();
   std::vector<orc::CompileRequest> requests;
   requests.push_back({"", [raw](llvm::Module& module, const std::string& symbol) {
                         return orc::EmitCallback(raw->plan, raw, module, symbol);

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ffijit/call_plan.h"
+#include "call_plan.h"
 #include "orc/engine.h"
 
 namespace llvm {

@@ -79,9 +79,9 @@ std::string ThunkKey(const CallPlan& plan) {
 
 }  // namespace orc
 
-JitEngine::Impl::Impl(JitEngineOptions options) : options_(std::move(options)) {}
+details::JitEngineImpl::JitEngineImpl(JitEngineOptions options) : options_(std::move(options)) {}
 
-JitEngine::Impl::~Impl() {
+details::JitEngineImpl::~JitEngineImpl() {
   std::deque<BoundFunction*> abandoned;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
@@ -99,7 +99,7 @@ JitEngine::Impl::~Impl() {
   }
 }
 
-orc::OrcEngine* JitEngine::Impl::Engine(std::string* why) {
+orc::OrcEngine* details::JitEngineImpl::Engine(std::string* why) {
   std::lock_guard<std::mutex> lock(engine_mutex_);
   if (!engine_tried_) {
     engine_tried_ = true;
@@ -112,12 +112,12 @@ orc::OrcEngine* JitEngine::Impl::Engine(std::string* why) {
   return engine_.get();
 }
 
-orc::OrcEngine* JitEngine::Impl::CreatedEngine() const {
+orc::OrcEngine* details::JitEngineImpl::CreatedEngine() const {
   std::lock_guard<std::mutex> lock(engine_mutex_);
   return engine_.get();
 }
 
-void JitEngine::Impl::Install(BoundFunction* fn, ThunkEntry* entry) {
+void details::JitEngineImpl::Install(BoundFunction* fn, ThunkEntry* entry) {
   auto* state = static_cast<TierState*>(fn->tier_state);
   ThunkEntry* expected = nullptr;
   if (!state->entry.compare_exchange_strong(expected, entry, std::memory_order_acq_rel)) {
@@ -131,7 +131,7 @@ void JitEngine::Impl::Install(BoundFunction* fn, ThunkEntry* entry) {
   installs_.fetch_add(1, std::memory_order_relaxed);
 }
 
-bool JitEngine::Impl::TryInstallCached(BoundFunction* fn) {
+bool details::JitEngineImpl::TryInstallCached(BoundFunction* fn) {
   std::string key = orc::ThunkKey(*fn->plan);
   ThunkEntry* entry;
   {
@@ -147,7 +147,7 @@ bool JitEngine::Impl::TryInstallCached(BoundFunction* fn) {
   return true;
 }
 
-std::vector<std::string> JitEngine::Impl::CompileAndInstall(
+std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
     const std::vector<BoundFunction*>& fns) {
   std::vector<std::string> why(fns.size());
   std::vector<ThunkEntry*> ready(fns.size(), nullptr);
@@ -229,7 +229,7 @@ std::vector<std::string> JitEngine::Impl::CompileAndInstall(
   return why;
 }
 
-void JitEngine::Impl::ReleaseEntry(ThunkEntry* entry) {
+void details::JitEngineImpl::ReleaseEntry(ThunkEntry* entry) {
   orc::NoteThunk(reinterpret_cast<void*>(entry->thunk), -1);
   {
     std::lock_guard<std::mutex> lock(cache_mutex_);
@@ -241,7 +241,7 @@ void JitEngine::Impl::ReleaseEntry(ThunkEntry* entry) {
   delete entry;
 }
 
-void JitEngine::Impl::Enqueue(BoundFunction* fn) {
+void details::JitEngineImpl::Enqueue(BoundFunction* fn) {
   auto* state = static_cast<TierState*>(fn->tier_state);
   if (state->queued.exchange(true, std::memory_order_acq_rel)) return;
   TVMFFIObjectIncRef(fn);
@@ -258,7 +258,7 @@ void JitEngine::Impl::Enqueue(BoundFunction* fn) {
   queue_cv_.notify_one();
 }
 
-void JitEngine::Impl::WorkerLoop() {
+void details::JitEngineImpl::WorkerLoop() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
   while (true) {
     queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -279,12 +279,12 @@ void JitEngine::Impl::WorkerLoop() {
   }
 }
 
-void JitEngine::Impl::WaitIdle() {
+void details::JitEngineImpl::WaitIdle() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
   idle_cv_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });
 }
 
-JitStats JitEngine::Impl::Stats() const {
+JitStats details::JitEngineImpl::Stats() const {
   JitStats stats;
   {
     std::lock_guard<std::mutex> lock(cache_mutex_);
@@ -310,50 +310,55 @@ JitStats JitEngine::Impl::Stats() const {
 
 // ---- The public JitEngine ----
 
-JitEngine::JitEngine(JitEngineOptions options) : impl_(new Impl(std::move(options))) {}
-JitEngine::~JitEngine() = default;
+namespace {
 
-bool JitEngine::CompileNow(TVMFFIObjectHandle function, std::string* why) {
-  std::vector<TVMFFIObjectHandle> one = {function};
-  std::string reason;
-  bool ok = CompileNow(one, &reason) == 1;
-  if (!ok && why) *why = reason;
-  return ok;
+// The message CompileNow reports (and throws) for a function left on the interpreter.
+std::string StaysInterpreted(const std::string& why) {
+  return "the function stays interpreted: " + why;
 }
 
-int64_t JitEngine::CompileNow(const std::vector<TVMFFIObjectHandle>& functions, std::string* why) {
+}  // namespace
+
+JitEngine::JitEngine(JitEngineOptions options)
+    : impl_(new details::JitEngineImpl(std::move(options))) {}
+JitEngine::~JitEngine() = default;
+
+void JitEngine::CompileNow(const Function& function) {
+  CompileResults results = CompileNow(std::vector<Function>{function});
+  if (results.installed != 1) throw RuntimeError(results.reasons[0]);
+}
+
+CompileResults JitEngine::CompileNow(const std::vector<Function>& functions) {
+  CompileResults out;
+  out.reasons.resize(functions.size());
   std::vector<BoundFunction*> fns;
-  std::string reasons;
-  int64_t installed = 0;
-  for (TVMFFIObjectHandle handle : functions) {
+  std::vector<size_t> positions;  // of fns[i] in `functions`
+  for (size_t i = 0; i < functions.size(); ++i) {
     BoundFunction* fn = nullptr;
     std::string reason;
-    TierState* state = orc::TierStateOf(handle, &fn, &reason);
+    TierState* state = orc::TierStateOf(functions[i].get(), &fn, &reason);
     if (!state) {
-      reasons += reason + "\n";
+      out.reasons[i] = StaysInterpreted(reason);
       continue;
     }
     if (state->entry.load(std::memory_order_acquire) != nullptr) {
-      installed++;  // already compiled
+      out.installed++;  // already compiled
       continue;
     }
     fns.push_back(fn);
+    positions.push_back(i);
   }
   std::vector<std::string> results = impl_->CompileAndInstall(fns);
   for (size_t i = 0; i < fns.size(); ++i) {
     // Installed now, or by a concurrent compile of the same function.
     auto* state = static_cast<TierState*>(fns[i]->tier_state);
     if (state->entry.load(std::memory_order_acquire) != nullptr) {
-      installed++;
+      out.installed++;
     } else {
-      reasons += results[i] + "\n";
+      out.reasons[positions[i]] = StaysInterpreted(results[i]);
     }
   }
-  if (why) {
-    if (!reasons.empty()) reasons.pop_back();
-    *why = reasons;
-  }
-  return installed;
+  return out;
 }
 
 void JitEngine::WaitIdle() {
@@ -368,10 +373,10 @@ bool JitAvailable() {
   return true;
 }
 
-bool IsJitCompiled(TVMFFIObjectHandle function) {
+bool IsJitCompiled(const Function& function) {
   BoundFunction* fn = nullptr;
   std::string why;
-  TierState* state = orc::TierStateOf(function, &fn, &why);
+  TierState* state = orc::TierStateOf(function.get(), &fn, &why);
   return state != nullptr && state->entry.load(std::memory_order_acquire) != nullptr;
 }
 

@@ -1,5 +1,6 @@
-// JitEngine::Impl: the thunk cache (one refcounted thunk per signature), the background compile
-// queue, and the per-function tier state the attach hook creates.
+// details::JitEngineImpl, JitEngine's private state: the thunk cache (one refcounted thunk per
+// signature), the background compile queue, and the per-function tier state the attach hook
+// creates. JitEngineAccess is how the rest of jit/orc reaches an engine's state.
 #ifndef FFIJIT_JIT_ORC_JIT_ENGINE_IMPL_H_
 #define FFIJIT_JIT_ORC_JIT_ENGINE_IMPL_H_
 
@@ -26,7 +27,7 @@ struct ThunkEntry {
   TVMFFISafeCallType thunk = nullptr;
   CodeUnit* unit = nullptr;
   int64_t users = 0;
-  JitEngine::Impl* owner = nullptr;
+  details::JitEngineImpl* owner = nullptr;
 };
 
 // Hung on BoundFunction::tier_state by the attach hook.
@@ -44,9 +45,9 @@ std::string ThunkKey(const CallPlan& plan);
 
 }  // namespace orc
 
-struct JitEngine::Impl {
-  explicit Impl(JitEngineOptions options);
-  ~Impl();
+struct details::JitEngineImpl {
+  explicit JitEngineImpl(JitEngineOptions options);
+  ~JitEngineImpl();
 
   // The LLVM engine, built on first use; nullptr (and *why) when LLVM cannot be set up.
   orc::OrcEngine* Engine(std::string* why);
@@ -95,6 +96,11 @@ struct JitEngine::Impl {
 
  public:
   std::atomic<int64_t> live_callbacks{0};
+};
+
+// JitEngine's friend: the one door from jit/orc's internals to an engine's private state.
+struct details::JitEngineAccess {
+  static JitEngineImpl* Of(JitEngine& engine) { return engine.impl_.get(); }
 };
 
 }  // namespace ffijit

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "ffijit/call_plan.h"
+#include "call_plan.h"
 #include "orc/engine.h"
 
 namespace llvm {

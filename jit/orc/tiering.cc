@@ -8,7 +8,7 @@ namespace ffijit {
 namespace {
 
 void OnHot(BoundFunction* fn) {
-  JitEngine::Default().impl()->Enqueue(fn);
+  details::JitEngineAccess::Of(JitEngine::Default())->Enqueue(fn);
 }
 
 // Runs inside BindFunction for every function that may be compiled, before it is published.
@@ -17,7 +17,7 @@ void AttachTier(BoundFunction* fn) {
   fn->release_tier_state = &orc::ReleaseTierState;
   JitOptions options = JitOptionsForNewFunction();
   if (options.policy == JitPolicy::kNever) return;
-  JitEngine::Impl* impl = JitEngine::Default().impl();
+  details::JitEngineImpl* impl = details::JitEngineAccess::Of(JitEngine::Default());
   if (impl->TryInstallCached(fn)) return;
   if (options.policy == JitPolicy::kEager || options.after_calls <= 1) {
     impl->Enqueue(fn);

@@ -1,6 +1,9 @@
 // jit.h's engine and callbacks in a build without LLVM (FFIJIT_ENABLE_JIT=OFF): every function
 // stays on the interpreter and asking for compiled code says why it cannot be. Policies and the
 // log are jit_settings.cc's, as in every build.
+#include <string>
+#include <vector>
+
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 
@@ -8,16 +11,19 @@ namespace ffijit {
 namespace {
 
 constexpr const char* kNoJit = "this ffijit was built without LLVM (FFIJIT_ENABLE_JIT=OFF)";
+// What CompileNow reports for every function, worded as the LLVM build words its reasons.
+const std::string kStaysInterpreted = std::string("the function stays interpreted: ") + kNoJit;
 
 }  // namespace
 
-struct JitEngine::Impl {};
+struct details::JitEngineImpl {};
+struct details::NativeCallbackState {};
 
 bool JitAvailable() {
   return false;
 }
 
-JitEngine::JitEngine(JitEngineOptions) : impl_(new Impl()) {}
+JitEngine::JitEngine(JitEngineOptions) : impl_(new details::JitEngineImpl()) {}
 JitEngine::~JitEngine() = default;
 
 JitEngine& JitEngine::Default() {
@@ -25,17 +31,14 @@ JitEngine& JitEngine::Default() {
   return *engine;
 }
 
-bool JitEngine::CompileNow(TVMFFIObjectHandle, std::string* why) {
-  if (why != nullptr) *why = kNoJit;
-  return false;
+void JitEngine::CompileNow(const Function&) {
+  throw RuntimeError(kStaysInterpreted);
 }
 
-int64_t JitEngine::CompileNow(const std::vector<TVMFFIObjectHandle>& functions, std::string* why) {
-  if (why != nullptr) {
-    why->clear();
-    for (size_t i = 0; i < functions.size(); ++i) *why += std::string(kNoJit) + "\n";
-  }
-  return 0;
+CompileResults JitEngine::CompileNow(const std::vector<Function>& functions) {
+  CompileResults results;
+  results.reasons.assign(functions.size(), kStaysInterpreted);
+  return results;
 }
 
 void JitEngine::WaitIdle() {}
@@ -44,11 +47,11 @@ JitStats JitEngine::Stats() const {
   return JitStats{};
 }
 
-bool IsJitCompiled(TVMFFIObjectHandle) {
+bool IsJitCompiled(const Function&) {
   return false;
 }
 
-NativeCallback::NativeCallback(TVMFFIObjectHandle, const Signature&, JitEngine&) {
+NativeCallback::NativeCallback(const Function&, const Signature&, JitEngine&) {
   throw Error("RuntimeError", std::string("cannot make a native callback: ") + kNoJit);
 }
 

@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "bound_function.h"
 #include "ffijit/ffijit.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
 #include "ffijit/signature.h"
+#include "register_internal.h"
 
 namespace ffijit::testing {
 
@@ -62,13 +64,16 @@ Function Bind(const std::string& name, F* fn, Signature sig, CallPath path = Cal
               std::vector<std::string> arg_names = {}) {
   RegisterOptions options;
   options.interpret_only = path != CallPath::kJit;
-  options.use_libffi = path == CallPath::kLibffi;
   options.arg_names = std::move(arg_names);
   ScopedJitOptions never({JitPolicy::kNever, 0});
-  Function f = MakeFunction(name, reinterpret_cast<void*>(fn), std::move(sig), options);
+  Function f = MakeFunctionWithFlags(name, reinterpret_cast<void*>(fn), std::move(sig), options,
+                                     path == CallPath::kLibffi ? kBoundUseLibffi : 0u);
   if (path == CallPath::kJit) {
-    std::string why;
-    EXPECT_TRUE(JitEngine::Default().CompileNow(f.get(), &why)) << name << ": " << why;
+    try {
+      JitEngine::Default().CompileNow(f);
+    } catch (const Error& e) {
+      ADD_FAILURE() << name << ": " << e.what();
+    }
   }
   return f;
 }

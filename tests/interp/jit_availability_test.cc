@@ -2,6 +2,7 @@
 // still links and says plainly that there is no compiler. The policy settings work in both.
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "ffijit/jit.h"
 #include "interp_test_util.h"
@@ -55,10 +56,20 @@ TEST(JitSettings, EnvironmentPolicyIsReadAndABadOneIsReported) {
 TEST(JitAvailability, WithoutLlvmFunctionsStayInterpretedAndSayWhy) {
   ScopedJitOptions eager({JitPolicy::kEager, 0});
   Function f = MakeFunction("twice", &jit_availability_twice);
-  std::string why;
-  EXPECT_FALSE(JitEngine::Default().CompileNow(f.get(), &why));
-  EXPECT_NE(why.find("built without LLVM"), std::string::npos) << why;
-  EXPECT_FALSE(IsJitCompiled(f.get()));
+  try {
+    JitEngine::Default().CompileNow(f);
+    ADD_FAILURE() << "compiled without a JIT";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "RuntimeError");
+    EXPECT_EQ(e.message(),
+              "the function stays interpreted: this ffijit was built without LLVM "
+              "(FFIJIT_ENABLE_JIT=OFF)");
+  }
+  CompileResults batch = JitEngine::Default().CompileNow(std::vector<Function>{f, f});
+  EXPECT_EQ(batch.installed, 0);
+  ASSERT_EQ(batch.reasons.size(), 2u);
+  EXPECT_NE(batch.reasons[1].find("built without LLVM"), std::string::npos) << batch.reasons[1];
+  EXPECT_FALSE(IsJitCompiled(f));
   EXPECT_EQ(f(21).cast<int64_t>(), 42);
   EXPECT_EQ(JitEngine::Default().Stats().thunks_compiled, 0);
 }
@@ -66,7 +77,7 @@ TEST(JitAvailability, WithoutLlvmFunctionsStayInterpretedAndSayWhy) {
 TEST(JitAvailability, WithoutLlvmNativeCallbacksAreARuntimeError) {
   Function f = MakeFunction("twice", &jit_availability_twice);
   try {
-    NativeCallback callback(f.get(), SignatureOf<int64_t (*)(int64_t)>());
+    NativeCallback callback(f, SignatureOf<int64_t (*)(int64_t)>());
     ADD_FAILURE() << "made a callback without a JIT";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "RuntimeError");

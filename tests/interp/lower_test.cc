@@ -1,5 +1,5 @@
 // Lowering: sources, paths, keywords, conversions and x86-64 System V placement of a CallPlan.
-#include "ffijit/call_plan.h"
+#include "call_plan.h"
 #include "interp_test_util.h"
 
 namespace ffijit::testing {

@@ -28,7 +28,7 @@ TEST(Register, DeducedSignatureAndGlobalName) {
   ASSERT_TRUE(global.has_value());
   EXPECT_EQ(global->get(), f.get());
   EXPECT_EQ((*global)(2, 40).cast<int64_t>(), 42);
-  Unregister("test.add.deduced");
+  RemoveGlobalFunction("test.add.deduced");
   EXPECT_FALSE(GetGlobalFunction("test.add.deduced").has_value());
   EXPECT_EQ(f(1, 1).cast<int64_t>(), 2);  // still alive through `f`
 }
@@ -46,9 +46,9 @@ TEST(Register, DuplicateNameNeedsOverride) {
   options.allow_override = true;
   Function g = Register("test.add.dup", &scale, options);
   EXPECT_EQ(GetGlobalFunctionOrThrow("test.add.dup").get(), g.get());
-  Unregister("test.add.dup");
+  RemoveGlobalFunction("test.add.dup");
   try {
-    Unregister("test.add.dup");
+    RemoveGlobalFunction("test.add.dup");
     ADD_FAILURE() << "unregistered twice";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "KeyError");
@@ -66,7 +66,7 @@ TEST(Register, MetadataTextAndGlobalNameOption) {
   EXPECT_EQ(e.message(),
             "Mismatched type on argument #1 when calling: `scale(i64, f64, i32) -> f64`. Expected "
             "`f64` but got `str`");
-  Unregister("test.scale.global");
+  RemoveGlobalFunction("test.scale.global");
 }
 
 TEST(Register, BadInputsAreClearErrors) {
@@ -105,7 +105,7 @@ TEST(Register, LastReferenceFreesTheBinding) {
   EXPECT_TRUE(IsBoundFunction(obj));
   EXPECT_EQ(obj->strong_ref_count, 1u);
   Register("test.add.lifetime", reinterpret_cast<void*>(&add), SignatureOf<decltype(&add)>());
-  Unregister("test.add.lifetime");
+  RemoveGlobalFunction("test.add.lifetime");
   // Under ASan/LSan a leaked plan or object fails the run; here: the object is a live Function.
   EXPECT_EQ(obj->type_index, kTVMFFIFunction);
 }
@@ -186,7 +186,7 @@ TEST(Keywords, PositionalOnlyArgumentsHaveNoKeyword) {
   }
 }
 
-TEST(BridgeC, RegisterCallDescribeUnregister) {
+TEST(BridgeC, RegisterCallDescribeRemove) {
   TVMFFIObjectHandle handle = nullptr;
   ASSERT_EQ(FFIJITRegister(reinterpret_cast<void*>(&add), "I11!S3!t7S3!t7R6!S3!t7",
                            kFFIJITFormatRaw, kFFIJITInterpretOnly, "test.c.add", &handle),
@@ -198,9 +198,17 @@ TEST(BridgeC, RegisterCallDescribeUnregister) {
   std::string plan = Any::Adopt(text).cast<std::string>();
   EXPECT_NE(plan.find("test.c.add(i64, i64) -> i64"), std::string::npos) << plan;
   EXPECT_NE(plan.find("gpr[1]"), std::string::npos) << plan;
-  ASSERT_EQ(FFIJITUnregister("test.c.add"), 0);
-  EXPECT_EQ(FFIJITUnregister("test.c.add"), -1);
+  TVMFFIByteArray name{"test.c.add", 10};
+  ASSERT_EQ(FFIJITFunctionRemoveGlobal(&name), 0);
+  EXPECT_EQ(FFIJITFunctionRemoveGlobal(&name), -1);
   EXPECT_EQ(Raised().kind(), "KeyError");
+}
+
+// FFIJITIsJitCompiled's answer for `func`, checking that the call itself succeeded.
+int IsCompiledFromC(TVMFFIObjectHandle func) {
+  int compiled = -1;
+  EXPECT_EQ(FFIJITIsJitCompiled(func, &compiled), 0);
+  return compiled;
 }
 
 int64_t c_compiled(int16_t a, uint32_t b) {
@@ -215,16 +223,16 @@ TEST(BridgeC, CompileNowFromC) {
                                "c_compiled", &handle),
             0);
   Function f = Function::Adopt(handle);
-  EXPECT_EQ(FFIJITIsJitCompiled(f.get()), 0);  // the default policy waits for 100 calls
+  EXPECT_EQ(IsCompiledFromC(f.get()), 0);  // the default policy waits for 100 calls
 #if FFIJIT_HAVE_LLVM
   ASSERT_EQ(FFIJITCompileNow(f.get()), 0);
-  EXPECT_EQ(FFIJITIsJitCompiled(f.get()), 1);
+  EXPECT_EQ(IsCompiledFromC(f.get()), 1);
 #else
   EXPECT_EQ(FFIJITCompileNow(f.get()), -1);
   EXPECT_EQ(Raised().message(),
             "FFIJITCompileNow: the function stays interpreted: this ffijit was built without LLVM "
             "(FFIJIT_ENABLE_JIT=OFF)");
-  EXPECT_EQ(FFIJITIsJitCompiled(f.get()), 0);
+  EXPECT_EQ(IsCompiledFromC(f.get()), 0);
 #endif
   EXPECT_EQ(f(-3, 5).cast<int64_t>(), -15);
 
@@ -237,10 +245,21 @@ TEST(BridgeC, CompileNowFromC) {
   Error e = Raised();
   EXPECT_EQ(e.kind(), "RuntimeError");
   EXPECT_EQ(e.message().rfind("FFIJITCompileNow: the function stays interpreted: ", 0), 0u);
-  EXPECT_EQ(FFIJITIsJitCompiled(g.get()), 0);
+  EXPECT_EQ(IsCompiledFromC(g.get()), 0);
   EXPECT_EQ(FFIJITCompileNow(nullptr), -1);
   EXPECT_EQ(Raised().message(), "FFIJITCompileNow: `func` must not be NULL");
-  EXPECT_EQ(FFIJITIsJitCompiled(nullptr), 0);
+  // Not a BoundFunction: never compiled, and the query itself succeeds.
+  Function packed = Function::FromTyped([](int64_t x) { return x; });
+  EXPECT_EQ(IsCompiledFromC(packed.get()), 0);
+  // The query follows the 0/-1 convention: NULL arguments are a ValueError naming them.
+  int compiled = 7;
+  EXPECT_EQ(FFIJITIsJitCompiled(nullptr, &compiled), -1);
+  EXPECT_EQ(Raised().message(), "FFIJITIsJitCompiled: `func` must not be NULL");
+  EXPECT_EQ(compiled, 7);
+  EXPECT_EQ(FFIJITIsJitCompiled(f.get(), nullptr), -1);
+  Error missing_out = Raised();
+  EXPECT_EQ(missing_out.kind(), "ValueError");
+  EXPECT_EQ(missing_out.message(), "FFIJITIsJitCompiled: `out` must not be NULL");
 }
 
 TEST(BridgeC, BadArgumentsRaise) {

@@ -184,9 +184,9 @@ TEST_P(ScalarTest, EveryIntegerKindChecksItsRange) {
     SCOPED_TRACE(c.name);
     RegisterOptions options;
     options.interpret_only = true;
-    options.use_libffi = GetParam() == CallPath::kLibffi;
     options.arg_names = {"v"};
-    Function f = MakeFunction("f", c.fn, Sig({S(c.kind)}, {S(ScalarKind::kI64)}), options);
+    Function f = MakeFunctionWithFlags("f", c.fn, Sig({S(c.kind)}, {S(ScalarKind::kI64)}), options,
+                                       GetParam() == CallPath::kLibffi ? kBoundUseLibffi : 0u);
     EXPECT_EQ(Call(f, {c.lo + 1}).cast<int64_t>(), c.lo + 1);
     EXPECT_EQ(Call(f, {c.hi - 1}).cast<int64_t>(), c.hi - 1);
     for (int64_t bad : {c.lo, c.hi}) {

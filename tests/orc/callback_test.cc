@@ -43,8 +43,8 @@ int CompareInts(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* resul
 TEST(Callback, QsortComparator) {
   Function compare = Function::FromSafeCall(nullptr, &CompareInts, nullptr);
   NativeCallback callback(
-      compare.get(), Sig({Type::Simple(TypeKind::kOpaquePtr), Type::Simple(TypeKind::kOpaquePtr)},
-                         {S(ScalarKind::kI32)}));
+      compare, Sig({Type::Simple(TypeKind::kOpaquePtr), Type::Simple(TypeKind::kOpaquePtr)},
+                   {S(ScalarKind::kI32)}));
   std::vector<int> values = {5, -3, 9, 0, 9, -100, 42, 7, 1, 2};
   std::vector<int> expected = values;
   std::sort(expected.begin(), expected.end());
@@ -71,7 +71,7 @@ TEST(Callback, EveryScalarAndValueKindArrivesBoxed) {
            S(ScalarKind::kF64), S(ScalarKind::kF64), S(ScalarKind::kF64), S(ScalarKind::kF64),
            S(ScalarKind::kF64), S(ScalarKind::kF64), S(ScalarKind::kF32)},
           {S(ScalarKind::kF64)});
-  NativeCallback callback(record.get(), sig);
+  NativeCallback callback(record, sig);
   using Fn = double(int8_t, uint16_t, int64_t, float, double, bool, void*, DLDataType, DLDevice,
                     int32_t, double, double, double, double, double, double, float);
   int marker = 0;
@@ -104,10 +104,9 @@ TEST(Callback, StringsBytesAndNullPointers) {
     ptr_was_none = args[2].raw().type_index == kTVMFFINone;
     *result = Any();
   });
-  NativeCallback callback(record.get(),
-                          Sig({Type::Simple(TypeKind::kStr), Type::Simple(TypeKind::kBytes),
-                               Type::Simple(TypeKind::kOpaquePtr)},
-                              {}));
+  NativeCallback callback(record, Sig({Type::Simple(TypeKind::kStr), Type::Simple(TypeKind::kBytes),
+                                       Type::Simple(TypeKind::kOpaquePtr)},
+                                      {}));
   callback.as<void(const char*, TVMFFIByteArray, void*)>()("hello", TVMFFIByteArray{"a\0b", 3},
                                                            nullptr);
   EXPECT_EQ(got_str, "hello");
@@ -118,7 +117,7 @@ TEST(Callback, StringsBytesAndNullPointers) {
 TEST(Callback, PlainConventionErrorGivesZeroAndStaysRaised) {
   Function fail = Function::FromPacked(
       [](const AnyView*, int32_t, Any*) { throw ValueError("the packed side failed"); });
-  NativeCallback callback(fail.get(), Sig({S(ScalarKind::kI64)}, {S(ScalarKind::kI64)}));
+  NativeCallback callback(fail, Sig({S(ScalarKind::kI64)}, {S(ScalarKind::kI64)}));
   EXPECT_EQ(callback.as<int64_t(int64_t)>()(41), 0);
   TVMFFIObjectHandle error = nullptr;
   TVMFFIErrorMoveFromRaised(&error);
@@ -132,7 +131,7 @@ TEST(Callback, PlainConventionErrorGivesZeroAndStaysRaised) {
 TEST(Callback, WrongResultTypeIsATypeErrorNamingTheCallback) {
   Function wrong = Function::FromPacked(
       [](const AnyView*, int32_t, Any* result) { *result = Any(std::string("not a number")); });
-  NativeCallback callback(wrong.get(), Sig({}, {S(ScalarKind::kI32)}));
+  NativeCallback callback(wrong, Sig({}, {S(ScalarKind::kI32)}));
   EXPECT_EQ(callback.as<int32_t()>()(), 0);
   Error e = Error::MoveFromRaised();
   EXPECT_EQ(e.kind(), "TypeError");
@@ -141,7 +140,7 @@ TEST(Callback, WrongResultTypeIsATypeErrorNamingTheCallback) {
 
   Function too_big = Function::FromPacked(
       [](const AnyView*, int32_t, Any* result) { *result = Any(int64_t{300}); });
-  NativeCallback narrow(too_big.get(), Sig({}, {S(ScalarKind::kU8)}));
+  NativeCallback narrow(too_big, Sig({}, {S(ScalarKind::kU8)}));
   EXPECT_EQ(narrow.as<uint8_t()>()(), 0);
   EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
 }
@@ -163,7 +162,7 @@ TEST(Callback, StatusConventionWritesOutPointersAndReportsErrors) {
     owned.v_obj = static_cast<TVMFFIObject*>(array);
     *result = Any::Adopt(owned);
   });
-  NativeCallback callback(two.get(),
+  NativeCallback callback(two,
                           Sig({S(ScalarKind::kI32)}, {S(ScalarKind::kI16), S(ScalarKind::kF32)},
                               CallConvention::kStatus));
   auto* fn = callback.as<int(int32_t, int16_t*, float*)>();
@@ -182,21 +181,20 @@ TEST(Callback, StatusConventionWritesOutPointersAndReportsErrors) {
 TEST(Callback, SignaturesACallbackCannotHaveAreTypeErrors) {
   Function any_fn = Function::FromPacked([](const AnyView*, int32_t, Any*) {});
   try {
-    NativeCallback bad(any_fn.get(), Sig({}, {Type::Simple(TypeKind::kStr)}));
+    NativeCallback bad(any_fn, Sig({}, {Type::Simple(TypeKind::kStr)}));
     ADD_FAILURE() << "a borrowed string result was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "TypeError");
     EXPECT_NE(e.message().find("str"), std::string::npos) << e.message();
   }
   try {
-    NativeCallback bad(any_fn.get(),
-                       Sig({Type::Sequence(TypeKind::kSList, {S(ScalarKind::kI64)})}, {}));
+    NativeCallback bad(any_fn, Sig({Type::Sequence(TypeKind::kSList, {S(ScalarKind::kI64)})}, {}));
     ADD_FAILURE() << "a structure argument was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "TypeError");
   }
   try {
-    NativeCallback bad(nullptr, Sig({}, {}));
+    NativeCallback bad(Function(), Sig({}, {}));
     ADD_FAILURE() << "a null function was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "TypeError");
@@ -207,7 +205,7 @@ TEST(Callback, CodeAndReferencesAreReleased) {
   JitEngine engine;
   Function f = Function::FromPacked([](const AnyView*, int32_t, Any* r) { *r = Any(int64_t{1}); });
   for (int i = 0; i < 100; ++i) {
-    NativeCallback cb(f.get(), Sig({}, {S(ScalarKind::kI64)}), engine);
+    NativeCallback cb(f, Sig({}, {S(ScalarKind::kI64)}), engine);
     EXPECT_EQ(cb.as<int64_t()>()(), 1);
     EXPECT_EQ(engine.Stats().live_callbacks, 1);
   }

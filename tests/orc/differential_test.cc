@@ -98,16 +98,18 @@ void ExpectSame(const Subject& subject, std::vector<TVMFFIAny>& args,
 std::vector<Subject> MakeSubjects(const std::vector<Signature>& sigs) {
   ScopedJitOptions never({JitPolicy::kNever, 0});
   std::vector<Subject> subjects;
-  std::vector<TVMFFIObjectHandle> handles;
+  std::vector<Function> functions;
   for (size_t i = 0; i < sigs.size(); ++i) {
     Function f = MakeFunction("case" + std::to_string(i), RecorderAddress(), sigs[i]);
-    handles.push_back(f.get());
+    functions.push_back(f);
     subjects.push_back({std::move(f)});
   }
-  std::string why;
-  int64_t installed = JitEngine::Default().CompileNow(handles, &why);
-  EXPECT_EQ(installed, static_cast<int64_t>(sigs.size())) << why;
-  for (const Subject& s : subjects) EXPECT_TRUE(IsJitCompiled(s.function.get()));
+  CompileResults results = JitEngine::Default().CompileNow(functions);
+  EXPECT_EQ(results.installed, static_cast<int64_t>(sigs.size()));
+  for (size_t i = 0; i < results.reasons.size(); ++i) {
+    EXPECT_EQ(results.reasons[i], "") << CanonicalString(sigs[i]);
+  }
+  for (const Subject& s : subjects) EXPECT_TRUE(IsJitCompiled(s.function));
   return subjects;
 }
 

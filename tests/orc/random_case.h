@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "call_plan.h"
 #include "ffijit/c_api.h"
-#include "ffijit/call_plan.h"
 #include "ffijit/signature.h"
 
 namespace ffijit::testing {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ffijit/call_plan.h"
+#include "call_plan.h"
 
 namespace ffijit::testing {
 

@@ -15,6 +15,7 @@
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
+#include "ffijit/registry.h"
 #include "jit_settings.h"
 
 namespace ffijit::testing {
@@ -47,6 +48,18 @@ int64_t Count4(int8_t a, int8_t b, int16_t c, uint8_t d) {
   return a + b + c + d;
 }
 
+// The RuntimeError CompileNow throws for `f`; a test failure (and "") when it compiles.
+std::string CompileError(JitEngine& engine, const Function& f) {
+  try {
+    engine.CompileNow(f);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "RuntimeError");
+    return e.message();
+  }
+  ADD_FAILURE() << "compiled";
+  return "";
+}
+
 template <typename F>
 Function Make(const char* name, F* fn, JitOptions options) {
   ScopedJitOptions scope(options);
@@ -57,7 +70,7 @@ TEST(Tiering, EagerCompilesInTheBackgroundAndSwaps) {
   Function f = Make("mix16", &Mix16, {JitPolicy::kEager, 0});
   EXPECT_EQ(f(int64_t{3}, int64_t{7}, int64_t{2}).cast<int64_t>(), 3005);  // works at once
   JitEngine::Default().WaitIdle();
-  EXPECT_TRUE(IsJitCompiled(f.get()));
+  EXPECT_TRUE(IsJitCompiled(f));
   EXPECT_EQ(f(int64_t{-1}, int64_t{65535}, int64_t{-128}).cast<int64_t>(), -1000 + 65535 + 128);
 }
 
@@ -65,10 +78,10 @@ TEST(Tiering, AfterCallsCompilesOnceTheCountIsReached) {
   Function f = Make("scale", &Scale, {JitPolicy::kAfterCalls, 5});
   for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(f(1.5, int64_t{2}).cast<double>(), 3.0);
   JitEngine::Default().WaitIdle();
-  EXPECT_FALSE(IsJitCompiled(f.get()));
+  EXPECT_FALSE(IsJitCompiled(f));
   EXPECT_DOUBLE_EQ(f(1.5, int64_t{4}).cast<double>(), 6.0);  // the fifth call
   JitEngine::Default().WaitIdle();
-  EXPECT_TRUE(IsJitCompiled(f.get()));
+  EXPECT_TRUE(IsJitCompiled(f));
   EXPECT_DOUBLE_EQ(f(2.0, int64_t{-3}).cast<double>(), -6.0);
 }
 
@@ -76,14 +89,14 @@ TEST(Tiering, NeverStaysInterpretedButCompileNowWorks) {
   Function f = Make("low8", &Low8, {JitPolicy::kNever, 0});
   for (int i = 0; i < 300; ++i) f(int64_t{0x1ff}, false);
   JitEngine::Default().WaitIdle();
-  EXPECT_FALSE(IsJitCompiled(f.get()));
-  std::string why;
-  ASSERT_TRUE(JitEngine::Default().CompileNow(f.get(), &why)) << why;
-  EXPECT_TRUE(IsJitCompiled(f.get()));
+  EXPECT_FALSE(IsJitCompiled(f));
+  ASSERT_NO_THROW(JitEngine::Default().CompileNow(f));
+  EXPECT_TRUE(IsJitCompiled(f));
   EXPECT_EQ(f(int64_t{0x1ff}, false).cast<int64_t>(), 0xff);
   EXPECT_EQ(f(int64_t{0x10f}, true).cast<int64_t>(), 0xf0);
   // Compiling again is a no-op that succeeds.
-  EXPECT_TRUE(JitEngine::Default().CompileNow(f.get(), &why));
+  EXPECT_NO_THROW(JitEngine::Default().CompileNow(f));
+  EXPECT_TRUE(IsJitCompiled(f));
 }
 
 TEST(Tiering, GlobalDefaultPolicyApplies) {
@@ -93,25 +106,37 @@ TEST(Tiering, GlobalDefaultPolicyApplies) {
   SetDefaultJitOptions(saved);
   for (int i = 0; i < 300; ++i) f(int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4});
   JitEngine::Default().WaitIdle();
-  EXPECT_FALSE(IsJitCompiled(f.get()));
+  EXPECT_FALSE(IsJitCompiled(f));
 }
 
 TEST(Tiering, InterpretOnlyAndForeignFunctionsAreRefusedWithAReason) {
   RegisterOptions options;
   options.interpret_only = true;
   Function f = MakeFunction("add3", &Add3, options);
-  std::string why;
-  EXPECT_FALSE(JitEngine::Default().CompileNow(f.get(), &why));
-  EXPECT_NE(why.find("interpret-only"), std::string::npos) << why;
+  EXPECT_EQ(CompileError(JitEngine::Default(), f),
+            "the function stays interpreted: the function was registered interpret-only");
   EXPECT_EQ(f(int64_t{1}, int64_t{2}, int64_t{3}).cast<int64_t>(), 6);
 
   Function packed =
       Function::FromPacked([](const AnyView*, int32_t, Any* result) { *result = Any(int64_t{1}); });
-  EXPECT_FALSE(JitEngine::Default().CompileNow(packed.get(), &why));
-  EXPECT_NE(why.find("not a function made by ffijit"), std::string::npos) << why;
-  EXPECT_FALSE(IsJitCompiled(packed.get()));
-  EXPECT_FALSE(JitEngine::Default().CompileNow(nullptr, &why));
-  EXPECT_NE(why.find("not a Function"), std::string::npos) << why;
+  EXPECT_EQ(CompileError(JitEngine::Default(), packed),
+            "the function stays interpreted: not a function made by ffijit's registration");
+  EXPECT_FALSE(IsJitCompiled(packed));
+  EXPECT_EQ(CompileError(JitEngine::Default(), Function()),
+            "the function stays interpreted: not a Function object");
+  EXPECT_FALSE(IsJitCompiled(Function()));
+
+  // A batch compiles what it can and gives the others their reasons, in order, without throwing.
+  Function good = Make("add3", &Add3, {JitPolicy::kNever, 0});
+  CompileResults batch = JitEngine::Default().CompileNow({f, good, packed});
+  EXPECT_EQ(batch.installed, 1);
+  ASSERT_EQ(batch.reasons.size(), 3u);
+  EXPECT_EQ(batch.reasons[0],
+            "the function stays interpreted: the function was registered interpret-only");
+  EXPECT_EQ(batch.reasons[1], "");
+  EXPECT_EQ(batch.reasons[2],
+            "the function stays interpreted: not a function made by ffijit's registration");
+  EXPECT_TRUE(IsJitCompiled(good));
 }
 
 int64_t MemoryPassed(int64_t a, int64_t b) {
@@ -128,11 +153,10 @@ TEST(Tiering, AnUncompilablePlanStaysInterpretedWithALoggedReason) {
   Function f = Make("memory_passed", &MemoryPassed, {JitPolicy::kNever, 0});
   auto* plan = const_cast<CallPlan*>(reinterpret_cast<BoundFunction*>(f.get())->plan);
   plan->params[1].abi = AbiLocation{AbiClass::kMemory, 0};
-  std::string why;
-  EXPECT_FALSE(engine.CompileNow(f.get(), &why));
+  std::string why = CompileError(engine, f);
   SetJitLogSink(nullptr);
-  EXPECT_EQ(why, "parameter 1 is passed in memory");
-  EXPECT_FALSE(IsJitCompiled(f.get()));
+  EXPECT_EQ(why, "the function stays interpreted: parameter 1 is passed in memory");
+  EXPECT_FALSE(IsJitCompiled(f));
   EXPECT_EQ(f(int64_t{50}, int64_t{8}).cast<int64_t>(), 42);
   ASSERT_EQ(logged.size(), 1u);
   EXPECT_EQ(logged[0],
@@ -148,13 +172,11 @@ TEST(ThunkCache, OneThunkPerSignatureTheTargetComesThroughTheHandle) {
   JitEngine engine;
   JitOptions never{JitPolicy::kNever, 0};
   std::vector<Function> fns;
-  std::vector<TVMFFIObjectHandle> handles;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < 1000; ++i)
     fns.push_back(Make("scale_or_shift", i % 2 ? &Scale : &Shift, never));
-    handles.push_back(fns.back().get());
-  }
-  std::string why;
-  ASSERT_EQ(engine.CompileNow(handles, &why), 1000) << why;
+  CompileResults results = engine.CompileNow(fns);
+  ASSERT_EQ(results.installed, 1000) << results.reasons[0];
+  EXPECT_EQ(results.reasons, std::vector<std::string>(1000));
   JitStats stats = engine.Stats();
   EXPECT_EQ(stats.live_thunks, 1);
   EXPECT_EQ(stats.thunks_compiled, 1);
@@ -166,7 +188,7 @@ TEST(ThunkCache, OneThunkPerSignatureTheTargetComesThroughTheHandle) {
   }
   // A function registered after the compile costs no LLVM work.
   Function late = Make("scale", &Scale, never);
-  ASSERT_TRUE(engine.CompileNow(late.get(), &why)) << why;
+  ASSERT_NO_THROW(engine.CompileNow(late));
   EXPECT_EQ(engine.Stats().modules_compiled, stats.modules_compiled);
   EXPECT_EQ(engine.Stats().cache_hits, stats.cache_hits + 1);
   fns.clear();
@@ -180,16 +202,16 @@ TEST(ThunkCache, MemoryStaysFlatOverRegisterUnregisterCycles) {
   JitOptions never{JitPolicy::kNever, 0};
   // With one function keeping the thunk alive, cycles reuse it.
   Function keeper = Make("narrow", &Narrow, never);
-  ASSERT_TRUE(engine.CompileNow(keeper.get()));
+  ASSERT_NO_THROW(engine.CompileNow(keeper));
   for (int i = 0; i < 3000; ++i) {
     RegisterOptions options;
     options.allow_override = true;
     Function f = Register("orc_cycle", reinterpret_cast<void*>(&Narrow),
                           SignatureOf<decltype(&Narrow)>(), options);
-    ASSERT_TRUE(engine.CompileNow(f.get()));
+    ASSERT_NO_THROW(engine.CompileNow(f));
     ASSERT_EQ(f(int64_t{i}, 1.0f).cast<int64_t>(), static_cast<int16_t>(i + 1));
     f = Function();
-    Unregister("orc_cycle");
+    RemoveGlobalFunction("orc_cycle");
   }
   JitStats stats = engine.Stats();
   EXPECT_EQ(stats.live_thunks, 1);
@@ -200,7 +222,7 @@ TEST(ThunkCache, MemoryStaysFlatOverRegisterUnregisterCycles) {
   EXPECT_EQ(engine.Stats().live_units, 0);
   for (int i = 0; i < 50; ++i) {
     Function f = Make("halve", &Halve, never);
-    ASSERT_TRUE(engine.CompileNow(f.get()));
+    ASSERT_NO_THROW(engine.CompileNow(f));
     EXPECT_EQ(engine.Stats().live_units, 1);
   }
   stats = engine.Stats();
@@ -217,9 +239,7 @@ TEST(ThunkCache, NewSignaturesArrivingTogetherCompileInOneModule) {
                                Make("c", &Scale, never),  Make("d", &Low8, never),
                                Make("e", &Narrow, never), Make("f", &Halve, never),
                                Make("g", &Count4, never)};
-  std::vector<TVMFFIObjectHandle> handles;
-  for (auto& f : fns) handles.push_back(f.get());
-  ASSERT_EQ(engine.CompileNow(handles), 7);
+  ASSERT_EQ(engine.CompileNow(fns).installed, 7);
   EXPECT_EQ(engine.Stats().modules_compiled, 1);
   EXPECT_EQ(engine.Stats().thunks_compiled, 7);
   EXPECT_EQ(engine.Stats().live_units, 1);
@@ -241,14 +261,14 @@ TEST(ThunkCache, PersistentCacheIsReusedByAnotherEngine) {
   {
     JitEngine first({dir.string()});
     Function f = Make("count4", &Count4, never);
-    ASSERT_TRUE(first.CompileNow(f.get()));
+    ASSERT_NO_THROW(first.CompileNow(f));
     EXPECT_EQ(first.Stats().disk_hits, 0);
     EXPECT_EQ(first.Stats().thunks_compiled, 1);
   }
   {
     JitEngine second({dir.string()});
     Function f = Make("count4", &Count4, never);
-    ASSERT_TRUE(second.CompileNow(f.get()));
+    ASSERT_NO_THROW(second.CompileNow(f));
     EXPECT_EQ(second.Stats().disk_hits, 1);
     EXPECT_EQ(second.Stats().modules_compiled, 0);
     EXPECT_EQ(f(int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}).cast<int64_t>(), 10);
@@ -262,7 +282,7 @@ TEST(ThunkCache, PersistentCacheIsReusedByAnotherEngine) {
     SetJitLogSink([&logged](const std::string& line) { logged.push_back(line); });
     JitEngine third({dir.string()});
     Function f = Make("count4", &Count4, never);
-    ASSERT_TRUE(third.CompileNow(f.get()));
+    ASSERT_NO_THROW(third.CompileNow(f));
     SetJitLogSink(nullptr);
     EXPECT_EQ(third.Stats().disk_hits, 0);
     EXPECT_EQ(third.Stats().thunks_compiled, 1);
@@ -285,7 +305,7 @@ TEST(ThunkCache, ADamagedCacheReferenceIsReportedAndReplaced) {
   {
     JitEngine first({dir.string()});
     Function f = Make("halve", &Halve, never);
-    ASSERT_TRUE(first.CompileNow(f.get()));
+    ASSERT_NO_THROW(first.CompileNow(f));
     EXPECT_EQ(first.Stats().cache_errors, 0);
   }
   int damaged = 0;
@@ -301,7 +321,7 @@ TEST(ThunkCache, ADamagedCacheReferenceIsReportedAndReplaced) {
   {
     JitEngine second({dir.string()});
     Function f = Make("halve", &Halve, never);
-    ASSERT_TRUE(second.CompileNow(f.get()));
+    ASSERT_NO_THROW(second.CompileNow(f));
     EXPECT_EQ(second.Stats().disk_hits, 0);
     EXPECT_EQ(second.Stats().cache_errors, 1);
     EXPECT_FLOAT_EQ(f(3.0f, int64_t{2}).cast<double>(), 1.5);
@@ -309,7 +329,7 @@ TEST(ThunkCache, ADamagedCacheReferenceIsReportedAndReplaced) {
   {
     JitEngine third({dir.string()});  // the compile rewrote the reference
     Function f = Make("halve", &Halve, never);
-    ASSERT_TRUE(third.CompileNow(f.get()));
+    ASSERT_NO_THROW(third.CompileNow(f));
     EXPECT_EQ(third.Stats().disk_hits, 1);
     EXPECT_EQ(third.Stats().cache_errors, 0);
   }
@@ -325,7 +345,7 @@ TEST(ThunkCache, AnUnwritableCacheDirectoryOnlyCostsTheCacheAndIsReported) {
   SetJitLogSink([&logged](const std::string& line) { logged.push_back(line); });
   JitEngine engine({"/proc/ffijit-cannot-write-here"});
   Function f = Make("add3", &Add3, {JitPolicy::kNever, 0});
-  ASSERT_TRUE(engine.CompileNow(f.get()));
+  ASSERT_NO_THROW(engine.CompileNow(f));
   SetJitLogSink(nullptr);
   EXPECT_EQ(f(int64_t{1}, int64_t{2}, int64_t{3}).cast<int64_t>(), 6);
   EXPECT_EQ(engine.Stats().cache_errors, 1);
@@ -350,7 +370,7 @@ TEST(Tiering, StatsRaceTheEngineCreation) {
         EXPECT_LE(stats.live_units, 1);
       } while (!compiled.load());
     });
-    EXPECT_TRUE(engine.CompileNow(f.get()));
+    EXPECT_NO_THROW(engine.CompileNow(f));
     compiled = true;
     reader.join();
     EXPECT_EQ(engine.Stats().live_units, 1);
@@ -396,7 +416,7 @@ TEST(Tiering, CallsRacingTheSwapAllSucceed) {
   for (auto& th : threads) th.join();
   JitEngine::Default().WaitIdle();
   EXPECT_EQ(wrong.load(), 0);
-  EXPECT_TRUE(IsJitCompiled(f.get()));
+  EXPECT_TRUE(IsJitCompiled(f));
 }
 
 TEST(Tiering, FunctionsDyingWhileQueuedAreSafe) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs an ffijit build tree into a temporary prefix, then configures, builds and runs a small
-# consumer project against it: find_package(ffijit) must give a working ffijit::runtime.
+# consumer project against it: find_package(ffijit) must give a working ffijit::runtime (from C
+# and C++) and ffijit::jit (registration, the JIT tier, errors thrown across the library).
 #   install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR [SANITIZER_FLAGS]
 # A sanitized ffijit needs a consumer built with the same sanitizers (their runtime must come first).
 set -euo pipefail
@@ -17,6 +18,7 @@ cmake -S "$consumer_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/pr
 cmake --build "$work/build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
 "$work/build/ffijit_consumer"
 "$work/build/ffijit_consumer_cpp"
+"$work/build/ffijit_consumer_jit"
 
 # The drop-in libtvm_ffi.so (and ffijit's SONAME beside it) resolve to the installed runtime.
 runtime=$(find "$work/prefix" -name 'libffijit_runtime.so' -not -path '*/tvm-ffi/*' | head -n 1)

@@ -4,9 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include "call_plan.h"
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
-#include "ffijit/call_plan.h"
 #include "ffijit/error.h"
 #include "ffijit/signature.h"
 

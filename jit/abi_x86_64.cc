@@ -4,7 +4,7 @@
 // made of INTEGER or SSE eightbytes only, so the System V classification reduces to the rules
 // below. Where AArch64 (AAPCS64) would differ, the comment says so.
 
-#include "ffijit/call_plan.h"
+#include "call_plan.h"
 
 namespace ffijit {
 namespace {

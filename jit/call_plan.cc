@@ -2,7 +2,7 @@
 #include <sstream>
 #include <string>
 
-#include "ffijit/call_plan.h"
+#include "call_plan.h"
 
 namespace ffijit {
 namespace {

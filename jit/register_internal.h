@@ -1,0 +1,22 @@
+// Registration with the BoundFunctionFlags that RegisterOptions does not offer: how the C API
+// applies kFFIJITUseLibffi (its one public switch), and how tests force the libffi call path.
+#ifndef FFIJIT_JIT_REGISTER_INTERNAL_H_
+#define FFIJIT_JIT_REGISTER_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "ffijit/function.h"
+#include "ffijit/register.h"
+#include "ffijit/signature.h"
+
+namespace ffijit {
+
+// MakeFunction (register.h) with `extra_flags` (BoundFunctionFlags, e.g. kBoundUseLibffi) added to
+// the ones `options` implies.
+Function MakeFunctionWithFlags(const std::string& name, void* fn, Signature sig,
+                               const RegisterOptions& options, uint32_t extra_flags);
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_JIT_REGISTER_INTERNAL_H_
