@@ -24,7 +24,6 @@
 
 namespace ffijit {
 
-class JitEngine;
 namespace details {
 struct JitEngineImpl;        // the engine's state (internal to libffijit_jit)
 struct JitEngineAccess;      // how libffijit_jit's internals reach it

@@ -197,7 +197,7 @@ TEST(ThunkCache, OneThunkPerSignatureTheTargetComesThroughTheHandle) {
   EXPECT_EQ(engine.Stats().live_units, 0);
 }
 
-TEST(ThunkCache, MemoryStaysFlatOverRegisterUnregisterCycles) {
+TEST(ThunkCache, MemoryStaysFlatOverRegisterRemoveCycles) {
   JitEngine engine;
   JitOptions never{JitPolicy::kNever, 0};
   // With one function keeping the thunk alive, cycles reuse it.
