@@ -12,6 +12,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" >"$work/install.log"
+# Only the public headers are installed: the internal ones live beside their library.
+for internal in call_plan.h bound_function.h register_internal.h tagged_lexer.h; do
+  if find "$work/prefix" -name "$internal" | grep -q .; then
+    echo "install_test: the internal header $internal was installed" >&2
+    exit 1
+  fi
+done
+[ -f "$work/prefix/include/ffijit/export.h" ] || { echo "install_test: export.h missing" >&2; exit 1; }
 cmake -S "$consumer_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_EXE_LINKER_FLAGS="$sanitize" \
   >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
