@@ -4,9 +4,10 @@
  * C99 and C++ compatible. Every library is compiled with hidden symbols by default; only what is
  * marked here is exported. Each library has its own macro because on Windows a declaration is
  * dllexport inside the library that defines it and dllimport everywhere else (including the other
- * ffijit libraries). The defines FFIJIT_BUILDING_RUNTIME / _REFLECT / _JIT are set by the build of
- * that library alone (CMake, PRIVATE); consumers never set them. On ELF both directions are
- * default visibility.
+ * ffijit libraries). The defines FFIJIT_BUILDING_RUNTIME / _REFLECT / _JIT are set by CMake on the
+ * code linked into that library (its object library, and ffijit's own tests of its internals,
+ * which link those objects); consumers of the installed libraries never set them. On ELF both
+ * directions are default visibility.
  *
  *   FFIJIT_API          libffijit_runtime: the TVM FFI C ABI (TVMFFI*), FFIJIT* C extensions and
  *                       the C++ value/object/function classes
