@@ -55,6 +55,9 @@ NativeCallback::NativeCallback(const Function&, const Signature&, JitEngine&) {
   throw Error("RuntimeError", std::string("cannot make a native callback: ") + kNoJit);
 }
 
-NativeCallback::~NativeCallback() = default;
+// Never constructed here (the constructor throws), but the destructor stays honest.
+NativeCallback::~NativeCallback() {
+  delete state_;
+}
 
 }  // namespace ffijit
