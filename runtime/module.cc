@@ -11,6 +11,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -26,6 +27,8 @@ namespace ffi {
 namespace {
 
 using ffijit::Error;
+using ffijit::internal::WithFfijitErrors;
+using ffijit::internal::WithTvmErrors;
 
 constexpr const char* kFunctionPrefix = "__tvm_ffi_";
 constexpr const char* kLibraryCtx = "__tvm_ffi__library_ctx";
@@ -202,16 +205,20 @@ class LibraryModuleObj final : public ModuleObj {
   const char* kind() const override { return "library"; }
   int GetPropertyMask() const override { return 1 | 2; }  // binary-serializable | runnable
 
+  // Header-compiled code calls this slot directly, so it fails with tvm::ffi::Error.
   OptionalFunction GetFunction(const String& name) override {
-    TVMFFISafeCallType target = lib_->FindFunction(std::string(name.view()));
-    if (target == nullptr) return OptionalFunction();
-    TVMFFIObject* self = handle();
-    __atomic_fetch_add(&self->strong_ref_count, 1, __ATOMIC_RELAXED);
-    auto* func = new LibraryFunction{target, self};
-    TVMFFIObjectHandle out = nullptr;
-    // TVMFFIFunctionCreate releases `func` through the deleter if it fails.
-    ffijit::CheckCall(TVMFFIFunctionCreate(func, CallLibraryFunction, DeleteLibraryFunction, &out));
-    return Function(ObjectRef::Adopt(static_cast<TVMFFIObject*>(out)));
+    return WithTvmErrors([&] {
+      TVMFFISafeCallType target = lib_->FindFunction(std::string(name.view()));
+      if (target == nullptr) return OptionalFunction();
+      TVMFFIObject* self = handle();
+      TVMFFIObjectIncRef(self);
+      auto* func = new LibraryFunction{target, self};
+      TVMFFIObjectHandle out = nullptr;
+      // TVMFFIFunctionCreate releases `func` through the deleter if it fails.
+      ffijit::CheckCall(
+          TVMFFIFunctionCreate(func, CallLibraryFunction, DeleteLibraryFunction, &out));
+      return Function(ObjectRef::Adopt(static_cast<TVMFFIObject*>(out)));
+    });
   }
 
   Library& library() { return *lib_; }
@@ -421,7 +428,9 @@ Module DecodeLibraryBin(const char* bin, size_t extent, const std::shared_ptr<Li
   for (size_t i = 0; i < num_modules; ++i) {
     for (uint64_t j = indptr[i]; j < indptr[i + 1]; ++j) {
       try {
-        Deref(modules[i])->ImportModule(Module(ObjectRef::Borrow(modules[children[j]].get())));
+        WithFfijitErrors([&] {
+          Deref(modules[i])->ImportModule(Module(ObjectRef::Borrow(modules[children[j]].get())));
+        });
       } catch (const Error& e) {
         reader.Fail("module " + std::to_string(i) + " cannot import module " +
                     std::to_string(children[j]) + ": " + e.message());
@@ -513,7 +522,7 @@ TVMFFIObject* LookupFromImports(ModuleObj* mod, const char* name) {
   const String key = String::From(name);
   Function func;
   for (const auto& import : ImportsOf(mod)) {
-    func = Deref(import)->GetFunction(key, true);
+    func = WithFfijitErrors([&] { return Deref(import)->GetFunction(key, true); });
     if (func.defined()) break;
   }
   if (!func.defined()) {
@@ -553,74 +562,86 @@ TVMFFIObject* LookupFromImports(ModuleObj* mod, const char* name) {
 // ---- ModuleObj's out-of-line members (exported: header-compiled code calls them) ----
 
 void ModuleObj::ImportModule(const Module& other) {
-  TVMFFIObject* other_handle = CheckedModule(other, "ImportModule")->handle();
-  // One import at a time, so two concurrent imports cannot together close a cycle that each
-  // check alone missed.
-  static std::mutex* graph_mutex = new std::mutex();
-  std::lock_guard graph_lock(*graph_mutex);
-  std::unordered_set<TVMFFIObject*> seen;
-  if (Reaches(other_handle, handle(), &seen)) {
-    throw Error("RuntimeError", "Cyclic dependency detected during import");
-  }
-  std::lock_guard lock(ImportsMutex());
-  std::vector<TVMFFIAny> items;
-  if (TVMFFIObject* array = imports_.get()) {
-    const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(array + 1);
-    items.assign(cell->data, cell->data + cell->size);
-  }
-  items.push_back(ObjectView(other_handle));
-  imports_ = NewArray(items);
+  WithTvmErrors([&] {
+    TVMFFIObject* other_handle = CheckedModule(other, "ImportModule")->handle();
+    // One import at a time, so two concurrent imports cannot together close a cycle that each
+    // check alone missed.
+    static std::mutex* graph_mutex = new std::mutex();
+    std::lock_guard graph_lock(*graph_mutex);
+    std::unordered_set<TVMFFIObject*> seen;
+    if (Reaches(other_handle, handle(), &seen)) {
+      throw ffijit::RuntimeError("Cyclic dependency detected during import");
+    }
+    std::lock_guard lock(ImportsMutex());
+    std::vector<TVMFFIAny> items;
+    if (TVMFFIObject* array = imports_.get()) {
+      const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(array + 1);
+      items.assign(cell->data, cell->data + cell->size);
+    }
+    items.push_back(ObjectView(other_handle));
+    imports_ = NewArray(items);
+  });
 }
 
 void ModuleObj::ClearImports() {
-  ObjectRef empty = NewArray({});
-  std::lock_guard lock(ImportsMutex());
-  std::swap(imports_, empty);
+  WithTvmErrors([&] {
+    ObjectRef empty = NewArray({});
+    std::lock_guard lock(ImportsMutex());
+    std::swap(imports_, empty);
+  });
 }
 
 OptionalFunction ModuleObj::GetFunction(const String& name, bool query_imports) {
-  OptionalFunction func = GetFunction(name);
-  if (func.defined() || !query_imports) return func;
-  for (const auto& import : ImportsOf(this)) {
-    func = Deref(import)->GetFunction(name, true);
-    if (func.defined()) return func;
-  }
-  return OptionalFunction();
+  return WithTvmErrors([&] {
+    OptionalFunction func = GetFunction(name);
+    if (func.defined() || !query_imports) return func;
+    for (const auto& import : ImportsOf(this)) {
+      func = Deref(import)->GetFunction(name, true);
+      if (func.defined()) return func;
+    }
+    return OptionalFunction();
+  });
 }
 
 bool ModuleObj::ImplementsFunction(const String& name, bool query_imports) {
-  if (ImplementsFunction(name)) return true;
-  if (!query_imports) return false;
-  for (const auto& import : ImportsOf(this)) {
-    if (Deref(import)->ImplementsFunction(name, true)) return true;
-  }
-  return false;
+  return WithTvmErrors([&] {
+    if (ImplementsFunction(name)) return true;
+    if (!query_imports) return false;
+    for (const auto& import : ImportsOf(this)) {
+      if (Deref(import)->ImplementsFunction(name, true)) return true;
+    }
+    return false;
+  });
 }
 
 OptionalString ModuleObj::GetFunctionMetadata(const String& name, bool query_imports) {
-  OptionalString metadata = GetFunctionMetadata(name);
-  if (!metadata.is_none() || !query_imports) return metadata;
-  for (const auto& import : ImportsOf(this)) {
-    metadata = Deref(import)->GetFunctionMetadata(name, true);
-    if (!metadata.is_none()) return metadata;
-  }
-  return OptionalString();
+  return WithTvmErrors([&] {
+    OptionalString metadata = GetFunctionMetadata(name);
+    if (!metadata.is_none() || !query_imports) return metadata;
+    for (const auto& import : ImportsOf(this)) {
+      metadata = Deref(import)->GetFunctionMetadata(name, true);
+      if (!metadata.is_none()) return metadata;
+    }
+    return OptionalString();
+  });
 }
 
 Module Module::LoadFromFile(const String& file_name) {
-  return LoadModuleFromFile(std::string(file_name.view()));
+  return WithTvmErrors([&] { return LoadModuleFromFile(std::string(file_name.view())); });
 }
 
 void Module::VisitContextSymbols(const TypedFunction<void(String, void*)>& callback) {
-  for (const auto& [name, value] : ContextSymbols::Get().Snapshot()) {
-    String text = String::From(name);
-    TVMFFIAny args[2] = {text.raw(), TVMFFIAny{}};
-    args[1].type_index = kTVMFFIOpaquePtr;
-    args[1].v_ptr = value;
-    TVMFFIAny result{};
-    ffijit::CheckCall(TVMFFIFunctionCall(callback.packed.get(), args, 2, &result));
-    ffijit::internal::ReleaseAny(&result);
-  }
+  WithTvmErrors([&] {
+    for (const auto& [name, value] : ContextSymbols::Get().Snapshot()) {
+      String text = String::From(name);
+      TVMFFIAny args[2] = {text.raw(), TVMFFIAny{}};
+      args[1].type_index = kTVMFFIOpaquePtr;
+      args[1].v_ptr = value;
+      TVMFFIAny result{};
+      ffijit::CheckCall(TVMFFIFunctionCall(callback.packed.get(), args, 2, &result));
+      ffijit::internal::ReleaseAny(&result);
+    }
+  });
 }
 
 }  // namespace ffi
@@ -644,7 +665,7 @@ tf::String ToString(const std::string& text) {
   return tf::String::From(text);
 }
 
-Any FromOptionalString(const tf::String& value) {
+Any FromOptionalString(const tf::OptionalString& value) {
   if (value.is_none()) return Any();
   return Any(std::string(value.view()));
 }
@@ -657,9 +678,20 @@ void Register(const char* name, Function func) {
   SetGlobalFunction(name, func, true);
 }
 
+// The module members a global calls fail with tvm::ffi::Error (header-compiled code catches that);
+// the global's caller gets the same kind and message through the C convention.
+template <typename F, typename... A>
+auto ReportingTvmErrors(F body, std::tuple<A...>*) {
+  return [body = std::move(body)](A... args) {
+    return internal::WithFfijitErrors([&] { return body(std::move(args)...); });
+  };
+}
+
 template <typename F>
 void RegisterTyped(const char* name, F body) {
-  Register(name, Function::FromTyped(std::move(body), name));
+  using Args = typename details::FunctionTraits<F>::Args;
+  Register(name, Function::FromTyped(
+                     ReportingTvmErrors(std::move(body), static_cast<Args*>(nullptr)), name));
 }
 
 bool RegisterModuleGlobals() {

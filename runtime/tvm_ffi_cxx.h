@@ -1,4 +1,6 @@
-// Layout-compatible C++ declarations of the TVM FFI classes the exported ModuleObj symbols use.
+// Layout-compatible C++ declarations of the TVM FFI module classes (ModuleObj, Module) whose
+// symbols the runtime exports; the value classes they use (ObjectRef, String, Error, ...) are the
+// ones in tvm_ffi_cxx/shims.h.
 //
 // Header-compiled TVM FFI code (user modules, TVM's own C++) treats a module as a C++
 // `tvm::ffi::ModuleObj`: a vptr 8 bytes before the object header, a fixed virtual-slot order, an
@@ -9,17 +11,17 @@
 // FFI's library exports (ModuleObj's vtable and typeinfo, its non-virtual lookups, ImportModule,
 // ClearImports, Module::LoadFromFile and Module::VisitContextSymbols) leave the runtime; nothing
 // else can interpose on the same names compiled into user modules from TVM FFI's own headers.
+// Those members, like TVM FFI's, fail by throwing tvm::ffi::Error.
 #ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_H_
 #define FFIJIT_RUNTIME_TVM_FFI_CXX_H_
 
-#include <cstdint>
 #include <string>
-#include <string_view>
 #include <utility>
 
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/object.h"
+#include "tvm_ffi_cxx/shims.h"
 
 #define FFIJIT_HIDDEN __attribute__((visibility("hidden")))
 #define FFIJIT_CXX_API __attribute__((visibility("default")))
@@ -27,7 +29,8 @@
 namespace tvm {
 namespace ffi {
 
-// The base of every C++ object: just the C header.
+// The base of every C++ object: just the C header. (Not explicitly hidden: the exported ModuleObj
+// derives from it.)
 class Object {
  public:
   TVMFFIObject* header() noexcept { return &header_; }
@@ -37,40 +40,7 @@ class Object {
   TVMFFIObject header_{};
 };
 
-// A nullable strong reference: one object pointer (Function, Module, Array, Map, Optional<T> of
-// an object type). The destructor is non-trivial, so, like TVM FFI's references, values of these
-// types are returned through a hidden pointer and passed by reference.
-class ObjectRef {
- public:
-  ObjectRef() noexcept = default;
-  // Adopts one strong reference.
-  static ObjectRef Adopt(TVMFFIObject* owned) noexcept {
-    ObjectRef ref;
-    ref.ptr_ = owned;
-    return ref;
-  }
-  static ObjectRef Borrow(TVMFFIObject* obj) noexcept {
-    if (obj != nullptr) __atomic_fetch_add(&obj->strong_ref_count, 1, __ATOMIC_RELAXED);
-    return Adopt(obj);
-  }
-  ObjectRef(const ObjectRef& other) noexcept : ObjectRef(Borrow(other.ptr_)) {}
-  ObjectRef(ObjectRef&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
-  ObjectRef& operator=(ObjectRef other) noexcept {
-    std::swap(ptr_, other.ptr_);
-    return *this;
-  }
-  ~ObjectRef() {
-    if (ptr_ != nullptr) TVMFFIObjectDecRef(ptr_);
-  }
-  TVMFFIObject* get() const noexcept { return ptr_; }
-  TVMFFIObject* release() noexcept { return std::exchange(ptr_, nullptr); }
-  bool defined() const noexcept { return ptr_ != nullptr; }
-
- protected:
-  TVMFFIObject* ptr_ = nullptr;
-};
-
-class Function : public ObjectRef {
+class FFIJIT_TVM_SHIM Function : public ObjectRef {
  public:
   Function() noexcept = default;
   explicit Function(ObjectRef ref) noexcept : ObjectRef(std::move(ref)) {}
@@ -79,67 +49,14 @@ class Function : public ObjectRef {
 // TypedFunction<R(Args...)> holds one Function; only the name matters here (it is mangled into
 // Module::VisitContextSymbols).
 template <typename Signature>
-class TypedFunction {
+class FFIJIT_TVM_SHIM TypedFunction {
  public:
   Function packed;
 };
 
-// A String or Bytes: one owned TVMFFIAny cell (SmallStr/SmallBytes inline, or a Str/Bytes
-// object); None when it stands for an empty Optional<String>.
-class BytesCell {
- public:
-  BytesCell() noexcept = default;
-  BytesCell(const BytesCell& other) noexcept : cell_(other.cell_) {
-    if (cell_.type_index >= kTVMFFIStaticObjectBegin) {
-      __atomic_fetch_add(&cell_.v_obj->strong_ref_count, 1, __ATOMIC_RELAXED);
-    }
-  }
-  BytesCell& operator=(BytesCell other) noexcept {
-    std::swap(cell_, other.cell_);
-    return *this;
-  }
-  ~BytesCell() {
-    if (cell_.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(cell_.v_obj);
-  }
-  // Adopts an owned Any holding a string or bytes value.
-  static BytesCell Adopt(TVMFFIAny owned) noexcept {
-    BytesCell result;
-    result.cell_ = owned;
-    return result;
-  }
-  bool is_none() const noexcept { return cell_.type_index == kTVMFFINone; }
-  const TVMFFIAny& raw() const noexcept { return cell_; }
-  // The characters (empty for None).
-  std::string_view view() const noexcept {
-    if (cell_.type_index == kTVMFFINone) return {};
-    if (cell_.type_index < kTVMFFIStaticObjectBegin) {
-      return std::string_view(cell_.v_bytes, cell_.small_str_len);
-    }
-    const auto* bytes = reinterpret_cast<const TVMFFIByteArray*>(cell_.v_obj + 1);
-    return std::string_view(bytes->data, bytes->size);
-  }
-
- private:
-  TVMFFIAny cell_{};  // type_index 0 = None
-};
-
-class String : public BytesCell {
- public:
-  String() noexcept = default;
-  explicit String(BytesCell cell) noexcept : BytesCell(std::move(cell)) {}
-  // An owned copy of `chars` (SmallStr when short).
-  static String From(std::string_view chars) {
-    TVMFFIByteArray bytes{chars.data(), chars.size()};
-    TVMFFIAny owned{};
-    if (TVMFFIStringFromByteArray(&bytes, &owned) != 0) throw std::bad_alloc();
-    return String(Adopt(owned));
-  }
-};
-class Bytes : public BytesCell {};
-
-// Optional<Function> and Optional<String> have their value type's layout (null / None = empty).
+// Optional<Function> has Function's layout (null = empty).
 using OptionalFunction = Function;
-using OptionalString = String;
+using OptionalString = Optional<String>;
 // Array<...> and Map<...> are references to Array / Map objects.
 using ArrayRef = ObjectRef;
 using MapRef = ObjectRef;
@@ -161,8 +78,8 @@ class FFIJIT_CXX_API ModuleObj : public Object {
   virtual OptionalString GetFunctionMetadata(const String&) { return OptionalString(); }
   // Slot 5.
   virtual void WriteToFile(const String&, const String&) const {
-    throw ffijit::Error("RuntimeError",
-                        std::string("Module[") + kind() + "] does not support WriteToFile");
+    ffijit::internal::ThrowAsTvmError(
+        ffijit::RuntimeError(std::string("Module[") + kind() + "] does not support WriteToFile"));
   }
   // Slot 6.
   virtual ArrayRef GetWriteFormats() const {
@@ -172,8 +89,8 @@ class FFIJIT_CXX_API ModuleObj : public Object {
   }
   // Slot 7.
   virtual Bytes SaveToBytes() const {
-    throw ffijit::Error("RuntimeError",
-                        std::string("Module[") + kind() + "] does not support SaveToBytes");
+    ffijit::internal::ThrowAsTvmError(
+        ffijit::RuntimeError(std::string("Module[") + kind() + "] does not support SaveToBytes"));
   }
   // Slot 8.
   virtual String InspectSource(const String&) const { return String(); }
@@ -209,7 +126,7 @@ class Module : public ObjectRef {
  public:
   Module() noexcept = default;
   explicit Module(ObjectRef ref) noexcept : ObjectRef(std::move(ref)) {}
-  FFIJIT_HIDDEN ModuleObj* operator->() const noexcept { return ModuleObj::FromHandle(ptr_); }
+  FFIJIT_HIDDEN ModuleObj* operator->() const noexcept { return ModuleObj::FromHandle(data_); }
 
   // Loads a module file (format by extension; see ffi.ModuleLoadFromFile).
   FFIJIT_CXX_API static Module LoadFromFile(const String& file_name);

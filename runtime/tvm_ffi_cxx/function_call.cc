@@ -12,23 +12,6 @@
 #include "ffijit/c_ext.h"
 #include "shims.h"
 
-namespace tvm {
-namespace ffi {
-
-const char* Error::what() const noexcept {
-  thread_local std::string text;
-  const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(data_ + 1);
-  auto piece = [](const TVMFFIByteArray& bytes) {
-    return bytes.data == nullptr ? std::string() : std::string(bytes.data, bytes.size);
-  };
-  text = "Traceback (most recent call last):\n" + piece(cell->traceback) + piece(cell->kind) +
-         ": " + piece(cell->message) + "\n";
-  return text.c_str();
-}
-
-}  // namespace ffi
-}  // namespace tvm
-
 namespace {
 
 // Turns a failed safe_call's status into the exception header code catches.

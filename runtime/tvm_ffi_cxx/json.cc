@@ -576,9 +576,6 @@ namespace ffi {
 Any::~Any() {
   ffijit::internal::ReleaseAny(&data_);
 }
-String::~String() {
-  ffijit::internal::ReleaseAny(&data_);
-}
 
 namespace json {
 

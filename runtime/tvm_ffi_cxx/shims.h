@@ -1,5 +1,6 @@
-// Layout-compatible stand-ins for the few TVM FFI C++ classes whose bytes or type identity cross
-// the boundary with code compiled from TVM FFI's C++ headers (apache/tvm-ffi at e98b94e1).
+// Layout-compatible stand-ins for the TVM FFI C++ classes whose bytes or type identity cross the
+// boundary with code compiled from TVM FFI's C++ headers (apache/tvm-ffi at e98b94e1). The one
+// definition of each in the runtime; tvm_ffi_cxx.h adds the module classes on top.
 //
 // Internal to the runtime. Each class here is written for ffijit and reproduces only what such
 // code depends on:
@@ -8,22 +9,32 @@
 // - its layout: ObjectRef is one object pointer and no vtable; Error derives from ObjectRef and
 //   std::exception, so (Itanium: the first dynamic base is the primary base) its vptr sits at
 //   offset 0 and the Error object pointer at offset 8 — where that code's inline
-//   `SetSafeCallRaised(err)` reads it.
+//   `SetSafeCallRaised(err)` reads it; String, Bytes and Optional<String> are one TVMFFIAny
+//   (SmallStr/SmallBytes inline or a Str/Bytes object; None only for an empty Optional<String>);
 // - for the value classes passed to and returned from exported functions (Any, String,
 //   Optional<int>): their size and their being non-trivial for calls (a user-provided destructor
 //   or copy constructor), which makes the Itanium ABI pass them by reference and return them
 //   through a hidden pointer, exactly as for the originals.
-// Everything is hidden: a module's own copies of these classes (weak, default visibility) must
-// never bind to ours, nor ours to theirs. Functions exported under TVM FFI's names are marked
-// FFIJIT_TVM_EXPORT where they are defined.
+// Nothing here may leave the library: a module's own copies of these classes (weak, default
+// visibility) must never bind to ours, nor ours to theirs. The classes are hidden explicitly,
+// except ObjectRef, which the exported ModuleObj holds as a field (an explicitly hidden field type
+// is a -Wattributes error there); it is hidden by the runtime's -fvisibility=hidden and
+// -fvisibility-inlines-hidden. Functions exported under TVM FFI's names are marked
+// FFIJIT_TVM_EXPORT where they are declared.
 #ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
 #define FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
+#include <new>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "ffijit/c_api.h"
+#include "ffijit/c_ext.h"
+#include "ffijit/error.h"
 
 #define FFIJIT_TVM_SHIM __attribute__((visibility("hidden")))
 #define FFIJIT_TVM_EXPORT __attribute__((visibility("default")))
@@ -31,20 +42,35 @@
 namespace tvm {
 namespace ffi {
 
-// tvm::ffi::ObjectRef: one strong reference to an object (NULL allowed).
-class FFIJIT_TVM_SHIM ObjectRef {
+// tvm::ffi::ObjectRef: one strong reference to an object (NULL allowed). Also the layout of
+// Function, Module, Array, Map and Optional<T> of an object type.
+class ObjectRef {
  public:
-  ObjectRef() = default;
+  ObjectRef() noexcept = default;
   // Adopts one strong reference.
-  explicit ObjectRef(TVMFFIObject* owned) noexcept : data_(owned) {}
+  static ObjectRef Adopt(TVMFFIObject* owned) noexcept {
+    ObjectRef ref;
+    ref.data_ = owned;
+    return ref;
+  }
+  static ObjectRef Borrow(TVMFFIObject* obj) noexcept {
+    if (obj != nullptr) TVMFFIObjectIncRef(obj);
+    return Adopt(obj);
+  }
   ObjectRef(const ObjectRef& other) noexcept : data_(other.data_) {
     if (data_ != nullptr) TVMFFIObjectIncRef(data_);
   }
-  ObjectRef& operator=(const ObjectRef&) = delete;
+  ObjectRef(ObjectRef&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
+  ObjectRef& operator=(ObjectRef other) noexcept {
+    std::swap(data_, other.data_);
+    return *this;
+  }
   ~ObjectRef() {
     if (data_ != nullptr) TVMFFIObjectDecRef(data_);
   }
   TVMFFIObject* get() const noexcept { return data_; }
+  TVMFFIObject* release() noexcept { return std::exchange(data_, nullptr); }
+  bool defined() const noexcept { return data_ != nullptr; }
 
  protected:
   TVMFFIObject* data_ = nullptr;
@@ -58,10 +84,20 @@ struct FFIJIT_TVM_SHIM EnvErrorAlreadySet : public std::exception {};
 class FFIJIT_TVM_SHIM Error : public ObjectRef, public std::exception {
  public:
   // Adopts one strong reference to an Error object (never NULL).
-  explicit Error(TVMFFIObject* owned_error) noexcept : ObjectRef(owned_error) {}
+  explicit Error(TVMFFIObject* owned_error) noexcept : ObjectRef(Adopt(owned_error)) {}
   Error(const Error& other) noexcept : ObjectRef(other), std::exception(other) {}
-  // The text header code's Error::what() produces: traceback, then "Kind: message".
-  const char* what() const noexcept override;
+  // The text header code's Error::what() produces: traceback, then "Kind: message". Inline (no
+  // key function): every user of this header, tests included, gets the vtable it throws with.
+  const char* what() const noexcept override {
+    thread_local std::string text;
+    const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(data_ + 1);
+    auto piece = [](const TVMFFIByteArray& bytes) {
+      return bytes.data == nullptr ? std::string() : std::string(bytes.data, bytes.size);
+    };
+    text = "Traceback (most recent call last):\n" + piece(cell->traceback) + piece(cell->kind) +
+           ": " + piece(cell->message) + "\n";
+    return text.c_str();
+  }
 };
 
 // tvm::ffi::Any: one owned TVMFFIAny.
@@ -75,21 +111,67 @@ class FFIJIT_TVM_SHIM Any {
   TVMFFIAny data_;
 };
 
-// tvm::ffi::String: one owned TVMFFIAny holding a SmallStr or a Str object.
-class FFIJIT_TVM_SHIM String {
+// The one owned TVMFFIAny inside String, Bytes and Optional<String> (TVM FFI's
+// details::BytesBaseCell); None (type index 0) when default-constructed.
+class FFIJIT_TVM_SHIM BytesCell {
  public:
-  String() noexcept : data_{} { data_.type_index = kTVMFFISmallStr; }
-  String(String&& other) noexcept : data_(other.data_) { other.data_ = TVMFFIAny{}; }
-  String(const String&) = delete;
-  String& operator=(const String&) = delete;
-  ~String();
+  BytesCell() noexcept : data_{} {}
+  BytesCell(const BytesCell& other) noexcept : data_(other.data_) {
+    if (data_.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectIncRef(data_.v_obj);
+  }
+  BytesCell(BytesCell&& other) noexcept : data_(std::exchange(other.data_, TVMFFIAny{})) {}
+  BytesCell& operator=(BytesCell other) noexcept {
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  ~BytesCell() {
+    if (data_.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(data_.v_obj);
+  }
+  bool is_none() const noexcept { return data_.type_index == kTVMFFINone; }
+  const TVMFFIAny& raw() const noexcept { return data_; }
+  // The characters (empty for None).
+  std::string_view view() const noexcept {
+    if (data_.type_index == kTVMFFINone) return {};
+    if (data_.type_index < kTVMFFIStaticObjectBegin) {
+      return std::string_view(data_.v_bytes, data_.small_str_len);
+    }
+    const auto* bytes = reinterpret_cast<const TVMFFIByteArray*>(data_.v_obj + 1);
+    return std::string_view(bytes->data, bytes->size);
+  }
+
   TVMFFIAny data_;
 };
 
-// tvm::ffi::Optional<int> (template arguments <int, void>): a std::optional<int>, the value at
-// offset 0 and the engaged flag at 4.
+// tvm::ffi::String: a SmallStr or a Str object; default-constructed it is the empty SmallStr.
+class FFIJIT_TVM_SHIM String : public BytesCell {
+ public:
+  String() noexcept { data_.type_index = kTVMFFISmallStr; }
+  // Adopts an owned Any holding a SmallStr or a Str object.
+  static String Adopt(TVMFFIAny owned) noexcept {
+    String result;
+    result.data_ = owned;
+    return result;
+  }
+  // An owned copy of `chars` (SmallStr when short).
+  static String From(std::string_view chars) {
+    TVMFFIByteArray bytes{chars.data(), chars.size()};
+    TVMFFIAny owned{};
+    if (TVMFFIStringFromByteArray(&bytes, &owned) != 0) throw std::bad_alloc();
+    return Adopt(owned);
+  }
+};
+
+// tvm::ffi::Bytes: a SmallBytes or a Bytes object.
+class FFIJIT_TVM_SHIM Bytes : public BytesCell {
+ public:
+  Bytes() noexcept { data_.type_index = kTVMFFISmallBytes; }
+};
+
 template <typename T, typename = void>
 class Optional;
+
+// tvm::ffi::Optional<int> (template arguments <int, void>): a std::optional<int>, the value at
+// offset 0 and the engaged flag at 4.
 template <>
 class FFIJIT_TVM_SHIM Optional<int, void> {
  public:
@@ -102,9 +184,20 @@ class FFIJIT_TVM_SHIM Optional<int, void> {
   Optional(int v, bool has) noexcept : value(v), has_value(has) {}
 };
 
+// tvm::ffi::Optional<String>: a String's cell, None when empty (the default).
+template <>
+class FFIJIT_TVM_SHIM Optional<String, void> : public BytesCell {
+ public:
+  Optional() noexcept = default;
+  Optional(String value) noexcept : BytesCell(std::move(value)) {}  // NOLINT: implicit, as TVM's
+};
+
 static_assert(sizeof(ObjectRef) == sizeof(void*), "ObjectRef is one pointer");
-static_assert(sizeof(Any) == 16 && sizeof(String) == 16, "Any and String are one TVMFFIAny");
+static_assert(sizeof(Any) == 16 && sizeof(String) == 16 && sizeof(Bytes) == 16 &&
+                  sizeof(Optional<String>) == 16,
+              "Any, String, Bytes and Optional<String> are one TVMFFIAny");
 static_assert(sizeof(Optional<int>) == 8, "Optional<int> is a std::optional<int>");
+static_assert(sizeof(Error) == 2 * sizeof(void*), "Error is a vptr and an object pointer");
 
 // The structural comparison entry points (static members, so the classes carry no data).
 class FFIJIT_TVM_SHIM StructuralEqual {
@@ -125,9 +218,41 @@ namespace json {
 FFIJIT_TVM_EXPORT Any Parse(const String& json_str, String* error_msg);
 FFIJIT_TVM_EXPORT String Stringify(const Any& value, Optional<int> indent);
 }  // namespace json
-static_assert(sizeof(Error) == 2 * sizeof(void*), "Error is a vptr and an object pointer");
 
 }  // namespace ffi
 }  // namespace tvm
+
+namespace ffijit {
+namespace internal {
+
+// The two exception types for the same error (kind, message and traceback preserved):
+// tvm::ffi::Error is what header-compiled code catches from an exported C++ function;
+// ffijit::Error is what the runtime's own code and GuardCBoundary handle.
+[[noreturn]] inline void ThrowAsTvmError(const ffijit::Error& error) {
+  throw tvm::ffi::Error(static_cast<TVMFFIObject*>(error.ToObject()));
+}
+// Runs `body` (the inside of an exported C++ function), rethrowing an ffijit::Error as a
+// tvm::ffi::Error.
+template <typename Body>
+auto WithTvmErrors(Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const ffijit::Error& error) {
+    ThrowAsTvmError(error);
+  }
+}
+// Runs `body` (a call of an exported C++ function or of a C++ module's virtual member from the
+// runtime's own code), rethrowing a tvm::ffi::Error as an ffijit::Error.
+template <typename Body>
+auto WithFfijitErrors(Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const tvm::ffi::Error& error) {
+    throw ffijit::Error::FromObject(error.get());
+  }
+}
+
+}  // namespace internal
+}  // namespace ffijit
 
 #endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_

@@ -396,8 +396,50 @@ TEST(UserModuleTest, TheExportedCppStaticFunctionsWork) {
 
   Module mod = LoadFromFileFromCpp(ModulePath("basic_module"));
   EXPECT_EQ((*mod.GetFunction("add_one"))(1).cast<int64_t>(), 2);
-  Error error = CatchError([] { LoadFromFileFromCpp("no_extension"); });
-  EXPECT_EQ(error.kind(), "RuntimeError");
+  CaughtTvmError error = LoadFromFileErrorFromCpp("no_extension");
+  ASSERT_TRUE(error.caught);
+  EXPECT_EQ(error.kind, "RuntimeError");
+  EXPECT_FALSE(error.message.empty());
+  // The same failure through the C convention keeps kind and message.
+  Error through_c =
+      CatchError([] { GetGlobalFunctionOrThrow("ffi.ModuleLoadFromFile")("no_extension"); });
+  EXPECT_EQ(through_c.kind(), error.kind);
+  EXPECT_EQ(through_c.message(), error.message);
+}
+
+TEST(UserModuleTest, TheExportedModuleMembersThrowTvmFfiError) {
+  // What header-compiled code catches: tvm::ffi::Error, with the kind and message of the failure.
+  Module basic = Module::Load(ModulePath("basic_module"));
+  CaughtTvmError not_code = GetFunctionErrorFromCpp(basic, "not_code");
+  ASSERT_TRUE(not_code.caught);
+  EXPECT_EQ(not_code.kind, "TypeError");
+  EXPECT_TRUE(Contains(not_code.message, "not a function")) << not_code.message;
+  // Found through the imports of another module: the error still reaches the C++ caller.
+  Module user = MakeUserModule();
+  user.Import(basic);
+  CaughtTvmError through_imports = GetFunctionErrorFromCpp(user, "not_code");
+  ASSERT_TRUE(through_imports.caught);
+  EXPECT_EQ(through_imports.message, not_code.message);
+  CaughtTvmError cycle = ImportModuleErrorFromCpp(basic, user);
+  ASSERT_TRUE(cycle.caught);
+  EXPECT_EQ(cycle.kind, "RuntimeError");
+  EXPECT_EQ(cycle.message, "Cyclic dependency detected during import");
+  // The ffi.Module* globals report the same errors through the C convention, not InternalError
+  // or a RuntimeError wrapping what().
+  Error global = CatchError(
+      [&] { GetGlobalFunctionOrThrow("ffi.ModuleGetFunction")(user, "not_code", true); });
+  EXPECT_EQ(global.kind(), "TypeError");
+  EXPECT_EQ(global.message(), not_code.message);
+  Error global_cycle =
+      CatchError([&] { GetGlobalFunctionOrThrow("ffi.ModuleImportModule")(basic, user); });
+  EXPECT_EQ(global_cycle.kind(), "RuntimeError");
+  EXPECT_EQ(global_cycle.message(), cycle.message);
+  // And the C lookup from a library's context.
+  Module ctx = Module::Load(ModulePath("ctx_module"));
+  ctx.Import(user);
+  Error lookup = CatchError([&] { (*ctx.GetFunction("call_by_name"))("not_code", 1); });
+  EXPECT_EQ(lookup.kind(), "TypeError");
+  EXPECT_TRUE(Contains(lookup.message(), "not a function")) << lookup.message();
 }
 
 TEST(ModuleGlobalsTest, RejectBadArguments) {

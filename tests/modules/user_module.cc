@@ -1,6 +1,7 @@
 // A user module that subclasses tvm::ffi::ModuleObj, as C++ code built with TVM FFI's headers
 // does: its vtable and typeinfo derive from the ones the runtime exports (declared here through
-// ffijit's layout-compatible tvm_ffi_cxx.h).
+// ffijit's layout-compatible tvm_ffi_cxx.h), and it catches the tvm::ffi::Error those exported
+// members throw.
 #include "user_module.h"
 
 #include <new>
@@ -69,6 +70,43 @@ std::vector<std::pair<std::string, void*>> VisitContextSymbolsFromCpp() {
 ffijit::Module LoadFromFileFromCpp(const std::string& path) {
   tvm::ffi::Module mod = tvm::ffi::Module::LoadFromFile(tvm::ffi::String::From(path));
   return ffijit::Module(ffijit::ObjectPtr<>::Adopt(mod.release()));
+}
+
+namespace {
+
+// Runs `body` the way header-compiled code does: only a tvm::ffi::Error is caught (anything else,
+// e.g. an ffijit::Error, escapes and fails the test).
+template <typename Body>
+CaughtTvmError CatchTvmError(Body&& body) {
+  CaughtTvmError result;
+  try {
+    body();
+  } catch (const tvm::ffi::Error& error) {
+    const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(error.get() + 1);
+    result.caught = true;
+    result.kind.assign(cell->kind.data, cell->kind.size);
+    result.message.assign(cell->message.data, cell->message.size);
+  }
+  return result;
+}
+
+tvm::ffi::Module Borrow(const ffijit::Module& mod) {
+  return tvm::ffi::Module(tvm::ffi::ObjectRef::Borrow(mod.get()));
+}
+
+}  // namespace
+
+CaughtTvmError LoadFromFileErrorFromCpp(const std::string& path) {
+  return CatchTvmError([&] { tvm::ffi::Module::LoadFromFile(tvm::ffi::String::From(path)); });
+}
+
+CaughtTvmError GetFunctionErrorFromCpp(const ffijit::Module& mod, const std::string& name) {
+  return CatchTvmError(
+      [&] { Borrow(mod)->GetFunction(tvm::ffi::String::From(name), /*query_imports=*/true); });
+}
+
+CaughtTvmError ImportModuleErrorFromCpp(const ffijit::Module& mod, const ffijit::Module& other) {
+  return CatchTvmError([&] { Borrow(mod)->ImportModule(Borrow(other)); });
 }
 
 void* CppObjectOf(const ffijit::Module& mod) {
