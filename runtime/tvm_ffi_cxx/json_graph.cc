@@ -332,7 +332,9 @@ std::string GraphText(const Any& graph) {
   tvm::ffi::Any held;
   held.data_ = Any(graph).release();
   tvm::ffi::Optional<int> none(tvm::ffi::Optional<int>::None());
-  tvm::ffi::String text = tvm::ffi::json::Stringify(held, none);
+  // Stringify fails with tvm::ffi::Error; the globals calling this report it as it is.
+  tvm::ffi::String text =
+      internal::WithFfijitErrors([&] { return tvm::ffi::json::Stringify(held, none); });
   std::string_view chars;
   internal::ViewBytes(text.data_, &chars);
   return std::string(chars);
