@@ -1,7 +1,10 @@
 // DataType and Device: DLPack's DLDataType/DLDevice with string parsing and printing.
 //
-// Strings: "float32", "bfloat16", "int8x4" (4 lanes), "bool", "handle", "void"; "cpu", "cpu:0",
-// "cuda:1". An unparsable string is a ValueError that quotes it.
+// Strings follow TVM FFI's grammar: "float32", "bfloat16", "int8x4" (4 lanes), "float32xvscalex4"
+// (scalable), "int"/"float" (32 bits), "float8_e4m3fn" and the other sub-byte floats, "bool",
+// "handle", "" or "void"; devices "cpu", "cpu:0", "cuda:1". An unparsable string is a ValueError
+// that quotes it. ffijit's "bool" is DLPack's bool (code 6, 8 bits); TVM FFI's reads as uint1 —
+// both print as "bool".
 #ifndef FFIJIT_DTYPE_H_
 #define FFIJIT_DTYPE_H_
 

@@ -21,24 +21,45 @@ TEST(DataTypeTest, ParsesAndPrintsRoundTrip) {
       {"bfloat16", DataType::BFloat(16)},
       {"int8x4", DataType::Int(8, 4)},
       {"int64", DataType::Int(64)},
-      {"uint1", DataType::UInt(1)},
+      {"uint8", DataType::UInt(8)},
       {"uint32", DataType::UInt(32)},
       {"bool", DataType::Bool()},
       {"float32x16", DataType::Float(32, 16)},
       {"complex64", DataType(kDLComplex, 64, 1)},
-      {"handle64", DataType(kDLOpaqueHandle, 64, 1)},
+      {"handle", DataType(kDLOpaqueHandle, 64, 1)},
+      {"", DataType(kDLOpaqueHandle, 0, 0)},
+      {"float8_e4m3fnx2", DataType(10, 8, 2)},
+      {"float8_e4m3", DataType(8, 8, 1)},
+      {"float8_e4m3fnuz", DataType(11, 8, 1)},
+      {"float8_e4m3b11fnuz", DataType(9, 8, 1)},
+      {"float8_e5m2", DataType(12, 8, 1)},
+      {"float8_e8m0fnu", DataType(14, 8, 1)},
+      {"float6_e3m2fn", DataType(16, 6, 1)},
+      {"float4_e2m1fn", DataType(17, 4, 1)},
+      {"float32xvscalex4", DataType(kDLFloat, 32, static_cast<uint16_t>(-4))},
+      {"int8x32767", DataType::Int(8, 32767)},
   };
   for (const auto& c : cases) {
     DataType parsed(c.text);
     EXPECT_EQ(parsed, c.expected) << c.text;
     EXPECT_EQ(parsed.ToString(), c.text);
   }
-  EXPECT_EQ(DataType("handle"), DataType(kDLOpaqueHandle, 64, 1));
+  // TVM FFI's readings: widths a name implies, "void", both boolean encodings print as "bool".
+  EXPECT_EQ(DataType("handle64"), DataType(kDLOpaqueHandle, 64, 1));
+  EXPECT_EQ(DataType("int"), DataType::Int(32));
+  EXPECT_EQ(DataType("uint"), DataType::UInt(32));
+  EXPECT_EQ(DataType("float"), DataType::Float(32));
+  EXPECT_EQ(DataType("bfloat"), DataType::BFloat(16));
+  EXPECT_EQ(DataType("floatx4"), DataType::Float(32, 4));
+  EXPECT_EQ(DataType("void"), DataType(kDLOpaqueHandle, 0, 0));
+  EXPECT_EQ(DataType::UInt(1).ToString(), "bool");
 }
 
 TEST(DataTypeTest, UnparsableStringsAreValueErrorsQuotingTheString) {
-  const char* bad[] = {"",       "float",      "flaot32",  "int",    "int0",  "int256", "int8x",
-                       "int8x0", "int8x70000", "float32 ", "uint-8", "bool8", "x86"};
+  const char* bad[] = {"flaot32",     "int0",          "int256",       "int8x",
+                       "int8x0",      "int8x70000",    "int8x32768",   "float32 ",
+                       "uint-8",      "bool8",         "x86",          "float8_e4m3fn8",
+                       "float8_e9m9", "int8xvscalex0", "int8xvscalex", "float32xvscale4"};
   for (const char* text : bad) {
     try {
       DataType parsed(text);
