@@ -155,18 +155,17 @@ TEST(Float16Call, LibffiRefusesHalfFloatArgumentsAndByValueResults) {
 // agrees with the call stub's.
 TEST(Float16Call, LibffiWritesHalfFloatResultsThroughOutPointers) {
   for (CallPath path : {CallPath::kStub, CallPath::kLibffi}) {
-    Function split = Bind("split", split_halves,
-                          Sig({S(ScalarKind::kF64)}, {S(ScalarKind::kF16), S(ScalarKind::kBF16)}),
-                          path);
+    Function split =
+        Bind("split", split_halves,
+             Sig({S(ScalarKind::kF64)}, {S(ScalarKind::kF16), S(ScalarKind::kBF16)}), path);
     Any result = Call(split, {3.0});
     Array parts = result.cast<Array>();
     ASSERT_EQ(parts.size(), 2);
     EXPECT_EQ(parts[0].cast<double>(), 1.5);
     EXPECT_EQ(parts[1].cast<double>(), 0.75);
-    Function status = Bind("halve_status", halve_status,
-                           Sig({S(ScalarKind::kF64)}, {S(ScalarKind::kF16)},
-                               CallConvention::kStatus),
-                           path);
+    Function status =
+        Bind("halve_status", halve_status,
+             Sig({S(ScalarKind::kF64)}, {S(ScalarKind::kF16)}, CallConvention::kStatus), path);
     EXPECT_EQ(Call(status, {5.0}).cast<double>(), 2.5);
   }
 }
