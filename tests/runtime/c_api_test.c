@@ -145,7 +145,7 @@ static void TestContainersAndTypes(void) {
   DLDataType dtype;
   DLDevice device;
   TVMFFIByteArray text = {"int8x4", 6};
-  TVMFFIByteArray bad = {"float", 5};
+  TVMFFIByteArray bad = {"float-3", 7};
   TVMFFIByteArray cuda = {"cuda:1", 6};
   memset(items, 0, sizeof(items));
   items[0].type_index = kTVMFFIInt;
@@ -173,7 +173,7 @@ static void TestContainersAndTypes(void) {
   CHECK(TVMFFIDataTypeFromString(&text, &dtype) == 0);
   CHECK(dtype.code == kDLInt && dtype.bits == 8 && dtype.lanes == 4);
   CHECK(TVMFFIDataTypeFromString(&bad, &dtype) == -1);
-  CHECK(RaisedErrorIs("ValueError", "\"float\""));
+  CHECK(RaisedErrorIs("ValueError", "\"float-3\""));
   CHECK(FFIJITDeviceFromString(&cuda, &device) == 0);
   CHECK(device.device_type == kDLCUDA && device.device_id == 1);
   CHECK(FFIJITObjectIsInstance(kTVMFFIArray, kTVMFFIObject) == 1);
