@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -16,7 +17,8 @@
 namespace ffijit {
 namespace {
 
-TVMFFIByteArray Bytes(const std::string& text) {
+// A view of `text`, which must outlive it (a literal, or a string the caller keeps).
+TVMFFIByteArray Bytes(std::string_view text) {
   return TVMFFIByteArray{text.data(), text.size()};
 }
 
