@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "../catch_error.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/module.h"
 #include "ffijit/registry.h"
@@ -15,16 +16,7 @@ Function G(const char* name) {
   return GetGlobalFunctionOrThrow(name);
 }
 
-template <typename F>
-Error CatchError(F&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no error was thrown";
-  return Error("None", "");
-}
+using ffijit_tests::CatchError;
 
 TEST(BuiltinGlobalsTest, StringAndBytesMakeOwnedValues) {
   TVMFFIAny raw{};

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "../catch_error.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/module.h"
 #include "ffijit/registry.h"
@@ -25,16 +26,7 @@ std::string ModulePath(const std::string& name) {
   return std::string(FFIJIT_TEST_MODULE_DIR) + "/" + name + ".so";
 }
 
-template <typename F>
-Error CatchError(F&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no error was thrown";
-  return Error("None", "");
-}
+using ffijit_tests::CatchError;
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

@@ -8,22 +8,14 @@
 #include <thread>
 #include <vector>
 
+#include "../catch_error.h"
 #include "../finishes_in_time.h"
 #include "ffijit/ffijit.h"
 
 namespace ffijit {
 namespace {
 
-template <typename F>
-Error CatchError(F&& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an Error";
-  return Error("none", "none");
-}
+using ffijit_tests::CatchError;
 
 int64_t Add3(int64_t a, int64_t b, int64_t c) {
   return a + b + c;
