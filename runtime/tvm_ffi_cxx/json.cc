@@ -497,21 +497,6 @@ std::string StringifyValue(const TVMFFIAny& value, int indent) {
   return std::move(writer.text());
 }
 
-// ---- C++ boundary: ffijit::Error -> tvm::ffi::Error ----
-
-[[noreturn]] void ThrowTvm(const ffijit::Error& error) {
-  throw tvm::ffi::Error(static_cast<TVMFFIObject*>(error.ToObject()));
-}
-
-template <typename Body>
-auto ToTvmException(Body&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const ffijit::Error& e) {
-    ThrowTvm(e);
-  }
-}
-
 // ---- The globals ----
 
 int ParseGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
@@ -580,7 +565,7 @@ Any::~Any() {
 namespace json {
 
 Any Parse(const String& json_str, String* error_msg) {
-  return ffijit::ToTvmException([&] {
+  return ffijit::internal::WithTvmErrors([&] {
     std::string_view text;
     ffijit::internal::ViewBytes(json_str.data_, &text);
     Any result;
@@ -597,7 +582,7 @@ Any Parse(const String& json_str, String* error_msg) {
 }
 
 String Stringify(const Any& value, Optional<int> indent) {
-  return ffijit::ToTvmException([&] {
+  return ffijit::internal::WithTvmErrors([&] {
     std::string text = ffijit::StringifyValue(value.data_, indent.has_value ? indent.value : 0);
     String result;
     ffijit::internal::MakeOwnedBytes(true, text.data(), text.size(), &result.data_);

@@ -8,8 +8,10 @@
 // and equal strings share one node, objects are shared by identity. Data: bool/int/float as
 // themselves, "DataType" as its string, "Device" as [type, id], "ffi.String" as the text,
 // "ffi.Bytes" as base64, "ffi.Array" as the node indices of its items, "ffi.Map" as
-// [key0, value0, key1, ...] indices, "ffi.Shape" as its integers. Other object types need
-// reflection (their fields), which ffijit does not provide yet: they are a TypeError.
+// [key0, value0, key1, ...] indices, "ffi.Shape" as its integers. Any other object type is
+// reflected: its `__data_to_json__` / `__data_from_json__` type attributes when set, else a JSON
+// object of its fields (bool/int/float/DataType fields inline, others as node indices), read back
+// through the type's creator and field setters (defaults for absent fields).
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -21,6 +23,7 @@
 #include "ffijit/dtype.h"
 #include "ffijit/function.h"
 #include "ffijit/registry.h"
+#include "reflected.h"
 #include "shims.h"
 
 namespace ffijit {
@@ -160,20 +163,65 @@ class Serializer {
         break;
       }
       default:
-        throw Error("TypeError", "ToJSONGraph: values of type `" + TypeKey(raw.type_index) +
-                                     "` cannot be serialized by ffijit (it serializes None, "
-                                     "bool, int, float, DataType, Device, str, bytes, Array, "
-                                     "Map and Shape)");
+        if (raw.type_index < kTVMFFIStaticObjectBegin) {
+          throw Error("TypeError", "ToJSONGraph: values of type `" + TypeKey(raw.type_index) +
+                                       "` cannot be serialized");
+        }
+        type = String(TypeKey(raw.type_index));
+        data = ObjectData(raw);
     }
     std::vector<std::pair<Any, Any>> node{{"type", type}};
     if (raw.type_index != kTVMFFINone) node.emplace_back("data", data);
     int64_t index = static_cast<int64_t>(nodes_.size());
     nodes_.emplace_back(Map(node));
+    // An object's node is found by its address: keep it alive while that address is a key.
+    if (raw.type_index >= kTVMFFIStaticObjectBegin) keep_.push_back(value.ToOwned());
     index_.emplace(std::move(identity), index);
     return index;
   }
   Array Nodes() const { return Array(nodes_); }
 
+ private:
+  // A reflected object's data: what its `__data_to_json__` type attribute returns, or else a JSON
+  // object of its fields (ancestors' first): bool/int/float/DataType fields inline, any other
+  // field as the index of its value's node.
+  Any ObjectData(const TVMFFIAny& raw) {
+    if (TVMFFIObject* to_json = internal::TypeAttrFunction("__data_to_json__", raw.type_index)) {
+      return Function(ObjectPtr<>::Borrow(to_json))(AnyView(raw));
+    }
+    const TVMFFITypeInfo& info = *TVMFFIGetTypeInfo(raw.type_index);
+    if (__atomic_load_n(&info.metadata, __ATOMIC_ACQUIRE) == nullptr) {
+      throw Error("TypeError", "Type metadata is not set for type `" + internal::TypeKeyOf(info) +
+                                   "`, so ToJSONGraph is not supported for this type");
+    }
+    std::vector<std::pair<Any, Any>> fields;
+    internal::ForEachField(info, [&](const TVMFFIFieldInfo& field) {
+      Any value = internal::ReadField(raw.v_obj, field);
+      Any name(std::string_view(field.name.data, field.name.size));
+      switch (field.field_static_type_index) {
+        case kTVMFFINone:
+          fields.emplace_back(name, Any());
+          break;
+        case kTVMFFIBool:
+        case kTVMFFIInt:
+        case kTVMFFIFloat:
+          fields.emplace_back(name, value);
+          break;
+        case kTVMFFIDataType: {
+          TVMFFIAny text{};
+          CheckCall(TVMFFIDataTypeToString(&value.raw().v_dtype, &text));
+          fields.emplace_back(name, Any::Adopt(text));
+          break;
+        }
+        default:
+          fields.emplace_back(name, Any(NodeOf(value)));
+      }
+      return false;
+    });
+    return Map(fields);
+  }
+
+ public:
  private:
   // Equal POD values and equal strings map to one node; objects by address.
   static std::string Identity(const AnyView& value) {
@@ -189,6 +237,7 @@ class Serializer {
 
   std::unordered_map<std::string, int64_t> index_;
   std::vector<Any> nodes_;
+  std::vector<Any> keep_;
 };
 
 Any ToGraph(const AnyView& value, const AnyView& metadata) {
@@ -313,9 +362,93 @@ class Deserializer {
     if (key == "ffi.Shape") {
       return Shape(Indices(data, index));
     }
-    throw Error("TypeError", "FromJSONGraph: nodes of type `" + key +
-                                 "` cannot be deserialized by ffijit (reflected object types are "
-                                 "not supported)");
+    return DecodeObject(index, key, data);
+  }
+
+  // A reflected object: through its `__data_from_json__` type attribute, or else made by its
+  // metadata's creator and its fields (ancestors' first) set from the data object, falling back to
+  // their defaults.
+  Any DecodeObject(int64_t index, const std::string& key, const AnyView& data) {
+    TVMFFIByteArray key_bytes{key.data(), key.size()};
+    int32_t type_index = -1;
+    if (TVMFFITypeKeyToIndex(&key_bytes, &type_index) != 0) {
+      Error::MoveFromRaised();  // replaced by a message naming the node
+      Bad("node " + std::to_string(index) + " has type `" + key + "`, which is not registered");
+    }
+    if (type_index < kTVMFFIStaticObjectBegin) {
+      Bad("node " + std::to_string(index) + ": type `" + key + "` is not an object type");
+    }
+    if (TVMFFIObject* from_json = internal::TypeAttrFunction("__data_from_json__", type_index)) {
+      return Function(ObjectPtr<>::Borrow(from_json))(data);
+    }
+    const TVMFFITypeInfo& info = *TVMFFIGetTypeInfo(type_index);
+    const TVMFFITypeMetadata* metadata = __atomic_load_n(&info.metadata, __ATOMIC_ACQUIRE);
+    if (metadata == nullptr || metadata->creator == nullptr) {
+      throw Error("RuntimeError", "Type `" + key +
+                                      "` does not support default construction, so "
+                                      "FromJSONGraph is not supported for this type");
+    }
+    if (data.type_index() != kTVMFFIMap) {
+      Bad("node " + std::to_string(index) + ": the data of a `" + key + "` must be an object");
+    }
+    Map fields = data.cast<Map>();
+    TVMFFIObjectHandle handle = nullptr;
+    CheckCall(metadata->creator(&handle));
+    if (handle == nullptr)
+      throw Error("RuntimeError", "the creator of `" + key + "` returned no object");
+    ObjectPtr<> object = ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle));
+    internal::ForEachField(info, [&](const TVMFFIFieldInfo& field) {
+      std::string name(field.name.data, field.name.size);
+      std::optional<AnyView> given = fields.Get(Any(name));
+      Any value;
+      if (given) {
+        value = FieldValue(index, field, name, *given);
+      } else if (field.flags & kTVMFFIFieldFlagBitMaskHasDefault) {
+        value = Any(AnyView(field.default_value));
+      } else {
+        throw Error("TypeError", "Required field `" + name + "` not set in type `" + key + "`");
+      }
+      if (field.setter == nullptr) {
+        throw Error("RuntimeError", "field `" + name + "` of `" + key + "` has no setter");
+      }
+      CheckCall(field.setter(reinterpret_cast<char*>(object.get()) + field.offset, &value.raw()));
+      return false;
+    });
+    return Any(ObjectRef(std::move(object)));
+  }
+
+  // A field's value from its JSON form: inline for bool/int/float/DataType fields, else a node.
+  Any FieldValue(int64_t index, const TVMFFIFieldInfo& field, const std::string& name,
+                 const AnyView& json) {
+    auto expect = [&](bool ok) {
+      if (!ok) Bad("node " + std::to_string(index) + ": bad value for field `" + name + "`");
+    };
+    switch (field.field_static_type_index) {
+      case kTVMFFINone:
+        return Any();
+      case kTVMFFIBool:
+        expect(json.type_index() == kTVMFFIBool);
+        return json.ToOwned();
+      case kTVMFFIInt:
+        expect(json.type_index() == kTVMFFIInt);
+        return json.ToOwned();
+      case kTVMFFIFloat:
+        if (json.type_index() == kTVMFFIInt) return Any(static_cast<double>(json.cast<int64_t>()));
+        expect(json.type_index() == kTVMFFIFloat);
+        return json.ToOwned();
+      case kTVMFFIDataType: {
+        expect(json.type_index() == kTVMFFISmallStr || json.type_index() == kTVMFFIStr);
+        std::string text = json.cast<std::string>();
+        TVMFFIByteArray bytes{text.data(), text.size()};
+        TVMFFIAny out{};
+        out.type_index = kTVMFFIDataType;
+        CheckCall(TVMFFIDataTypeFromString(&bytes, &out.v_dtype));
+        return Any::Adopt(out);
+      }
+      default:
+        expect(json.type_index() == kTVMFFIInt);
+        return Node(json.cast<int64_t>());
+    }
   }
 
   int64_t root_ = 0;
@@ -323,10 +456,6 @@ class Deserializer {
   std::vector<Any> decoded_;
   std::vector<char> done_;  // 0 new, 2 decoding, 1 decoded
 };
-
-[[noreturn]] void ThrowTvm(const Error& error) {
-  throw tvm::ffi::Error(static_cast<TVMFFIObject*>(error.ToObject()));
-}
 
 std::string GraphText(const Any& graph) {
   tvm::ffi::Any held;
@@ -357,12 +486,7 @@ int ToGraphGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* res
 int ToGraphStringGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   return GuardCBoundary([&] {
     CheckArity("ffi.ToJSONGraphString", num_args, 1, 2);
-    std::string text;
-    try {
-      text = GraphText(ToGraph(args[0], num_args == 2 ? AnyView(args[1]) : AnyView()));
-    } catch (const tvm::ffi::Error& e) {
-      throw Error::FromObject(e.get());
-    }
+    std::string text = GraphText(ToGraph(args[0], num_args == 2 ? AnyView(args[1]) : AnyView()));
     *result = String(text).release();
   });
 }
@@ -405,23 +529,19 @@ namespace tvm {
 namespace ffi {
 
 Any ToJSONGraph(const Any& value, const Any& metadata) {
-  try {
+  return ffijit::internal::WithTvmErrors([&] {
     Any result;
     result.data_ = ffijit::ToGraph(value.data_, metadata.data_).release();
     return result;
-  } catch (const ffijit::Error& e) {
-    ffijit::ThrowTvm(e);
-  }
+  });
 }
 
 Any FromJSONGraph(const Any& value) {
-  try {
+  return ffijit::internal::WithTvmErrors([&] {
     Any result;
     result.data_ = ffijit::Deserializer(value.data_).Root().release();
     return result;
-  } catch (const ffijit::Error& e) {
-    ffijit::ThrowTvm(e);
-  }
+  });
 }
 
 }  // namespace ffi

@@ -204,6 +204,11 @@ class FFIJIT_TVM_SHIM StructuralEqual {
  public:
   FFIJIT_TVM_EXPORT static bool Equal(const Any& lhs, const Any& rhs, bool map_free_vars,
                                       bool skip_tensor_content);
+  // Returns Optional<Tuple<AccessPath, AccessPath>>: one object pointer (NULL when the values are
+  // equal) to a two-element ffi.Array. The return type is not part of the mangled name; ObjectRef
+  // has its size and is returned the same way (non-trivial: through a hidden pointer).
+  FFIJIT_TVM_EXPORT static ObjectRef GetFirstMismatch(const Any& lhs, const Any& rhs,
+                                                      bool map_free_vars, bool skip_tensor_content);
 };
 class FFIJIT_TVM_SHIM StructuralHash {
  public:

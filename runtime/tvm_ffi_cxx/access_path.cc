@@ -1,0 +1,240 @@
+// The types `ffi.reflection.AccessStep` and `ffi.reflection.AccessPath` (see access_path.h): their
+// registration in the type table while the runtime loads, their reflected fields, and the
+// constructors the structural comparison uses to report where two values first differ.
+//
+// Facts from TVM FFI e98b94e1's public headers: both types are final subclasses of ffi.Object
+// (no child slots), structural kind ConstTreeNode, fields `kind`/`key` and `parent`/`step`/`depth`
+// in that order and at those offsets. Header code constructs and reads them inline; objects made
+// there and here are interchangeable because only the layout and the type index are shared.
+#include "access_path.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "../internal.h"
+
+namespace ffijit::internal {
+namespace {
+
+struct AccessStepLayout {
+  TVMFFIObject header;
+  int32_t kind;
+  TVMFFIAny key;
+};
+struct AccessPathLayout {
+  TVMFFIObject header;
+  TVMFFIObject* parent;  // an AccessPath, or NULL at the root
+  TVMFFIObject* step;    // an AccessStep, or NULL at the root
+  int32_t depth;
+};
+static_assert(offsetof(AccessStepLayout, kind) == 24 && offsetof(AccessStepLayout, key) == 32 &&
+                  sizeof(AccessStepLayout) == 48,
+              "AccessStepObj layout");
+static_assert(offsetof(AccessPathLayout, parent) == 24 && offsetof(AccessPathLayout, step) == 32 &&
+                  offsetof(AccessPathLayout, depth) == 40 && sizeof(AccessPathLayout) == 48,
+              "AccessPathObj layout");
+
+constexpr char kStepKey[] = "ffi.reflection.AccessStep";
+constexpr char kPathKey[] = "ffi.reflection.AccessPath";
+
+void StepDeleter(void* self, int flags) {
+  auto* step = static_cast<AccessStepLayout*>(self);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) ReleaseAny(&step->key);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(self);
+}
+
+void PathDeleter(void* self, int flags) {
+  auto* path = static_cast<AccessPathLayout*>(self);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    if (path->parent != nullptr) details::DecRef(std::exchange(path->parent, nullptr));
+    if (path->step != nullptr) details::DecRef(std::exchange(path->step, nullptr));
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(self);
+}
+
+// ---- Field accessors (getter: an owned value; setter: converts or fails with TypeError) ----
+
+void SetRaised(const char* kind, const std::string& message) {
+  TVMFFIErrorSetRaisedFromCStr(kind, message.c_str());
+}
+
+int GetInt32(void* field, TVMFFIAny* result) {
+  *result = TVMFFIAny{};
+  result->type_index = kTVMFFIInt;
+  result->v_int64 = *static_cast<int32_t*>(field);
+  return 0;
+}
+
+int SetKind(void* field, const TVMFFIAny* value) {
+  if (value->type_index != kTVMFFIInt || value->v_int64 < 0 || value->v_int64 > 5) {
+    SetRaised("TypeError", "ffi.reflection.AccessStep.kind must be an int from 0 to 5");
+    return -1;
+  }
+  *static_cast<int32_t*>(field) = static_cast<int32_t>(value->v_int64);
+  return 0;
+}
+
+int SetDepth(void* field, const TVMFFIAny* value) {
+  if (value->type_index != kTVMFFIInt || value->v_int64 < 0 || value->v_int64 > INT32_MAX) {
+    SetRaised("TypeError", "ffi.reflection.AccessPath.depth must be a non-negative int32");
+    return -1;
+  }
+  *static_cast<int32_t*>(field) = static_cast<int32_t>(value->v_int64);
+  return 0;
+}
+
+int GetAny(void* field, TVMFFIAny* result) {
+  return GuardCBoundary([&] { CopyToOwned(*static_cast<TVMFFIAny*>(field), result); });
+}
+
+int SetAny(void* field, const TVMFFIAny* value) {
+  return GuardCBoundary([&] {
+    TVMFFIAny owned{};
+    CopyToOwned(*value, &owned);
+    auto* slot = static_cast<TVMFFIAny*>(field);
+    TVMFFIAny old = std::exchange(*slot, owned);
+    ReleaseAny(&old);
+  });
+}
+
+int GetObject(void* field, TVMFFIAny* result) {
+  TVMFFIObject* obj = *static_cast<TVMFFIObject**>(field);
+  *result = TVMFFIAny{};
+  if (obj != nullptr) {
+    details::IncRef(obj);
+    result->type_index = obj->type_index;
+    result->v_obj = obj;
+  }
+  return 0;
+}
+
+// Stores None or an object of exactly `type_index` (both types are final).
+int SetObjectOf(void* field, const TVMFFIAny* value, int32_t type_index, const char* what) {
+  if (value->type_index != kTVMFFINone && value->type_index != type_index) {
+    SetRaised("TypeError", std::string(what) + " must be None or an `" +
+                               TypeIndexToKey(type_index) + "`, not `" +
+                               TypeIndexToKey(value->type_index) + "`");
+    return -1;
+  }
+  auto** slot = static_cast<TVMFFIObject**>(field);
+  TVMFFIObject* next = value->type_index == kTVMFFINone ? nullptr : value->v_obj;
+  if (next != nullptr) details::IncRef(next);
+  TVMFFIObject* old = std::exchange(*slot, next);
+  if (old != nullptr) details::DecRef(old);
+  return 0;
+}
+int SetParent(void* field, const TVMFFIAny* value) {
+  return GuardCBoundary([&] {
+    CheckCall(SetObjectOf(field, value, AccessPathTypeIndex(), "ffi.reflection.AccessPath.parent"));
+  });
+}
+int SetStep(void* field, const TVMFFIAny* value) {
+  return GuardCBoundary([&] {
+    CheckCall(SetObjectOf(field, value, AccessStepTypeIndex(), "ffi.reflection.AccessPath.step"));
+  });
+}
+
+int CreateStep(TVMFFIObjectHandle* result) {
+  return GuardCBoundary(
+      [&] { *result = AllocObject(sizeof(AccessStepLayout), AccessStepTypeIndex(), StepDeleter); });
+}
+int CreatePath(TVMFFIObjectHandle* result) {
+  return GuardCBoundary(
+      [&] { *result = AllocObject(sizeof(AccessPathLayout), AccessPathTypeIndex(), PathDeleter); });
+}
+
+void AddField(int32_t type_index, const char* name, int64_t offset, int64_t size,
+              int32_t static_type_index, TVMFFIFieldGetter getter, TVMFFIFieldSetter setter) {
+  TVMFFIFieldInfo info{};
+  info.name = TVMFFIByteArray{name, std::strlen(name)};
+  info.size = size;
+  info.alignment = size >= 8 ? 8 : size;
+  info.offset = offset;
+  info.getter = getter;
+  info.setter = setter;
+  info.field_static_type_index = static_type_index;
+  CheckCall(TVMFFITypeRegisterField(type_index, &info));
+}
+
+void AddMetadata(int32_t type_index, TVMFFIObjectCreator creator) {
+  TVMFFITypeMetadata metadata{};
+  metadata.creator = creator;
+  metadata.total_size = 48;
+  metadata.structural_eq_hash_kind = kTVMFFISEqHashKindConstTreeNode;
+  CheckCall(TVMFFITypeRegisterMetadata(type_index, &metadata));
+}
+
+// Allocates (or finds) the index the way header code does for a final subclass of ffi.Object:
+// depth 1, no child slots, overflow allowed (inherited from ffi.Object).
+int32_t AllocIndex(const char* key) {
+  TVMFFIByteArray bytes{key, std::strlen(key)};
+  return TVMFFITypeGetOrAllocIndex(&bytes, -1, 1, 0, 1, kTVMFFIObject);
+}
+
+// Registers both types with their fields once (the first caller wins; later calls only read).
+struct Registration {
+  int32_t step = -1;
+  int32_t path = -1;
+  Registration() {
+    step = AllocIndex(kStepKey);
+    path = AllocIndex(kPathKey);
+    AddField(step, "kind", offsetof(AccessStepLayout, kind), 4, kTVMFFIInt, GetInt32, SetKind);
+    AddField(step, "key", offsetof(AccessStepLayout, key), 16, kTVMFFIAny, GetAny, SetAny);
+    AddMetadata(step, CreateStep);
+    AddField(path, "parent", offsetof(AccessPathLayout, parent), 8, kTVMFFIAny, GetObject,
+             SetParent);
+    AddField(path, "step", offsetof(AccessPathLayout, step), 8, kTVMFFIAny, GetObject, SetStep);
+    AddField(path, "depth", offsetof(AccessPathLayout, depth), 4, kTVMFFIInt, GetInt32, SetDepth);
+    AddMetadata(path, CreatePath);
+  }
+};
+
+const Registration& Registered() {
+  static const Registration registration;
+  return registration;
+}
+
+// While the runtime loads, before any module's static initialisers can ask for the keys.
+__attribute__((constructor)) void RegisterAccessPathTypes() {
+  try {
+    Registered();
+  } catch (const Error&) {
+    // Only allocation can fail here; the first use retries nothing and reports the type missing.
+  }
+}
+
+}  // namespace
+
+int32_t AccessStepTypeIndex() {
+  return Registered().step;
+}
+int32_t AccessPathTypeIndex() {
+  return Registered().path;
+}
+
+ObjectPtr<> NewAccessStep(AccessKind kind, const AnyView& key) {
+  auto* step = reinterpret_cast<AccessStepLayout*>(
+      AllocObject(sizeof(AccessStepLayout), AccessStepTypeIndex(), StepDeleter));
+  ObjectPtr<> owned = ObjectPtr<>::Adopt(&step->header);
+  step->kind = static_cast<int32_t>(kind);
+  CopyToOwned(key.raw(), &step->key);
+  return owned;
+}
+
+ObjectPtr<> AccessPathRoot() {
+  return ObjectPtr<>::Adopt(
+      AllocObject(sizeof(AccessPathLayout), AccessPathTypeIndex(), PathDeleter));
+}
+
+ObjectPtr<> ExtendAccessPath(const ObjectPtr<>& parent, const ObjectPtr<>& step) {
+  auto* path = reinterpret_cast<AccessPathLayout*>(
+      AllocObject(sizeof(AccessPathLayout), AccessPathTypeIndex(), PathDeleter));
+  ObjectPtr<> owned = ObjectPtr<>::Adopt(&path->header);
+  path->parent = ObjectPtr<>(parent).release();
+  path->step = ObjectPtr<>(step).release();
+  path->depth = reinterpret_cast<const AccessPathLayout*>(parent.get())->depth + 1;
+  return owned;
+}
+
+}  // namespace ffijit::internal

@@ -1,0 +1,72 @@
+// Reading objects of reflected types the way TVM FFI's extra API does (include/tvm/ffi/reflection/
+// accessor.h at e98b94e1): every field of a type, ancestors' fields first; a field's value through
+// its getter; a type's entry in a type attribute column. Shared by the structural comparison and
+// the JSON graph serialization.
+#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_REFLECTED_H_
+#define FFIJIT_RUNTIME_TVM_FFI_CXX_REFLECTED_H_
+
+#include <cstring>
+#include <string>
+
+#include "ffijit/any.h"
+#include "ffijit/c_api.h"
+#include "ffijit/error.h"
+#include "ffijit/object.h"
+
+namespace ffijit::internal {
+
+inline std::string TypeKeyOf(const TVMFFITypeInfo& info) {
+  return std::string(info.type_key.data, info.type_key.size);
+}
+
+// Calls visit(field) for every field of the type, from the ancestor at depth 1 down to the type's
+// own (the root ffi.Object has none); stops as soon as visit returns true, and then returns true.
+// Field arrays may be republished by later registrations, so each is read once, acquiring.
+template <typename Visit>
+bool ForEachField(const TVMFFITypeInfo& info, Visit&& visit) {
+  auto visit_level = [&](const TVMFFITypeInfo& level) {
+    const int32_t count = __atomic_load_n(&level.num_fields, __ATOMIC_ACQUIRE);
+    const TVMFFIFieldInfo* fields = __atomic_load_n(&level.fields, __ATOMIC_ACQUIRE);
+    for (int32_t i = 0; i < count; ++i) {
+      if (visit(fields[i])) return true;
+    }
+    return false;
+  };
+  for (int32_t depth = 1; depth < info.type_depth; ++depth) {
+    if (visit_level(*info.type_acenstors[depth])) return true;
+  }
+  return visit_level(info);
+}
+
+// The value of `field` of `obj` (owned), or the getter's error.
+inline Any ReadField(TVMFFIObject* obj, const TVMFFIFieldInfo& field) {
+  if (field.getter == nullptr) {
+    throw Error("RuntimeError",
+                "field `" + std::string(field.name.data, field.name.size) + "` has no getter");
+  }
+  TVMFFIAny out{};
+  CheckCall(field.getter(reinterpret_cast<char*>(obj) + field.offset, &out));
+  return Any::Adopt(out);
+}
+
+// The Function stored for `type_index` in the type attribute column `column` (borrowed), or NULL
+// when the column or the entry is absent; a TypeError when the entry is not a Function.
+inline TVMFFIObject* TypeAttrFunction(const char* column, int32_t type_index) {
+  TVMFFIByteArray name{column, std::strlen(column)};
+  const TVMFFITypeAttrColumn* attrs = TVMFFIGetTypeAttrColumn(&name);
+  if (attrs == nullptr || type_index < 0 || static_cast<size_t>(type_index) >= attrs->size) {
+    return nullptr;
+  }
+  const TVMFFIAny& value = attrs->data[type_index];
+  if (value.type_index == kTVMFFINone) return nullptr;
+  if (value.type_index != kTVMFFIFunction) {
+    throw Error("TypeError", std::string("type attribute `") + column + "` of `" +
+                                 TypeIndexToKey(type_index) + "` must be a function, not `" +
+                                 TypeIndexToKey(value.type_index) + "`");
+  }
+  return value.v_obj;
+}
+
+}  // namespace ffijit::internal
+
+#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_REFLECTED_H_
