@@ -7,13 +7,6 @@
 #include "ffijit/ffijit.h"
 #include "tvm_header_style.h"
 
-namespace tvm {
-namespace ffi {
-Any ToJSONGraph(const Any& value, const Any& metadata);
-Any FromJSONGraph(const Any& value);
-}  // namespace ffi
-}  // namespace tvm
-
 namespace ffijit {
 namespace {
 

@@ -2,9 +2,9 @@
 // does inline, written for these tests: the Error class it catches (matched against the
 // runtime's by the Itanium typeinfo name), the direct call of a Function's C++ `call` entry at
 // header+32, and the value classes and declarations through which it calls the exported C++
-// functions (json::Parse/Stringify, StructuralEqual/Hash) by their mangled names. The runtime's own
-// copies are hidden, so these tests exercise the name match across the shared-library boundary
-// exactly as a separately built module does.
+// functions (json::Parse/Stringify, To/FromJSONGraph, StructuralEqual/Hash) by their mangled names.
+// The runtime's own copies are hidden, so these tests exercise the name match across the
+// shared-library boundary exactly as a separately built module does.
 #ifndef FFIJIT_TESTS_TVM_HEADER_STYLE_H_
 #define FFIJIT_TESTS_TVM_HEADER_STYLE_H_
 
@@ -95,12 +95,18 @@ class Optional<int, void> {
   Optional(const Optional& other) : data_(other.data_) {}
   std::optional<int> data_;
 };
+Any ToJSONGraph(const Any& value, const Any& metadata);
+Any FromJSONGraph(const Any& value);
 namespace json {
 Any Parse(const String& json_str, String* error_msg);
 String Stringify(const Any& value, Optional<int> indent);
 }  // namespace json
 struct StructuralEqual {
   static bool Equal(const Any& lhs, const Any& rhs, bool map_free_vars, bool skip_tensor_content);
+  // Returns Optional<Tuple<AccessPath, AccessPath>> in TVM FFI: one object pointer (NULL when
+  // equal), non-trivial, so returned through a hidden pointer like this ObjectRef.
+  static ObjectRef GetFirstMismatch(const Any& lhs, const Any& rhs, bool map_free_vars,
+                                    bool skip_tensor_content);
 };
 struct StructuralHash {
   static uint64_t Hash(const Any& value, bool map_free_vars, bool skip_tensor_content);
