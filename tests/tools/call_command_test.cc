@@ -302,6 +302,17 @@ TEST(FfijitCallModule, CallsATvmFfiFunctionWithoutASignature) {
               "ffijit call: ValueError: fail: why");
 }
 
+TEST(FfijitCallModule, ObjectsOfTheModulesReflectedTypesPrintTheirFields) {
+  // The types and their fields were registered by the module's static initialiser.
+  ExpectPrints(CallModule(FFIJIT_TOOL_REFLECTED_MODULE, "make_rect", "2 3"),
+               R"({"object":"rm.Rect","fields":{"sides":4,"w":2,"h":3}})");
+  // A subtype with no fields of its own prints its ancestors' fields; a type with no fields
+  // prints its key only.
+  ExpectPrints(CallModule(FFIJIT_TOOL_REFLECTED_MODULE, "make_square", "5"),
+               R"({"object":"rm.Square","fields":{"sides":4,"w":5,"h":5}})");
+  ExpectPrints(CallModule(FFIJIT_TOOL_REFLECTED_MODULE, "make_other"), R"({"object":"rm.Other"})");
+}
+
 TEST(FfijitCallModule, BadInputIsReportedClearly) {
   ExpectFails(CallModule(FFIJIT_TOOL_EMPTY_MODULE, "add_one", "1"), 4,
               std::string("ffijit call: no such function: library '") + FFIJIT_TOOL_EMPTY_MODULE +
