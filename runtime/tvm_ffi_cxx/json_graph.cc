@@ -221,8 +221,6 @@ class Serializer {
     return Map(fields);
   }
 
- public:
- private:
   // Equal POD values and equal strings map to one node; objects by address.
   static std::string Identity(const AnyView& value) {
     const TVMFFIAny& raw = value.raw();
