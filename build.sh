@@ -9,6 +9,7 @@
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
 #   ./build.sh bench   build and run ffijit_bench (Release)
 #   ./build.sh report  run the benchmarks once; write docs/performance.{md,svg} and the README table
+#   ./build.sh aarch64 cross-build for Linux AArch64 and run the test suite under qemu-aarch64-static
 #   ./build.sh deps    only install the packages
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -43,6 +44,44 @@ build() {
 
 run_tests() {
   ctest --test-dir "$1" -j "$JOBS" --output-on-failure --timeout 900
+}
+
+# The AArch64 lane: Debian's cross compiler and qemu on the host, and the arm64 packages of the
+# dependencies unpacked (never installed) into a sysroot under build/. Debian ships LLVM's static
+# archives with llvm-19-dev and its CMake package checks that they exist, so they stay.
+AARCH64_HOST_PACKAGES=(g++-aarch64-linux-gnu qemu-user-static)
+AARCH64_SYSROOT_PACKAGES=(libllvm19 llvm-19-dev llvm-19-linker-tools libedit2 libffi8 libz3-4 libxml2
+                          libicu72 zlib1g libzstd1 liblzma5 libtinfo6 libbsd0 libmd0 libffi-dev
+                          libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian
+                          libdlpack-dev)
+AARCH64_SYSROOT=$PWD/build/aarch64-sysroot
+
+aarch64_sysroot() {
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  local missing=()
+  for p in "${AARCH64_HOST_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  local want="${AARCH64_SYSROOT_PACKAGES[*]}"
+  if ((${#missing[@]})) || [ "$(cat "$AARCH64_SYSROOT/.packages" 2>/dev/null)" != "$want" ]; then
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+      $sudo dpkg --add-architecture arm64
+    fi
+    $sudo apt-get update
+    if ((${#missing[@]})); then
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y "${missing[@]}"
+    fi
+  fi
+  if [ "$(cat "$AARCH64_SYSROOT/.packages" 2>/dev/null)" != "$want" ]; then
+    rm -rf "$AARCH64_SYSROOT"
+    local debs="$AARCH64_SYSROOT.debs"
+    rm -rf "$debs" && mkdir -p "$debs" "$AARCH64_SYSROOT"
+    (cd "$debs" && apt-get download "${AARCH64_SYSROOT_PACKAGES[@]/%/:arm64}" nlohmann-json3-dev)
+    for f in "$debs"/*.deb; do dpkg -x "$f" "$AARCH64_SYSROOT"; done
+    rm -rf "$debs"
+    echo "$want" > "$AARCH64_SYSROOT/.packages"
+  fi
 }
 
 cmd=${1:-test}
@@ -94,6 +133,13 @@ case "$cmd" in
         "$work" "tests/fuzz/seeds/${name#fuzz_}"
     done
     ;;
+  aarch64)
+    deps
+    aarch64_sysroot
+    build build/aarch64 -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_BENCH=OFF \
+      -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DFFIJIT_AARCH64_SYSROOT="$AARCH64_SYSROOT"
+    run_tests build/aarch64
+    ;;
   bench)
     deps
     build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF
@@ -104,7 +150,7 @@ case "$cmd" in
     bench/report "${@:2}"
     ;;
   *)
-    echo "usage: $0 demo|test|asan|tsan|nojit|fuzz|bench|report|deps" >&2
+    echo "usage: $0 demo|test|asan|tsan|nojit|fuzz|aarch64|bench|report|deps" >&2
     exit 2
     ;;
 esac
