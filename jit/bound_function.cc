@@ -35,13 +35,8 @@ void BoundFunctionDeleter(void* self, int flags) {
   }
 }
 
-// The register stub exists for x86-64 System V only; elsewhere every call goes through libffi.
-constexpr bool kHaveStub =
-#if defined(__x86_64__) && !defined(_WIN32)
-    true;
-#else
-    false;
-#endif
+// Platforms without a register stub (platform/abi.h) call every target through libffi.
+constexpr bool kHaveStub = platform::kHaveCallStub;
 
 }  // namespace
 

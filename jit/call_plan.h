@@ -73,13 +73,14 @@ bool IsFloatConversion(Conversion c);
 // i8..i64, u8..u64 (not bool).
 bool IsIntegerConversion(Conversion c);
 
-// Where the platform C ABI puts one native parameter (or reads one result). x86-64 System V is
-// implemented in reflect/abi_x86_64.cc, which also notes where AArch64 AAPCS64 would differ.
+// Where the platform C ABI puts one native parameter (or reads one result). The rules of each
+// platform are in jit/platform/ (abi.h); the register numbers below are indices into that
+// platform's argument registers, never register names.
 enum class AbiClass : uint8_t {
-  kGpr,        // one integer register: slot = 0..5 (rdi, rsi, rdx, rcx, r8, r9)
-  kSse,        // one vector register: slot = 0..7 (xmm0..xmm7)
-  kGprPair,    // a 16-byte struct of two INTEGER eightbytes in registers slot, slot+1
-  kStack,      // one 8-byte stack slot: slot = index in 8-byte units above the return address
+  kGpr,        // one integer argument register: slot = its index (0 = rdi / x0)
+  kSse,        // one vector argument register: slot = its index (0 = xmm0 / v0)
+  kGprPair,    // a 16-byte struct in integer registers slot, slot+1
+  kStack,      // one 8-byte stack slot: slot = index in 8-byte units from the first stack argument
   kStackPair,  // a 16-byte struct in stack slots slot, slot+1 (did not fit in registers)
   kMemory,     // a struct larger than 16 bytes, passed by hidden copy (no current type needs it)
 };
@@ -135,10 +136,10 @@ struct NativeParam {
 // How the native returns (before boxing).
 enum class ReturnKind : uint8_t {
   kVoid,     // nothing (void, or every result goes through out-pointers)
-  kGpr,      // rax (integers, bool, pointers, DLDataType, DLDevice)
-  kSse,      // xmm0 (floats)
-  kGprPair,  // rax:rdx (TVMFFIByteArray, TVMFFIAny)
-  kStatus,   // eax is an int status: 0 = success, nonzero = the native raised an error
+  kGpr,      // the first integer result register (integers, bool, pointers, DLDataType, DLDevice)
+  kSse,      // the first vector result register (floats)
+  kGprPair,  // the first two integer result registers (TVMFFIByteArray, TVMFFIAny)
+  kStatus,   // an int status in the first integer register: 0 = success, nonzero = raised
 };
 
 // One result of the function, in signature order.
@@ -186,8 +187,8 @@ struct CallPlan {
   // kStatus: the native returns `int`.
 
   // Register and stack use of the whole native call (argument params + out-pointers).
-  int32_t num_gpr = 0;    // 0..6
-  int32_t num_sse = 0;    // 0..8
+  int32_t num_gpr = 0;    // integer argument registers used
+  int32_t num_sse = 0;    // vector argument registers used
   int32_t num_stack = 0;  // 8-byte stack slots
 
   int32_t num_args() const { return static_cast<int32_t>(args.size()); }
@@ -200,9 +201,6 @@ struct CallPlan {
 // cannot call (e.g. nested structure results, an unknown object type key).
 CallPlan Lower(const Signature& sig, std::string function_name);
 
-// Assigns AbiLocations to every param and out-pointer and fills num_gpr/num_sse/num_stack and
-// return_kind. Called by Lower; the one place with platform calling-convention knowledge.
-void AssignAbi(CallPlan& plan);
 
 // A readable multi-line dump of a plan (for the command-line tool and for debugging).
 std::string PlanToString(const CallPlan& plan);

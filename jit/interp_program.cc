@@ -11,27 +11,9 @@ namespace ffijit {
 namespace {
 
 uint16_t FrameIndex(const AbiLocation& loc) {
-  int64_t index = 0;
-  switch (loc.cls) {
-    case AbiClass::kGpr:
-    case AbiClass::kGprPair:
-      index = loc.slot;
-      break;
-    case AbiClass::kSse:
-      index = 6 + loc.slot;
-      break;
-    case AbiClass::kStack:
-    case AbiClass::kStackPair:
-    case AbiClass::kMemory:
-      index = kFrameStackBase + int64_t{loc.slot};
-      break;
-  }
+  const int64_t index = platform::FrameIndex(platform::kHost, loc);
   if (index > 65000) throw ValueError("too many stack arguments: " + std::to_string(loc.slot));
   return static_cast<uint16_t>(index);
-}
-
-bool IsPair(AbiClass c) {
-  return c == AbiClass::kGprPair || c == AbiClass::kStackPair || c == AbiClass::kMemory;
 }
 
 InterpOpcode OpcodeOf(const NativeParam& p) {
@@ -70,7 +52,7 @@ InterpProgram* BuildInterpProgram(const CallPlan& plan) {
     const NativeParam& p = plan.params[i];
     InterpOp op;
     op.opcode = OpcodeOf(p);
-    op.words = IsPair(p.abi.cls) ? 2 : 1;
+    op.words = platform::IsTwoWords(p.abi.cls) ? 2 : 1;
     op.dest = FrameIndex(p.abi);
     op.position = p.position;
     op.param = static_cast<int32_t>(i);

@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "call_plan.h"
+#include "platform/abi.h"
 
 namespace ffijit {
 
-// The call frame the stub reads: [0..5] integer registers, [6..13] vector registers, then the
-// stack argument slots.
-constexpr int kFrameStackBase = 14;
+// The call frame the stub reads: the host platform's register words, then the stack argument
+// slots (platform/abi.h).
+using platform::kFrameStackBase;
 
 enum class InterpOpcode : uint8_t {
   kInt64,      // i64 from Int/Bool, no path: one load and store

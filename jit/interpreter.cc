@@ -8,14 +8,7 @@
 #include "libffi_call.h"
 #include "marshal.h"
 
-#if defined(__x86_64__) && !defined(_WIN32)
-#define FFIJIT_HAVE_CALL_STUB 1
-extern "C" void ffijit_call_sysv64(const void* target, const uint64_t* regs, const uint64_t* stack,
-                                   uint64_t num_stack, uint64_t* ret);
-extern "C" void ffijit_call_sysv64_regs(const void* target, const uint64_t* regs, uint64_t* ret);
-#else
-#define FFIJIT_HAVE_CALL_STUB 0
-#endif
+#include "platform/abi.h"
 
 namespace ffijit {
 namespace {
@@ -194,30 +187,30 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
     }
   }
 
-  uint64_t ret[4];
-  uint64_t* stack = frame + kFrameStackBase;
+  uint64_t ret[platform::kRetWords];
 #if FFIJIT_HAVE_CALL_STUB
   if (__builtin_expect(fn->libffi == nullptr, 1)) {
     if (program.num_stack == 0) {
-      ffijit_call_sysv64_regs(fn->target, frame, ret);
+      platform::ffijit_call_stub_regs(fn->target, frame, ret);
     } else {
-      ffijit_call_sysv64(fn->target, frame, stack, static_cast<uint64_t>(program.num_stack), ret);
+      platform::ffijit_call_stub(fn->target, frame, frame + kFrameStackBase,
+                                 static_cast<uint64_t>(program.num_stack), ret);
     }
   } else {
-    CallLibffi(fn->libffi, fn->target, frame, stack, ret);
+    CallLibffi(fn->libffi, fn->target, frame, ret);
   }
 #else
-  CallLibffi(fn->libffi, fn->target, frame, stack, ret);
+  CallLibffi(fn->libffi, fn->target, frame, ret);
 #endif
 
   switch (program.return_kind) {
     case ReturnKind::kGpr:
     case ReturnKind::kGprPair:
-      return BoxReturned(fn, program.return_conversion, ret, result);
+      return BoxReturned(fn, program.return_conversion, ret + platform::kRetGpr, result);
     case ReturnKind::kSse:
-      return BoxReturned(fn, program.return_conversion, ret + 2, result);
+      return BoxReturned(fn, program.return_conversion, ret + platform::kRetFpr, result);
     case ReturnKind::kStatus: {
-      const auto status = static_cast<int32_t>(static_cast<uint32_t>(ret[0]));
+      const auto status = static_cast<int32_t>(static_cast<uint32_t>(ret[platform::kRetGpr]));
       if (status != 0) return FFIJITPropagateStatus(fn, status);
       break;
     }

@@ -118,8 +118,8 @@ void DestroyLibffiCall(LibffiCall* call) {
   delete call;
 }
 
-void CallLibffi(const LibffiCall* call, void* target, uint64_t* regs, uint64_t* stack,
-                uint64_t ret[4]) {
+void CallLibffi(const LibffiCall* call, void* target, uint64_t* frame,
+                uint64_t ret[platform::kRetWords]) {
   const size_t n = call->locations.size();
   void* small[16];
   std::unique_ptr<void*[]> big;
@@ -129,29 +129,15 @@ void CallLibffi(const LibffiCall* call, void* target, uint64_t* regs, uint64_t* 
     values = big.get();
   }
   for (size_t i = 0; i < n; ++i) {
-    const AbiLocation& loc = call->locations[i];
-    switch (loc.cls) {
-      case AbiClass::kGpr:
-      case AbiClass::kGprPair:
-        values[i] = &regs[loc.slot];
-        break;
-      case AbiClass::kSse:
-        values[i] = &regs[6 + loc.slot];
-        break;
-      case AbiClass::kStack:
-      case AbiClass::kStackPair:
-      case AbiClass::kMemory:
-        values[i] = &stack[loc.slot];
-        break;
-    }
+    values[i] = &frame[platform::FrameIndex(platform::kHost, call->locations[i])];
   }
   // libffi widens integer returns to ffi_arg; 16 bytes hold every return type used here.
   uint64_t rvalue[2] = {0, 0};
   ffi_call(const_cast<ffi_cif*>(&call->cif), FFI_FN(target), rvalue, values);
-  ret[0] = rvalue[0];
-  ret[1] = rvalue[1];
-  ret[2] = rvalue[0];
-  ret[3] = rvalue[1];
+  ret[platform::kRetGpr] = rvalue[0];
+  ret[platform::kRetGpr + 1] = rvalue[1];
+  ret[platform::kRetFpr] = rvalue[0];
+  ret[platform::kRetFpr + 1] = rvalue[1];
 }
 
 }  // namespace ffijit

@@ -1,7 +1,7 @@
 // The interpreter's libffi call path: one prepared ffi_cif per bound function.
 //
-// Used where no register stub exists (non-x86-64 platforms) and, on request, to cross-check the
-// stub in tests. The arguments are read from the same register/stack arrays the stub consumes, at
+// Used where no register stub exists (platforms other than x86-64 System V and Linux AArch64)
+// and, on request, to cross-check the stub in tests. The arguments are read from the same register/stack arrays the stub consumes, at
 // the locations the CallPlan assigned, so both paths share every conversion.
 #ifndef FFIJIT_JIT_LIBFFI_CALL_H_
 #define FFIJIT_JIT_LIBFFI_CALL_H_
@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "call_plan.h"
+#include "platform/abi.h"
 
 namespace ffijit {
 
@@ -19,11 +20,11 @@ struct LibffiCall;
 LibffiCall* PrepareLibffiCall(const CallPlan& plan);
 void DestroyLibffiCall(LibffiCall* call);
 
-// Calls `target` with the values the interpreter placed in regs[0..5] (integer registers),
-// regs[6..13] (vector registers) and stack[]; writes rax, rdx, xmm0, xmm1 equivalents to ret[0..3]
-// (the integer result in ret[0], a two-eightbyte struct in ret[0..1], a float in ret[2]).
-void CallLibffi(const LibffiCall* call, void* target, uint64_t* regs, uint64_t* stack,
-                uint64_t ret[4]);
+// Calls `target` with the values the interpreter placed in its frame (the host layout of
+// platform/abi.h); writes the result words as the register stub does (platform::kRetGpr: an
+// integer or a 16-byte pair, platform::kRetFpr: a float).
+void CallLibffi(const LibffiCall* call, void* target, uint64_t* frame,
+                uint64_t ret[platform::kRetWords]);
 
 }  // namespace ffijit
 

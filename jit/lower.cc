@@ -9,6 +9,7 @@
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/signature.h"
+#include "platform/abi.h"
 
 namespace ffijit {
 namespace {
@@ -319,7 +320,7 @@ CallPlan Lower(const Signature& sig, std::string function_name) {
     plan.args.push_back(std::move(arg));
   }
   LowerResults(sig, plan);
-  AssignAbi(plan);
+  platform::AssignAbi(plan, platform::kHost);
   return plan;
 }
 

@@ -7,6 +7,7 @@
 #include "ffijit/object.h"
 #include "float16.h"
 #include "marshal.h"
+#include "orc/abi_ir.h"
 #include "orc/callback_codegen.h"
 #include "orc/jit_engine_impl.h"
 
@@ -285,6 +286,7 @@ NativeCallback::NativeCallback(const Function& function_ref, const Signature& si
   requests.push_back({"", [raw](llvm::Module& module, const std::string& symbol) {
                         return orc::EmitCallback(raw->plan, raw, module, symbol);
                       }});
+  orc::AddAbiCheck(&raw->plan, &requests.back());
   orc::CompiledSymbol compiled = state->engine->Compile(std::move(requests))[0];
   if (compiled.address == nullptr) {
     throw RuntimeError("Cannot make a native callback `" + state->plan.declaration +

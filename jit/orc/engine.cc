@@ -242,6 +242,14 @@ std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>
     symbols.push_back(symbol);
     emitted.push_back(i);
   }
+  // Companions are resolved after every function, so symbols[j] stays emitted[j]'s function.
+  std::vector<size_t> first_companion(emitted.size());
+  for (size_t j = 0; j < emitted.size(); ++j) {
+    first_companion[j] = symbols.size();
+    for (const std::string& suffix : requests[emitted[j]].companion_suffixes) {
+      symbols.push_back(symbols[j] + suffix);
+    }
+  }
   if (emitted.empty()) return results;
   auto fail_all = [&](const std::string& why) {
     for (size_t i : emitted) results[i].failure = why;
@@ -269,17 +277,38 @@ std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>
   std::vector<void*> addresses;
   std::string why;
   if (!LoadObject(bytes, symbols, &unit, &addresses, &why)) return fail_all(why);
+  std::vector<bool> accepted(emitted.size(), true);
+  for (size_t j = 0; j < emitted.size(); ++j) {
+    const CompileRequest& request = requests[emitted[j]];
+    if (!request.accept) continue;
+    const auto first = addresses.begin() + static_cast<std::ptrdiff_t>(first_companion[j]);
+    std::string rejected = request.accept(std::vector<void*>(
+        first, first + static_cast<std::ptrdiff_t>(request.companion_suffixes.size())));
+    if (!rejected.empty()) {
+      accepted[j] = false;
+      results[emitted[j]].failure = std::move(rejected);
+    }
+  }
+  bool any_accepted = false;
   {
     std::lock_guard<std::mutex> units_lock(units_mutex_);
     for (size_t j = 0; j < emitted.size(); ++j) {
+      if (!accepted[j]) continue;
       results[emitted[j]] = CompiledSymbol{addresses[j], unit, false, ""};
       unit->refs++;
+      any_accepted = true;
     }
+  }
+  if (!any_accepted) {
+    // Nothing in the unit is handed out: drop it now (Release of the one reference taken here).
+    Retain(unit);
+    Release(unit);
+    return results;
   }
   if (store_) {
     std::vector<std::pair<std::string, std::string>> keys;
     for (size_t j = 0; j < emitted.size(); ++j) {
-      if (!requests[emitted[j]].cache_key.empty()) {
+      if (accepted[j] && !requests[emitted[j]].cache_key.empty()) {
         keys.emplace_back(requests[emitted[j]].cache_key, symbols[j]);
       }
     }

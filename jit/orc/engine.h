@@ -32,11 +32,25 @@ namespace ffijit::orc {
 // function cannot be generated (the module must then hold no trace of it).
 using EmitFunction = std::function<std::string(llvm::Module& module, const std::string& symbol)>;
 
+// Checks freshly compiled code before it is handed out: gets the addresses of the request's
+// companion symbols; returns "" to accept the function, otherwise why it is rejected.
+using AcceptFunction = std::function<std::string(const std::vector<void*>& companions)>;
+
 struct CompileRequest {
+  CompileRequest() = default;
+  CompileRequest(std::string key, EmitFunction emit_function)
+      : cache_key(std::move(key)), emit(std::move(emit_function)) {}
+
   // Stable content key for the persistent cache; "" when the code must not be cached (it embeds
   // process-specific addresses).
   std::string cache_key;
   EmitFunction emit;
+  // Optional. Symbols `emit` adds beside the function, named `symbol + suffix` (e.g. an ABI
+  // probe), and the check that runs them once the module is loaded, before the function is handed
+  // out or saved to the persistent cache. A rejected function fails with accept's reason. Not run
+  // for persistent-cache hits: only accepted code is ever saved.
+  std::vector<std::string> companion_suffixes;
+  AcceptFunction accept;
 };
 
 struct CodeUnit;  // one loaded object; opaque outside the engine

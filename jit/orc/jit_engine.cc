@@ -2,6 +2,7 @@
 #include <map>
 #include <utility>
 
+#include "orc/abi_ir.h"
 #include "orc/callback_codegen.h"
 #include "orc/jit_engine_impl.h"
 #include "orc/thunk_codegen.h"
@@ -181,9 +182,11 @@ std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
     for (auto& [key, users] : missing) {
       const CallPlan* plan = fns[users.front()]->plan;  // kept alive by the caller's reference
       keys.push_back(key);
-      requests.push_back({key, [plan](llvm::Module& module, const std::string& symbol) {
-                            return orc::EmitThunk(*plan, module, symbol);
-                          }});
+      orc::CompileRequest request{key, [plan](llvm::Module& module, const std::string& symbol) {
+                                    return orc::EmitThunk(*plan, module, symbol);
+                                  }};
+      orc::AddAbiCheck(plan, &request);
+      requests.push_back(std::move(request));
     }
     std::vector<orc::CompiledSymbol> compiled;
     if (engine) {

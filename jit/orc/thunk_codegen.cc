@@ -7,6 +7,7 @@
 #include "bound_function.h"
 #include "ffijit/c_ext.h"
 #include "float16.h"
+#include "orc/abi_ir.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -23,56 +24,6 @@ constexpr uint64_t kTensorDtypeOffset = offsetof(DLTensor, dtype);
 constexpr uint64_t kTensorShapeOffset = offsetof(DLTensor, shape);
 
 }  // namespace
-
-// Replays the x86-64 System V assignment LLVM performs for the IR types the thunk passes, and
-// checks it lands every value where the plan's AbiLocation (reflect/abi_x86_64.cc, the one file
-// with the rules) says. A disagreement makes the plan unsupported rather than miscompiled.
-std::string CheckAbiAgreement(const CallPlan& plan) {
-  int32_t gpr = 0, sse = 0, stack = 0;
-  auto scalar = [&](bool is_sse, const AbiLocation& want, const std::string& what) -> std::string {
-    AbiLocation got;
-    if (is_sse && sse < 8) {
-      got = {AbiClass::kSse, sse++};
-    } else if (!is_sse && gpr < 6) {
-      got = {AbiClass::kGpr, gpr++};
-    } else {
-      got = {AbiClass::kStack, stack++};
-    }
-    if (got.cls != want.cls || got.slot != want.slot)
-      return "ABI placement of " + what + " differs";
-    return "";
-  };
-  for (size_t i = 0; i < plan.params.size(); ++i) {
-    const NativeParam& p = plan.params[i];
-    std::string what = "parameter " + std::to_string(i);
-    std::string bad;
-    switch (p.abi.cls) {
-      case AbiClass::kGpr:
-      case AbiClass::kSse:
-      case AbiClass::kStack:
-        bad = scalar(IsFloatConversion(p.conversion), p.abi, what);
-        break;
-      case AbiClass::kGprPair:
-        if (gpr + 2 > 6 || p.abi.slot != gpr) return "ABI placement of " + what + " differs";
-        gpr += 2;
-        break;
-      case AbiClass::kStackPair:
-        // byval: a stack copy, whatever registers are left.
-        if (gpr + 2 <= 6 || p.abi.slot != stack) return "ABI placement of " + what + " differs";
-        stack += 2;
-        break;
-      case AbiClass::kMemory:
-        return what + " is passed in memory, which the thunk compiler does not emit";
-    }
-    if (!bad.empty()) return bad;
-  }
-  for (size_t i = 0; i < plan.results.size(); ++i) {
-    if (plan.results[i].by_return) continue;
-    std::string bad = scalar(false, plan.results[i].out_abi, "out-pointer " + std::to_string(i));
-    if (!bad.empty()) return bad;
-  }
-  return "";
-}
 
 namespace {
 
@@ -97,7 +48,8 @@ class ThunkEmitter {
         i64_(b_.getInt64Ty()),
         f32_(b_.getFloatTy()),
         f64_(b_.getDoubleTy()),
-        ptr_(b_.getPtrTy()) {}
+        ptr_(b_.getPtrTy()),
+        ir_(NativeIrOf(plan, ctx_)) {}
 
   void Emit(const std::string& symbol) {
     auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_, i32_, ptr_}, false);
@@ -113,10 +65,8 @@ class ThunkEmitter {
     const size_t n_params = plan_.params.size();
     const size_t n_results = plan_.results.size();
     bool any_path = false, any_byval = false;
-    for (const NativeParam& p : plan_.params) {
-      any_path |= p.path_size > 0;
-      any_byval |= p.abi.cls == AbiClass::kStackPair || p.abi.cls == AbiClass::kMemory;
-    }
+    for (const NativeParam& p : plan_.params) any_path |= p.path_size > 0;
+    for (platform::IrType t : ir_.params) any_byval |= t == platform::IrType::kByvalPair;
     // The raw result buffers: for out-pointers, and for a returned value the shared boxers read.
     if (n_results > 1 || (n_results == 1 && (!plan_.results[0].by_return ||
                                              plan_.return_kind == ReturnKind::kGprPair ||
@@ -140,11 +90,10 @@ class ThunkEmitter {
     Flush();
 
     std::vector<llvm::Value*> call_args;
-    std::vector<llvm::Type*> call_types;
     for (size_t i = 0; i < n_params; ++i) {
       llvm::Value* words[2] = {nullptr, nullptr};
       ConvertParam(static_cast<int32_t>(i), words);
-      PassParam(plan_.params[i], static_cast<int32_t>(i), words, &call_args, &call_types);
+      PassParam(static_cast<int32_t>(i), words, &call_args);
     }
     // Results through out-pointers: zeroed 16-byte buffers, one per result. Plain stores, not a
     // memset: FastISel lowers no memset intrinsic.
@@ -153,9 +102,8 @@ class ThunkEmitter {
       b_.CreateStore(b_.getInt64(0), ResultBuffer(i));
       b_.CreateStore(b_.getInt64(0), AtOffset(ResultBuffer(i), 8));
       call_args.push_back(ResultBuffer(i));
-      call_types.push_back(ptr_);
     }
-    llvm::Value* returned = CallTarget(call_args, call_types);
+    llvm::Value* returned = CallTarget(call_args);
     BoxResults(returned);
   }
 
@@ -409,87 +357,37 @@ class ThunkEmitter {
     }
   }
 
-  void PassParam(const NativeParam& p, int32_t index, llvm::Value* words[2],
-                 std::vector<llvm::Value*>* values, std::vector<llvm::Type*>* types) {
-    switch (p.abi.cls) {
-      case AbiClass::kSse:
+  // Passes parameter `index`'s words as the IR types the platform layer chose for it.
+  void PassParam(int32_t index, llvm::Value* words[2], std::vector<llvm::Value*>* values) {
+    const unsigned first = ir_.first[static_cast<size_t>(index)];
+    switch (ir_.params[first]) {
+      case platform::IrType::kF64:
         values->push_back(b_.CreateBitCast(words[0], f64_));
-        types->push_back(f64_);
         return;
-      case AbiClass::kGpr:
-        values->push_back(words[0]);
-        types->push_back(i64_);
+      case platform::IrType::kI64Array2: {
+        llvm::Value* array = llvm::UndefValue::get(llvm::ArrayType::get(i64_, 2));
+        array = b_.CreateInsertValue(array, words[0], 0);
+        values->push_back(b_.CreateInsertValue(array, words[1], 1));
         return;
-      case AbiClass::kStack:
-        // A float on the stack is its bits in an 8-byte slot; LLVM sends a double there once
-        // the vector registers are used up, as the plan says.
-        if (IsFloatConversion(p.conversion)) {
-          values->push_back(b_.CreateBitCast(words[0], f64_));
-          types->push_back(f64_);
-        } else {
-          values->push_back(words[0]);
-          types->push_back(i64_);
-        }
-        return;
-      case AbiClass::kGprPair:
-        values->push_back(words[0]);
-        values->push_back(words[1]);
-        types->push_back(i64_);
-        types->push_back(i64_);
-        return;
-      case AbiClass::kStackPair:
-      case AbiClass::kMemory: {
+      }
+      case platform::IrType::kByvalPair: {
         llvm::Value* copy = AtOffset(byval_, 16 * static_cast<uint64_t>(index));
         b_.CreateStore(words[0], copy);
         b_.CreateStore(words[1], AtOffset(copy, 8));
         values->push_back(copy);
-        types->push_back(ptr_);
-        byval_params_.push_back(static_cast<unsigned>(types->size() - 1));
         return;
       }
-    }
-  }
-
-  llvm::Type* ReturnType() {
-    switch (plan_.return_kind) {
-      case ReturnKind::kVoid:
-        return b_.getVoidTy();
-      case ReturnKind::kStatus:
-        return i32_;
-      case ReturnKind::kSse:
-        return plan_.results[0].conversion == Conversion::kF64 ? f64_ : f32_;
-      case ReturnKind::kGprPair:
-        return llvm::StructType::get(ctx_, {i64_, i64_});
-      case ReturnKind::kGpr:
-        break;
-    }
-    switch (plan_.results[0].conversion) {
-      case Conversion::kBool:
-      case Conversion::kI8:
-      case Conversion::kU8:
-        return i8_;
-      case Conversion::kI16:
-      case Conversion::kU16:
-        return i16_;
-      case Conversion::kI32:
-      case Conversion::kU32:
-      case Conversion::kDataType:
-        return i32_;
       default:
-        return i64_;
+        values->push_back(words[0]);
+        if (ir_.count[static_cast<size_t>(index)] == 2) values->push_back(words[1]);
+        return;
     }
   }
 
-  llvm::Value* CallTarget(const std::vector<llvm::Value*>& values,
-                          const std::vector<llvm::Type*>& types) {
-    auto* type = llvm::FunctionType::get(ReturnType(), types, false);
+  llvm::Value* CallTarget(const std::vector<llvm::Value*>& values) {
     llvm::Value* target = Load(ptr_, handle_, kTargetOffset);
-    llvm::CallInst* call = b_.CreateCall(type, target, values);
-    auto* pair = llvm::StructType::get(ctx_, {i64_, i64_});
-    for (unsigned index : byval_params_) {
-      call->addParamAttr(index, llvm::Attribute::getWithByValType(ctx_, pair));
-      call->addParamAttr(index, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(8)));
-    }
+    llvm::CallInst* call = b_.CreateCall(ir_.type, target, values);
+    AddAbiAttributes(ir_, call);
     return call;
   }
 
@@ -636,12 +534,12 @@ class ThunkEmitter {
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   llvm::Type *i8_, *i16_, *i32_, *i64_, *f32_, *f64_, *ptr_;
+  const NativeIr ir_;  // the native's IR type on this platform
   llvm::Function* fn_ = nullptr;
   llvm::Value *handle_ = nullptr, *args_ = nullptr, *num_args_ = nullptr, *result_ = nullptr;
   llvm::Value *results_buf_ = nullptr, *byval_ = nullptr, *paths_ = nullptr;
   llvm::BasicBlock* fallback_ = nullptr;
   llvm::Value* ok_ = nullptr;  // the checks not yet branched on
-  std::vector<unsigned> byval_params_;
 };
 
 // The thunk's way out for every argument form it does not convert inline, and for every error:
@@ -664,15 +562,12 @@ uint16_t AnyToBF16Bits(const TVMFFIAny* v) {
 }  // namespace
 
 std::string ThunkUnsupportedReason(const CallPlan& plan) {
-  for (size_t i = 0; i < plan.params.size(); ++i) {
-    if (plan.params[i].abi.cls == AbiClass::kMemory) {
-      return "parameter " + std::to_string(i) + " is passed in memory";
-    }
-  }
+  std::string reason = AbiUnsupportedReason(plan);
+  if (!reason.empty()) return reason;
   if (plan.return_kind == ReturnKind::kGprPair && plan.results.size() > 1) {
     return "a register-pair return together with several results";
   }
-  return CheckAbiAgreement(plan);
+  return "";
 }
 
 std::string EmitThunk(const CallPlan& plan, llvm::Module& module, const std::string& symbol) {

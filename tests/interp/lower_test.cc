@@ -1,15 +1,24 @@
-// Lowering: sources, paths, keywords, conversions and x86-64 System V placement of a CallPlan.
+// Lowering: sources, paths, keywords, conversions, and the placement of a CallPlan by each
+// platform's rules (x86-64 System V and AArch64 AAPCS64, both checked on every host).
 #include "call_plan.h"
 #include "interp_test_util.h"
+#include "platform/abi.h"
 
 namespace ffijit::testing {
 namespace {
+
+// The plan as `abi` places it, whatever the host.
+CallPlan LowerOn(const platform::PlatformAbi& abi, const Signature& sig) {
+  CallPlan plan = Lower(sig, "f");
+  platform::AssignAbi(plan, abi);
+  return plan;
+}
 
 TEST(Lower, ScalarsFillGprAndSseThenTheStackInOrder) {
   std::vector<TypePtr> args;
   for (int i = 0; i < 8; ++i) args.push_back(S(ScalarKind::kI32));
   for (int i = 0; i < 9; ++i) args.push_back(S(ScalarKind::kF32));
-  CallPlan plan = Lower(Sig(args, {S(ScalarKind::kF64)}), "f");
+  CallPlan plan = LowerOn(platform::kX86_64SysV, Sig(args, {S(ScalarKind::kF64)}));
   ASSERT_EQ(plan.params.size(), 17u);
   for (int i = 0; i < 6; ++i) {
     EXPECT_EQ(plan.params[i].abi.cls, AbiClass::kGpr);
@@ -31,15 +40,15 @@ TEST(Lower, ScalarsFillGprAndSseThenTheStackInOrder) {
 }
 
 TEST(Lower, BytesTakeARegisterPairOrGoWholeToTheStack) {
-  CallPlan fits =
-      Lower(Sig({S(ScalarKind::kI64), T(TypeKind::kBytes)}, {T(TypeKind::kBytes)}), "f");
+  CallPlan fits = LowerOn(platform::kX86_64SysV,
+                          Sig({S(ScalarKind::kI64), T(TypeKind::kBytes)}, {T(TypeKind::kBytes)}));
   EXPECT_EQ(fits.params[1].abi.cls, AbiClass::kGprPair);
   EXPECT_EQ(fits.params[1].abi.slot, 1);
   EXPECT_EQ(fits.return_kind, ReturnKind::kGprPair);
   std::vector<TypePtr> args(5, S(ScalarKind::kI64));
   args.push_back(T(TypeKind::kBytes));
   args.push_back(S(ScalarKind::kI64));
-  CallPlan spills = Lower(Sig(args, {}), "f");
+  CallPlan spills = LowerOn(platform::kX86_64SysV, Sig(args, {}));
   EXPECT_EQ(spills.params[5].abi.cls, AbiClass::kStackPair);
   EXPECT_EQ(spills.params[5].abi.slot, 0);
   // The register left free is still used by a later scalar (System V; not so on AArch64).
@@ -49,15 +58,115 @@ TEST(Lower, BytesTakeARegisterPairOrGoWholeToTheStack) {
 }
 
 TEST(Lower, DeviceAndDataTypeAreOneRegisterEach) {
-  CallPlan plan = Lower(Sig({T(TypeKind::kDevice), T(TypeKind::kDataType), S(ScalarKind::kI64)},
-                            {T(TypeKind::kDevice)}),
-                        "f");
+  CallPlan plan =
+      LowerOn(platform::kX86_64SysV,
+              Sig({T(TypeKind::kDevice), T(TypeKind::kDataType), S(ScalarKind::kI64)},
+                  {T(TypeKind::kDevice)}));
   EXPECT_EQ(plan.params[0].conversion, Conversion::kDevice);
   EXPECT_EQ(plan.params[0].abi.cls, AbiClass::kGpr);
   EXPECT_EQ(plan.params[1].conversion, Conversion::kDataType);
   EXPECT_EQ(plan.params[1].abi.slot, 1);
   EXPECT_EQ(plan.params[2].abi.slot, 2);
   EXPECT_EQ(plan.return_kind, ReturnKind::kGpr);
+}
+
+TEST(LowerAarch64, EightIntegerAndEightVectorRegistersThenEightByteStackSlots) {
+  std::vector<TypePtr> args;
+  for (int i = 0; i < 9; ++i) args.push_back(S(ScalarKind::kI8));
+  for (int i = 0; i < 9; ++i) args.push_back(S(ScalarKind::kF16));
+  CallPlan plan = LowerOn(platform::kAarch64, Sig(args, {S(ScalarKind::kBF16)}));
+  ASSERT_EQ(plan.params.size(), 18u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(plan.params[i].abi.cls, AbiClass::kGpr);
+    EXPECT_EQ(plan.params[i].abi.slot, i);
+    EXPECT_EQ(plan.params[9 + i].abi.cls, AbiClass::kSse);
+    EXPECT_EQ(plan.params[9 + i].abi.slot, i);
+  }
+  // Narrow integers and f16 alike take a whole 8-byte slot once the registers are used up (Linux;
+  // Apple's arm64 would pack them).
+  EXPECT_EQ(plan.params[8].abi.cls, AbiClass::kStack);
+  EXPECT_EQ(plan.params[8].abi.slot, 0);
+  EXPECT_EQ(plan.params[17].abi.cls, AbiClass::kStack);
+  EXPECT_EQ(plan.params[17].abi.slot, 1);
+  EXPECT_EQ(plan.num_gpr, 8);
+  EXPECT_EQ(plan.num_sse, 8);
+  EXPECT_EQ(plan.num_stack, 2);
+  EXPECT_EQ(plan.return_kind, ReturnKind::kSse);
+}
+
+// AAPCS64 C.13: a composite that does not fit in the x registers left goes whole to the stack and
+// closes the x registers: a later integer goes to the stack too (System V would use the register).
+TEST(LowerAarch64, BytesTakeTwoXRegistersOrSpillAndCloseTheRest) {
+  CallPlan fits = LowerOn(platform::kAarch64,
+                          Sig({S(ScalarKind::kI64), T(TypeKind::kBytes)}, {T(TypeKind::kBytes)}));
+  EXPECT_EQ(fits.params[1].abi.cls, AbiClass::kGprPair);
+  EXPECT_EQ(fits.params[1].abi.slot, 1);
+  EXPECT_EQ(fits.return_kind, ReturnKind::kGprPair);
+  std::vector<TypePtr> args(7, S(ScalarKind::kI64));
+  args.push_back(T(TypeKind::kBytes));
+  args.push_back(S(ScalarKind::kI64));
+  args.push_back(S(ScalarKind::kF64));
+  CallPlan spills = LowerOn(platform::kAarch64, Sig(args, {S(ScalarKind::kI32), S(ScalarKind::kI32)}));
+  EXPECT_EQ(spills.params[6].abi.cls, AbiClass::kGpr);
+  EXPECT_EQ(spills.params[6].abi.slot, 6);
+  EXPECT_EQ(spills.params[7].abi.cls, AbiClass::kStackPair);
+  EXPECT_EQ(spills.params[7].abi.slot, 0);
+  EXPECT_EQ(spills.params[8].abi.cls, AbiClass::kStack);  // x7 stays unused
+  EXPECT_EQ(spills.params[8].abi.slot, 2);
+  EXPECT_EQ(spills.params[9].abi.cls, AbiClass::kSse);  // the v registers are not closed
+  EXPECT_EQ(spills.params[9].abi.slot, 0);
+  // Out-pointers are pointers: on the stack too, after the arguments.
+  EXPECT_EQ(spills.results[0].out_abi.cls, AbiClass::kStack);
+  EXPECT_EQ(spills.results[0].out_abi.slot, 3);
+  EXPECT_EQ(spills.results[1].out_abi.slot, 4);
+  EXPECT_EQ(spills.num_gpr, 7);
+  EXPECT_EQ(spills.num_stack, 5);
+  // The same signature on x86-64: x7 has no equivalent, but the register left is used again.
+  CallPlan sysv = LowerOn(platform::kX86_64SysV, Sig(args, {}));
+  EXPECT_EQ(sysv.params[6].abi.cls, AbiClass::kStack);
+}
+
+TEST(LowerAarch64, TheIrTypesAreTheOnesClangEmits) {
+  // A register pair and a spilled pair are both [2 x i64] (never byval, never two scalars); on
+  // x86-64 two i64 in registers and a byval copy on the stack.
+  std::vector<TypePtr> args(7, S(ScalarKind::kI64));
+  args.push_back(T(TypeKind::kBytes));
+  args.insert(args.begin(), T(TypeKind::kBytes));
+  args.push_back(S(ScalarKind::kF32));
+  using platform::IrType;
+  CallPlan a64 = LowerOn(platform::kAarch64, Sig(args, {T(TypeKind::kDevice)}));
+  std::vector<IrType> want(1, IrType::kI64Array2);
+  for (int i = 0; i < 7; ++i) want.push_back(IrType::kI64);
+  want.push_back(IrType::kI64Array2);
+  want.push_back(IrType::kF64);
+  want.push_back(IrType::kI64);  // DLDevice returned in x0
+  EXPECT_EQ(platform::NativeIrSignature(platform::kAarch64, a64), want);
+  CallPlan sysv = LowerOn(platform::kX86_64SysV, Sig(args, {T(TypeKind::kDevice)}));
+  std::vector<IrType> sysv_want = {IrType::kI64, IrType::kI64};
+  for (int i = 0; i < 7; ++i) sysv_want.push_back(IrType::kI64);
+  sysv_want.push_back(IrType::kByvalPair);
+  sysv_want.push_back(IrType::kF64);
+  sysv_want.push_back(IrType::kI64);
+  EXPECT_EQ(platform::NativeIrSignature(platform::kX86_64SysV, sysv), sysv_want);
+}
+
+// A platform without an ABI layer keeps every value in its own frame word for libffi.
+TEST(LowerGeneric, EveryValueInItsOwnFrameWord) {
+  CallPlan plan = LowerOn(platform::kGeneric,
+                          Sig({S(ScalarKind::kI32), T(TypeKind::kBytes), S(ScalarKind::kF64)},
+                              {S(ScalarKind::kI32), S(ScalarKind::kF32)}));
+  EXPECT_EQ(plan.params[0].abi.cls, AbiClass::kStack);
+  EXPECT_EQ(plan.params[1].abi.cls, AbiClass::kStackPair);
+  EXPECT_EQ(plan.params[1].abi.slot, 1);
+  EXPECT_EQ(plan.params[2].abi.slot, 3);
+  EXPECT_EQ(plan.results[0].out_abi.slot, 4);
+  EXPECT_EQ(plan.results[1].out_abi.slot, 5);
+  EXPECT_EQ(plan.num_gpr, 0);
+  EXPECT_EQ(plan.num_stack, 6);
+  EXPECT_EQ(platform::FrameIndex(platform::kGeneric, plan.params[2].abi), 3);
+  EXPECT_EQ(platform::FrameIndex(platform::kAarch64, AbiLocation{AbiClass::kSse, 2}), 10);
+  EXPECT_EQ(platform::FrameIndex(platform::kX86_64SysV, AbiLocation{AbiClass::kSse, 2}), 8);
+  EXPECT_EQ(platform::FrameIndex(platform::kAarch64, AbiLocation{AbiClass::kStack, 1}), 17);
 }
 
 TEST(Lower, StructuresRecordTheirPath) {
@@ -112,7 +221,8 @@ TEST(Lower, ResultsByReturnOrOutPointer) {
   CallPlan one = Lower(Sig({}, {S(ScalarKind::kI32)}), "f");
   EXPECT_TRUE(one.results[0].by_return);
   EXPECT_EQ(one.return_kind, ReturnKind::kGpr);
-  CallPlan two = Lower(Sig({S(ScalarKind::kF64)}, {S(ScalarKind::kI32), S(ScalarKind::kF32)}), "f");
+  CallPlan two = LowerOn(platform::kX86_64SysV,
+                         Sig({S(ScalarKind::kF64)}, {S(ScalarKind::kI32), S(ScalarKind::kF32)}));
   EXPECT_EQ(two.return_kind, ReturnKind::kVoid);
   EXPECT_FALSE(two.results[0].by_return);
   EXPECT_EQ(two.results[0].out_abi.cls, AbiClass::kGpr);

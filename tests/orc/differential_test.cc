@@ -50,7 +50,7 @@ struct Outcome {
 
 Outcome Run(TVMFFISafeCallType entry, BoundFunction* fn, std::vector<TVMFFIAny>& args,
             const CaseGenerator::NativeResults& native) {
-  ArmRecorder(fn->plan, native.rax, native.rdx, native.xmm0, native.out);
+  ArmRecorder(fn->plan, native.ret_gpr0, native.ret_gpr1, native.ret_fpr0, native.out);
   TVMFFIAny result{};
   Outcome outcome;
   outcome.status = entry(fn, args.data(), static_cast<int32_t>(args.size()), &result);

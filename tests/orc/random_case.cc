@@ -540,10 +540,10 @@ CaseGenerator::NativeResults CaseGenerator::RandomResults(const CallPlan& plan) 
     std::vector<uint8_t> out(16, 0);
     if (slot.by_return) {
       if (plan.return_kind == ReturnKind::kSse) {
-        r.xmm0 = lo;
+        r.ret_fpr0 = lo;
       } else {
-        r.rax = lo;
-        r.rdx = hi;
+        r.ret_gpr0 = lo;
+        r.ret_gpr1 = hi;
       }
     } else {
       // A native writes exactly its type's bytes.
@@ -578,7 +578,7 @@ CaseGenerator::NativeResults CaseGenerator::RandomResults(const CallPlan& plan) 
     r.out.push_back(std::move(out));
   }
   if (plan.return_kind == ReturnKind::kStatus) {
-    r.rax = Chance(0.85) ? (Bits() & ~uint64_t{0xffffffff}) : static_cast<uint64_t>(Uniform(1, 9));
+    r.ret_gpr0 = Chance(0.85) ? (Bits() & ~uint64_t{0xffffffff}) : static_cast<uint64_t>(Uniform(1, 9));
   }
   return r;
 }

@@ -48,9 +48,10 @@ class CaseGenerator {
   // Arguments for `sig`: all acceptable with probability `p_right`, otherwise one (or the arity)
   // is wrong in a random way.
   std::vector<TVMFFIAny> RandomArguments(const Signature& sig, double p_right, ObjectPool& pool);
-  // Values the recorder returns: rax, rdx, xmm0 and the out-pointer contents for `plan`.
+  // Values the recorder returns in the first two integer result registers (rax:rdx / x0:x1) and the
+  // first vector result register (xmm0 / v0), and the out-pointer contents for `plan`.
   struct NativeResults {
-    uint64_t rax = 0, rdx = 0, xmm0 = 0;
+    uint64_t ret_gpr0 = 0, ret_gpr1 = 0, ret_fpr0 = 0;
     std::vector<std::vector<uint8_t>> out;
   };
   NativeResults RandomResults(const CallPlan& plan);

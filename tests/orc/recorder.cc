@@ -4,22 +4,24 @@
 #include <cstring>
 #include <sstream>
 
-#if !defined(__x86_64__)
-#error "the recorder is written for x86-64 System V"
-#endif
+#include "platform/abi.h"
 
 #define FFIJIT_TEST_HIDDEN __attribute__((visibility("hidden")))
 
 extern "C" {
-FFIJIT_TEST_HIDDEN uint64_t ffijit_rec_regs[14];      // rdi rsi rdx rcx r8 r9, xmm0..xmm7
+// The argument registers in the host's frame layout: integer registers, then vector registers.
+FFIJIT_TEST_HIDDEN uint64_t ffijit_rec_regs[16];
 FFIJIT_TEST_HIDDEN const uint64_t* ffijit_rec_stack;  // first stack argument
-FFIJIT_TEST_HIDDEN uint64_t ffijit_rec_ret[3];        // rax, rdx, xmm0 to return
+FFIJIT_TEST_HIDDEN uint64_t ffijit_rec_ret[3];        // integer result pair, vector result
 FFIJIT_TEST_HIDDEN void ffijit_rec_body();
 FFIJIT_TEST_HIDDEN void ffijit_rec_entry();
 }
 
+static_assert(ffijit::platform::kFrameStackBase <= 16, "ffijit_rec_regs holds the register words");
+
 // Saves every argument register, lets the body look at them, then returns the armed values.
 // push/pop keep the section the compiler was in: its own globals must not land in .text.
+#if defined(__x86_64__) && defined(__ELF__)
 asm(R"(
   .pushsection .text
   .p2align 4
@@ -53,6 +55,43 @@ ffijit_rec_entry:
   .size ffijit_rec_entry, .-ffijit_rec_entry
   .popsection
 )");
+#elif defined(__aarch64__) && defined(__linux__)
+// Stack arguments start at sp on entry (AArch64 pushes no return address).
+asm(R"(
+  .pushsection .text
+  .p2align 4
+  .hidden ffijit_rec_entry
+  .globl ffijit_rec_entry
+  .type ffijit_rec_entry,%function
+ffijit_rec_entry:
+  adrp x9, ffijit_rec_regs
+  add x9, x9, :lo12:ffijit_rec_regs
+  stp x0, x1, [x9, #0]
+  stp x2, x3, [x9, #16]
+  stp x4, x5, [x9, #32]
+  stp x6, x7, [x9, #48]
+  stp d0, d1, [x9, #64]
+  stp d2, d3, [x9, #80]
+  stp d4, d5, [x9, #96]
+  stp d6, d7, [x9, #112]
+  mov x10, sp
+  adrp x11, ffijit_rec_stack
+  str x10, [x11, :lo12:ffijit_rec_stack]
+  stp x29, x30, [sp, #-16]!
+  mov x29, sp
+  bl ffijit_rec_body
+  ldp x29, x30, [sp], #16
+  adrp x9, ffijit_rec_ret
+  add x9, x9, :lo12:ffijit_rec_ret
+  ldp x0, x1, [x9, #0]
+  ldr d0, [x9, #16]
+  ret
+  .size ffijit_rec_entry, .-ffijit_rec_entry
+  .popsection
+)");
+#else
+#error "the recorder has an entry for x86-64 System V and Linux AArch64 only"
+#endif
 
 namespace ffijit::testing {
 namespace {
@@ -61,15 +100,15 @@ const CallPlan* armed_plan = nullptr;
 std::vector<std::vector<uint8_t>> armed_out;
 Recording last;
 
-uint64_t WordAt(const AbiLocation& loc, const Recording& r) {
+uint64_t WordAt(const AbiLocation& loc, const Recording& r, int word = 0) {
   switch (loc.cls) {
     case AbiClass::kGpr:
     case AbiClass::kGprPair:
-      return r.gpr[loc.slot];
+      return r.gpr[loc.slot + word];
     case AbiClass::kSse:
       return r.sse[loc.slot];
     default:
-      return r.stack[static_cast<size_t>(loc.slot)];
+      return r.stack[static_cast<size_t>(loc.slot + word)];
   }
 }
 
@@ -79,13 +118,13 @@ void* RecorderAddress() {
   return reinterpret_cast<void*>(&ffijit_rec_entry);
 }
 
-void ArmRecorder(const CallPlan* plan, uint64_t rax, uint64_t rdx, uint64_t xmm0,
+void ArmRecorder(const CallPlan* plan, uint64_t ret_gpr0, uint64_t ret_gpr1, uint64_t ret_fpr0,
                  std::vector<std::vector<uint8_t>> out_values) {
   armed_plan = plan;
   armed_out = std::move(out_values);
-  ffijit_rec_ret[0] = rax;
-  ffijit_rec_ret[1] = rdx;
-  ffijit_rec_ret[2] = xmm0;
+  ffijit_rec_ret[0] = ret_gpr0;
+  ffijit_rec_ret[1] = ret_gpr1;
+  ffijit_rec_ret[2] = ret_fpr0;
   last = Recording{};
 }
 
@@ -101,8 +140,7 @@ std::string DescribeArguments(const CallPlan& plan, const Recording& r) {
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const AbiLocation& loc = plan.params[i].abi;
     out << "p" << i << "=" << WordAt(loc, r);
-    if (loc.cls == AbiClass::kGprPair) out << ":" << r.gpr[loc.slot + 1];
-    if (loc.cls == AbiClass::kStackPair) out << ":" << r.stack[static_cast<size_t>(loc.slot) + 1];
+    if (ffijit::platform::IsTwoWords(loc.cls)) out << ":" << WordAt(loc, r, 1);
     out << " ";
   }
   return out.str();
@@ -114,8 +152,9 @@ using namespace ffijit::testing;
 
 void ffijit_rec_body() {
   last.called = true;
-  for (int i = 0; i < 6; ++i) last.gpr[i] = ffijit_rec_regs[i];
-  for (int i = 0; i < 8; ++i) last.sse[i] = ffijit_rec_regs[6 + i];
+  constexpr const ffijit::platform::PlatformAbi& abi = ffijit::platform::kHost;
+  for (int i = 0; i < abi.num_gpr; ++i) last.gpr[i] = ffijit_rec_regs[i];
+  for (int i = 0; i < abi.num_fpr; ++i) last.sse[i] = ffijit_rec_regs[abi.fpr_base() + i];
   if (armed_plan == nullptr) return;
   last.stack.assign(ffijit_rec_stack, ffijit_rec_stack + armed_plan->num_stack);
   // Results through out-pointers, as a native would write them.

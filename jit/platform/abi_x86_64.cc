@@ -1,22 +1,18 @@
-// Platform calling convention: where each native parameter and result lives (x86-64 System V).
+// x86-64 System V: where each native parameter and result lives, and the IR types it travels as.
 //
-// The only file with platform ABI knowledge. Every type a CallPlan passes is at most 16 bytes and
-// made of INTEGER or SSE eightbytes only, so the System V classification reduces to the rules
-// below. Where AArch64 (AAPCS64) would differ, the comment says so.
+// Every type a CallPlan passes is at most 16 bytes and made of INTEGER or SSE eightbytes only, so
+// the System V classification reduces to the rules below.
+#include "platform/abi.h"
 
-#include "call_plan.h"
-
-namespace ffijit {
+namespace ffijit::platform {
 namespace {
 
-// System V: rdi, rsi, rdx, rcx, r8, r9 and xmm0..xmm7.
-// AArch64: x0..x7 (8) and v0..v7 (8).
-constexpr int32_t kNumGpr = 6;
-constexpr int32_t kNumSse = 8;
+// rdi, rsi, rdx, rcx, r8, r9 and xmm0..xmm7.
+constexpr int32_t kNumGpr = kX86_64SysV.num_gpr;
+constexpr int32_t kNumSse = kX86_64SysV.num_fpr;
 
 // Structs of two INTEGER eightbytes: TVMFFIByteArray {ptr, size} (and TVMFFIAny as a result).
 // DLDataType (4 bytes) and DLDevice (8 bytes) are one INTEGER eightbyte: a single register.
-// AArch64: composites <= 16 bytes likewise travel in one or two X registers.
 bool IsTwoEightbyteStruct(Conversion c) {
   return c == Conversion::kBytes;
 }
@@ -27,17 +23,12 @@ class Allocator {
     if (sse && sse_ < kNumSse) return {AbiClass::kSse, sse_++};
     if (!sse && gpr_ < kNumGpr) return {AbiClass::kGpr, gpr_++};
     // Every stack argument takes one 8-byte slot in parameter order, whatever its size.
-    // AArch64 (AAPCS64) also rounds to 8 bytes, but Apple's arm64 packs stack arguments at their
-    // natural alignment; f16 would use the low 16 bits of a v register (h0..h7).
     return {AbiClass::kStack, stack_++};
   }
 
   AbiLocation Pair() {
     // A struct goes in registers only if both eightbytes fit; otherwise it all goes on the stack
     // and the remaining registers stay available for later (smaller) arguments.
-    // AArch64: same all-or-nothing rule, but once a composite spills, no later argument may use
-    // an X register (NGRN is set to 8); a composite larger than 16 bytes is passed by reference
-    // there instead of by a stack copy (kMemory).
     if (gpr_ + 2 <= kNumGpr) {
       AbiLocation loc{AbiClass::kGprPair, gpr_};
       gpr_ += 2;
@@ -58,9 +49,8 @@ class Allocator {
 
 ReturnKind ReturnKindOf(Conversion c) {
   // Floats in xmm0; a 16-byte struct of two INTEGER eightbytes in rax:rdx; everything else in rax
-  // (bool and narrow integers: only the low bits are defined, the boxer truncates).
-  // AArch64: v0 / x0:x1 / x0; a result larger than 16 bytes would need a hidden pointer in x8
-  // (rdi on x86-64), which no CallPlan result type needs.
+  // (bool and narrow integers: only the low bits are defined, the boxer truncates). A result
+  // larger than 16 bytes would need a hidden pointer in rdi, which no CallPlan result needs.
   if (IsFloatConversion(c)) return ReturnKind::kSse;
   if (c == Conversion::kBytes || c == Conversion::kAnyView) return ReturnKind::kGprPair;
   return ReturnKind::kGpr;
@@ -68,7 +58,7 @@ ReturnKind ReturnKindOf(Conversion c) {
 
 }  // namespace
 
-void AssignAbi(CallPlan& plan) {
+void AssignAbiX86_64SysV(CallPlan& plan) {
   Allocator alloc;
   for (NativeParam& p : plan.params) {
     p.abi = IsTwoEightbyteStruct(p.conversion) ? alloc.Pair()
@@ -90,4 +80,31 @@ void AssignAbi(CallPlan& plan) {
   plan.num_stack = alloc.stack();
 }
 
-}  // namespace ffijit
+// Integers, bool, pointers, DLDataType and DLDevice travel as i64 (a whole register or 8-byte
+// slot; the callee reads the low bits). Floats as double: f32/f16/bf16 bits in its low bits, in an
+// xmm register or, once those are used up, an 8-byte stack slot. A register pair as two i64 (what
+// clang emits for such a struct); a pair on the stack as a byval copy, which LLVM places on the
+// stack whatever registers are left (System V's all-or-nothing rule).
+void ParamIrTypesX86_64SysV(const NativeParam& param, std::vector<IrType>* out) {
+  switch (param.abi.cls) {
+    case AbiClass::kGpr:
+      out->push_back(IrType::kI64);
+      return;
+    case AbiClass::kSse:
+      out->push_back(IrType::kF64);
+      return;
+    case AbiClass::kStack:
+      out->push_back(IsFloatConversion(param.conversion) ? IrType::kF64 : IrType::kI64);
+      return;
+    case AbiClass::kGprPair:
+      out->push_back(IrType::kI64);
+      out->push_back(IrType::kI64);
+      return;
+    case AbiClass::kStackPair:
+    case AbiClass::kMemory:
+      out->push_back(IrType::kByvalPair);
+      return;
+  }
+}
+
+}  // namespace ffijit::platform

@@ -1,21 +1,22 @@
-// The interpreter's call stub for x86-64 System V: loads argument registers and stack from arrays.
+// The interpreter's call stub for x86-64 System V: loads argument registers and stack from arrays
+// (the frame layout of platform/abi.h, kX86_64SysV).
 //
-// void ffijit_call_sysv64(const void* target,        rdi
-//                         const uint64_t* regs,      rsi  [0..5] rdi..r9, [6..13] xmm0..xmm7
-//                         const uint64_t* stack,     rdx  stack argument slots, in order
-//                         uint64_t num_stack,        rcx
-//                         uint64_t* ret);            r8   out: rax, rdx, xmm0, xmm1
+// void ffijit_call_stub(const void* target,        rdi
+//                       const uint64_t* regs,      rsi  [0..5] rdi..r9, [6..13] xmm0..xmm7
+//                       const uint64_t* stack,     rdx  stack argument slots, in order
+//                       uint64_t num_stack,        rcx
+//                       uint64_t* ret);            r8   out: rax, rdx, xmm0, xmm1
 //
 // Every register is loaded whether used or not (cheaper than branching). al = 8 bounds the SSE
 // registers used, which makes variadic targets correct too.
-#if defined(__x86_64__) && !defined(_WIN32)
+#if defined(__x86_64__) && defined(__ELF__) && !defined(_WIN32)
 
         .text
-        .globl  ffijit_call_sysv64
-        .hidden ffijit_call_sysv64
-        .type   ffijit_call_sysv64, @function
+        .globl  ffijit_call_stub
+        .hidden ffijit_call_stub
+        .type   ffijit_call_stub, @function
         .p2align 4
-ffijit_call_sysv64:
+ffijit_call_stub:
         .cfi_startproc
         pushq   %rbp
         .cfi_def_cfa_offset 16
@@ -72,17 +73,17 @@ ffijit_call_sysv64:
         .cfi_def_cfa %rsp, 8
         ret
         .cfi_endproc
-        .size   ffijit_call_sysv64, .-ffijit_call_sysv64
+        .size   ffijit_call_stub, .-ffijit_call_stub
 
-// void ffijit_call_sysv64_regs(const void* target,   rdi
-//                              const uint64_t* regs, rsi  as above
-//                              uint64_t* ret);       rdx  as above
+// void ffijit_call_stub_regs(const void* target,   rdi
+//                            const uint64_t* regs, rsi  as above
+//                            uint64_t* ret);       rdx  as above
 // The same without stack arguments: the common case, with no copy loop and one saved register.
-        .globl  ffijit_call_sysv64_regs
-        .hidden ffijit_call_sysv64_regs
-        .type   ffijit_call_sysv64_regs, @function
+        .globl  ffijit_call_stub_regs
+        .hidden ffijit_call_stub_regs
+        .type   ffijit_call_stub_regs, @function
         .p2align 4
-ffijit_call_sysv64_regs:
+ffijit_call_stub_regs:
         .cfi_startproc
         pushq   %rbx                    // also aligns rsp to 16 for the call
         .cfi_def_cfa_offset 16
@@ -114,7 +115,7 @@ ffijit_call_sysv64_regs:
         .cfi_def_cfa_offset 8
         ret
         .cfi_endproc
-        .size   ffijit_call_sysv64_regs, .-ffijit_call_sysv64_regs
+        .size   ffijit_call_stub_regs, .-ffijit_call_stub_regs
 
 #endif
 
