@@ -33,7 +33,10 @@ foreach(dir IN LISTS _ffijit_a64_libdirs)
 endforeach()
 
 # libLLVM carries its own RUNPATH, which governs its dependencies, so the emulator gets the
-# sysroot's library directories through LD_LIBRARY_PATH rather than an rpath.
+# sysroot's library directories through LD_LIBRARY_PATH rather than an rpath. qemu-user cannot
+# execute a foreign binary from inside the guest (no binfmt hand-off), so death tests that would
+# re-run the test binary fork instead (FFIJIT_TEST_FORK_DEATH_TESTS, read by those tests).
 list(JOIN _ffijit_a64_libdirs ":" _ffijit_a64_ld_path)
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -L /usr/aarch64-linux-gnu
-                                  -E LD_LIBRARY_PATH=${_ffijit_a64_ld_path})
+                                  -E LD_LIBRARY_PATH=${_ffijit_a64_ld_path}
+                                  -E FFIJIT_TEST_FORK_DEATH_TESTS=1)

@@ -201,7 +201,6 @@ struct CallPlan {
 // cannot call (e.g. nested structure results, an unknown object type key).
 CallPlan Lower(const Signature& sig, std::string function_name);
 
-
 // A readable multi-line dump of a plan (for the command-line tool and for debugging).
 std::string PlanToString(const CallPlan& plan);
 

@@ -1,8 +1,9 @@
 // The interpreter's libffi call path: one prepared ffi_cif per bound function.
 //
 // Used where no register stub exists (platforms other than x86-64 System V and Linux AArch64)
-// and, on request, to cross-check the stub in tests. The arguments are read from the same register/stack arrays the stub consumes, at
-// the locations the CallPlan assigned, so both paths share every conversion.
+// and, on request, to cross-check the stub in tests. The arguments are read from the same
+// register/stack arrays the stub consumes, at the locations the CallPlan assigned, so both paths
+// share every conversion.
 #ifndef FFIJIT_JIT_LIBFFI_CALL_H_
 #define FFIJIT_JIT_LIBFFI_CALL_H_
 

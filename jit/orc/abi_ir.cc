@@ -119,12 +119,11 @@ void EmitAbiProbe(const CallPlan& plan, llvm::Module& module, const std::string&
   NativeIr ir = NativeIrOf(plan, ctx);
   const size_t natives = ir.first.size();
   auto* buffer_type = llvm::ArrayType::get(i64, 2 * (natives ? natives : 1));
-  auto* buffer = new llvm::GlobalVariable(module, buffer_type, false,
-                                          llvm::GlobalValue::ExternalLinkage,
-                                          llvm::ConstantAggregateZero::get(buffer_type),
-                                          name + kProbeBufferSuffix);
-  auto* fn = llvm::Function::Create(ir.type, llvm::Function::ExternalLinkage, name + kProbeSuffix,
-                                    module);
+  auto* buffer = new llvm::GlobalVariable(
+      module, buffer_type, false, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantAggregateZero::get(buffer_type), name + kProbeBufferSuffix);
+  auto* fn =
+      llvm::Function::Create(ir.type, llvm::Function::ExternalLinkage, name + kProbeSuffix, module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   AddAbiAttributes(ir, fn);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "", fn));
@@ -180,9 +179,10 @@ void EmitAbiProbe(const CallPlan& plan, llvm::Module& module, const std::string&
     }
     default: {
       llvm::Type* t = ToLlvmType(ctx, ir.ret);
-      b.CreateRet(llvm::ConstantInt::get(t, kRetIntSentinel & (t->getIntegerBitWidth() == 64
-                                                                   ? ~uint64_t{0}
-                                                                   : (uint64_t{1} << t->getIntegerBitWidth()) - 1)));
+      b.CreateRet(llvm::ConstantInt::get(
+          t, kRetIntSentinel &
+                 (t->getIntegerBitWidth() == 64 ? ~uint64_t{0}
+                                                : (uint64_t{1} << t->getIntegerBitWidth()) - 1)));
       break;
     }
   }
@@ -243,7 +243,8 @@ void AddAbiAttributes(const NativeIr& ir, llvm::CallInst* call) {
   llvm::LLVMContext& ctx = call->getContext();
   for (unsigned i = 0; i < ir.params.size(); ++i) {
     if (ir.params[i] != IrType::kByvalPair) continue;
-    call->addParamAttr(i, llvm::Attribute::getWithByValType(ctx, ToLlvmType(ctx, IrType::kI64Pair)));
+    call->addParamAttr(i,
+                       llvm::Attribute::getWithByValType(ctx, ToLlvmType(ctx, IrType::kI64Pair)));
     call->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(8)));
   }
 }
@@ -338,10 +339,10 @@ std::string CompareProbeRecord(const CallPlan& plan, const uint64_t* frame,
       const uint64_t want = frame[index + w];
       const uint64_t got = recorded[2 * n + static_cast<size_t>(w)];
       if (got == want) continue;
-      std::string what = n < plan.params.size()
-                             ? "parameter " + std::to_string(n) + " (`" +
-                                   plan.params[n].type_text + "`)"
-                             : "out-pointer " + std::to_string(n - plan.params.size());
+      std::string what =
+          n < plan.params.size()
+              ? "parameter " + std::to_string(n) + " (`" + plan.params[n].type_text + "`)"
+              : "out-pointer " + std::to_string(n - plan.params.size());
       if (words == 2) what += w == 0 ? " first word" : " second word";
       return prefix + what + " belongs in " + DescribeFrameWord(index + w) +
              ", the compiled code reads it from " + DescribeSource(frame, frame_words, got);

@@ -7,9 +7,9 @@
 #include "bound_function.h"
 #include "ffijit/c_ext.h"
 #include "float16.h"
-#include "orc/abi_ir.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
+#include "orc/abi_ir.h"
 
 namespace ffijit::orc {
 namespace {

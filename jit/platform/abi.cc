@@ -57,9 +57,9 @@ void AssignAbiGeneric(CallPlan& plan) {
     plan.return_kind = ReturnKind::kStatus;
   } else if (!plan.results.empty() && plan.results[0].by_return) {
     const Conversion c = plan.results[0].conversion;
-    plan.return_kind = IsFloatConversion(c)                                      ? ReturnKind::kSse
+    plan.return_kind = IsFloatConversion(c)                                   ? ReturnKind::kSse
                        : c == Conversion::kBytes || c == Conversion::kAnyView ? ReturnKind::kGprPair
-                                                                                 : ReturnKind::kGpr;
+                                                                              : ReturnKind::kGpr;
   } else {
     plan.return_kind = ReturnKind::kVoid;
   }

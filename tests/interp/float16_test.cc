@@ -74,34 +74,42 @@ TEST(Float16, WidensBackExactly) {
   }
 }
 
+// The C half type: g++ 12 knows _Float16 in C++ on x86-64 only; AArch64's __fp16 is the same
+// IEEE half, passed and returned in the low 16 bits of a vector register (h0) like _Float16.
+#if defined(__aarch64__)
+using Half = __fp16;
+#else
+using Half = _Float16;
+#endif
+
 extern "C" {
-double f16_to_double(_Float16 x) {
+double f16_to_double(Half x) {
   return static_cast<double>(x);
 }
-_Float16 f16_halve(_Float16 x) {
-  return x / static_cast<_Float16>(2);
+Half f16_halve(Half x) {
+  return x / static_cast<Half>(2);
 }
-// bf16 arrives like _Float16 (the low 16 bits of an SSE register); g++ 12 has no __bf16.
-uint16_t bf16_bits(_Float16 x) {
+// bf16 arrives like a half (the low 16 bits of a vector register); g++ 12 has no __bf16.
+uint16_t bf16_bits(Half x) {
   uint16_t bits;
   std::memcpy(&bits, &x, sizeof bits);
   return bits;
 }
-_Float16 bf16_from_bits(uint16_t bits) {
-  _Float16 x;
+Half bf16_from_bits(uint16_t bits) {
+  Half x;
   std::memcpy(&x, &bits, sizeof bits);
   return x;
 }
-double mixed_halves(_Float16 a, double b, _Float16 c) {
+double mixed_halves(Half a, double b, Half c) {
   return static_cast<double>(a) + b + static_cast<double>(c);
 }
 // Two results through out-pointers: x / 2 as f16 and x / 4 as bf16 (written as its bits).
-void split_halves(double x, _Float16* half, uint16_t* quarter_bf16) {
-  *half = static_cast<_Float16>(x / 2);
+void split_halves(double x, Half* half, uint16_t* quarter_bf16) {
+  *half = static_cast<Half>(x / 2);
   *quarter_bf16 = FFIJITDoubleToBF16Bits(x / 4);
 }
-int halve_status(double x, _Float16* out) {
-  *out = static_cast<_Float16>(x / 2);
+int halve_status(double x, Half* out) {
+  *out = static_cast<Half>(x / 2);
   return 0;
 }
 }

@@ -58,10 +58,9 @@ TEST(Lower, BytesTakeARegisterPairOrGoWholeToTheStack) {
 }
 
 TEST(Lower, DeviceAndDataTypeAreOneRegisterEach) {
-  CallPlan plan =
-      LowerOn(platform::kX86_64SysV,
-              Sig({T(TypeKind::kDevice), T(TypeKind::kDataType), S(ScalarKind::kI64)},
-                  {T(TypeKind::kDevice)}));
+  CallPlan plan = LowerOn(platform::kX86_64SysV,
+                          Sig({T(TypeKind::kDevice), T(TypeKind::kDataType), S(ScalarKind::kI64)},
+                              {T(TypeKind::kDevice)}));
   EXPECT_EQ(plan.params[0].conversion, Conversion::kDevice);
   EXPECT_EQ(plan.params[0].abi.cls, AbiClass::kGpr);
   EXPECT_EQ(plan.params[1].conversion, Conversion::kDataType);
@@ -106,7 +105,8 @@ TEST(LowerAarch64, BytesTakeTwoXRegistersOrSpillAndCloseTheRest) {
   args.push_back(T(TypeKind::kBytes));
   args.push_back(S(ScalarKind::kI64));
   args.push_back(S(ScalarKind::kF64));
-  CallPlan spills = LowerOn(platform::kAarch64, Sig(args, {S(ScalarKind::kI32), S(ScalarKind::kI32)}));
+  CallPlan spills =
+      LowerOn(platform::kAarch64, Sig(args, {S(ScalarKind::kI32), S(ScalarKind::kI32)}));
   EXPECT_EQ(spills.params[6].abi.cls, AbiClass::kGpr);
   EXPECT_EQ(spills.params[6].abi.slot, 6);
   EXPECT_EQ(spills.params[7].abi.cls, AbiClass::kStackPair);

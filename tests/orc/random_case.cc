@@ -578,7 +578,8 @@ CaseGenerator::NativeResults CaseGenerator::RandomResults(const CallPlan& plan) 
     r.out.push_back(std::move(out));
   }
   if (plan.return_kind == ReturnKind::kStatus) {
-    r.ret_gpr0 = Chance(0.85) ? (Bits() & ~uint64_t{0xffffffff}) : static_cast<uint64_t>(Uniform(1, 9));
+    r.ret_gpr0 =
+        Chance(0.85) ? (Bits() & ~uint64_t{0xffffffff}) : static_cast<uint64_t>(Uniform(1, 9));
   }
   return r;
 }
