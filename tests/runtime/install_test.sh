@@ -4,6 +4,9 @@
 # and C++) and ffijit::jit (registration, the JIT tier, errors thrown across the library).
 #   install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR [SANITIZER_FLAGS]
 # A sanitized ffijit needs a consumer built with the same sanitizers (their runtime must come first).
+# A cross build (the AArch64 lane) passes its toolchain file in FFIJIT_CONSUMER_TOOLCHAIN and its
+# emulator command in FFIJIT_CONSUMER_RUNNER: the consumer is cross-built the same way and run
+# under the emulator.
 set -euo pipefail
 build_dir=$1
 consumer_dir=$2
@@ -20,13 +23,20 @@ for internal in call_plan.h bound_function.h register_internal.h tagged_lexer.h;
   fi
 done
 [ -f "$work/prefix/include/ffijit/export.h" ] || { echo "install_test: export.h missing" >&2; exit 1; }
-cmake -S "$consumer_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+cross=()
+if [ -n "${FFIJIT_CONSUMER_TOOLCHAIN:-}" ]; then
+  # A toolchain file re-roots package searches into its sysroot: name the package directory.
+  config=$(dirname "$(find "$work/prefix" -name ffijitConfig.cmake | head -n 1)")
+  cross=(-DCMAKE_TOOLCHAIN_FILE="$FFIJIT_CONSUMER_TOOLCHAIN" -Dffijit_DIR="$config")
+fi
+read -r -a runner <<<"${FFIJIT_CONSUMER_RUNNER:-}"
+cmake -S "$consumer_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" "${cross[@]}" \
   -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_EXE_LINKER_FLAGS="$sanitize" \
   >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
-"$work/build/ffijit_consumer"
-"$work/build/ffijit_consumer_cpp"
-"$work/build/ffijit_consumer_jit"
+"${runner[@]}" "$work/build/ffijit_consumer"
+"${runner[@]}" "$work/build/ffijit_consumer_cpp"
+"${runner[@]}" "$work/build/ffijit_consumer_jit"
 
 # The drop-in libtvm_ffi.so (and ffijit's SONAME beside it) resolve to the installed runtime.
 runtime=$(find "$work/prefix" -name 'libffijit_runtime.so' -not -path '*/tvm-ffi/*' | head -n 1)

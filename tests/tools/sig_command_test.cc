@@ -20,8 +20,8 @@ std::string ShellQuote(const std::string& s) {
 
 // Runs `ffijit <args>` with `stdin_text` on its stdin.
 ToolRun Ffijit(const std::string& args, const std::string& stdin_text = "") {
-  const std::string cmd = "printf '%s' " + ShellQuote(stdin_text) + " | " +
-                          ShellQuote(FFIJIT_TOOL_PATH) + " " + args + " 2>&1";
+  const std::string cmd = "printf '%s' " + ShellQuote(stdin_text) + " | " + FFIJIT_TOOL_RUNNER +
+                          " " + ShellQuote(FFIJIT_TOOL_PATH) + " " + args + " 2>&1";
   ToolRun run;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return run;

@@ -32,7 +32,9 @@ inline ToolResult RunTool(const std::string& args) {
   ToolResult result;
   if (fd < 0) return result;
   close(fd);
-  const std::string cmd = Quote(FFIJIT_TOOL_PATH) + " " + args + " </dev/null 2>" + Quote(err_path);
+  // FFIJIT_TOOL_RUNNER: the emulator command of a cross build, else "".
+  const std::string cmd = std::string(FFIJIT_TOOL_RUNNER) + " " + Quote(FFIJIT_TOOL_PATH) + " " +
+                          args + " </dev/null 2>" + Quote(err_path);
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe != nullptr) {
     char buf[4096];
