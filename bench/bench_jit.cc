@@ -129,6 +129,45 @@ void BM_CompileCold(benchmark::State& state) {
   }
 }
 
+// Like BM_CompileCold, but every signature has a parameter shape no earlier compile had (the bits of
+// n + 1 below its leading one pick i64 or f64 per parameter), so each compile also runs the ABI
+// probe: the worst case, once per shape per process.
+Signature NewShapeSignature(int64_t n) {
+  Signature sig;
+  uint64_t bits = static_cast<uint64_t>(n) + 2;
+  int top = 63 - __builtin_clzll(bits);
+  for (int i = top - 1; i >= 0; --i) {
+    sig.args.push_back(Type::Scalar((bits >> i) & 1 ? ScalarKind::kF64 : ScalarKind::kI64));
+  }
+  sig.results.push_back(Type::Scalar(ScalarKind::kI64));
+  return sig;
+}
+
+void BM_CompileColdNewShape(benchmark::State& state) {
+  JitEngine engine;
+  int64_t n = 0;
+  {
+    ScopedJitOptions never({JitPolicy::kNever, 0});
+    Function warm = MakeFunction("bench_shape", reinterpret_cast<void*>(&BenchNativeI64x3),
+                                 NewShapeSignature(n++));
+    engine.CompileNow(warm);
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    Function f;
+    {
+      ScopedJitOptions never({JitPolicy::kNever, 0});
+      f = MakeFunction("bench_shape", reinterpret_cast<void*>(&BenchNativeI64x3),
+                       NewShapeSignature(n++));
+    }
+    state.ResumeTiming();
+    if (!Compiles(engine, f)) state.SkipWithError("compile failed");
+    state.PauseTiming();
+    f = Function();
+    state.ResumeTiming();
+  }
+}
+
 void BM_CompileBatch100(benchmark::State& state) {
   JitEngine engine;
   {
@@ -194,6 +233,8 @@ const bool kRegistered = [] {
                                  [&c](benchmark::State& s) { TypedCase(s, c); });
   }
   benchmark::RegisterBenchmark("BM_Compile/cold", BM_CompileCold)->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("BM_Compile/cold_new_shape", BM_CompileColdNewShape)
+      ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("BM_Compile/batch100", BM_CompileBatch100)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Compile/cached", BM_CompileCached)->Unit(benchmark::kNanosecond);

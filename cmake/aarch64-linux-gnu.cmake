@@ -37,6 +37,8 @@ endforeach()
 # execute a foreign binary from inside the guest (no binfmt hand-off), so death tests that would
 # re-run the test binary fork instead (FFIJIT_TEST_FORK_DEATH_TESTS, read by those tests).
 list(JOIN _ffijit_a64_libdirs ":" _ffijit_a64_ld_path)
+# For a test that needs its own LD_LIBRARY_PATH in front of the emulator's (tests/modules).
+set(FFIJIT_EMULATOR_LIBRARY_PATH "${_ffijit_a64_ld_path}")
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -L /usr/aarch64-linux-gnu
                                   -E LD_LIBRARY_PATH=${_ffijit_a64_ld_path}
                                   -E FFIJIT_TEST_FORK_DEATH_TESTS=1)

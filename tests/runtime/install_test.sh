@@ -30,9 +30,14 @@ if [ -n "${FFIJIT_CONSUMER_TOOLCHAIN:-}" ]; then
   cross=(-DCMAKE_TOOLCHAIN_FILE="$FFIJIT_CONSUMER_TOOLCHAIN" -Dffijit_DIR="$config")
 fi
 read -r -a runner <<<"${FFIJIT_CONSUMER_RUNNER:-}"
+# Flags only when sanitizing: a flags variable on the command line replaces a toolchain's own.
+flags=()
+if [ -n "$sanitize" ]; then
+  flags=(-DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize"
+         -DCMAKE_EXE_LINKER_FLAGS="$sanitize")
+fi
 cmake -S "$consumer_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" "${cross[@]}" \
-  -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_EXE_LINKER_FLAGS="$sanitize" \
-  >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
+  "${flags[@]}" >"$work/configure.log" || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
 "${runner[@]}" "$work/build/ffijit_consumer"
 "${runner[@]}" "$work/build/ffijit_consumer_cpp"
