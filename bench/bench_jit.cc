@@ -129,9 +129,9 @@ void BM_CompileCold(benchmark::State& state) {
   }
 }
 
-// Like BM_CompileCold, but every signature has a parameter shape no earlier compile had (the bits of
-// n + 1 below its leading one pick i64 or f64 per parameter), so each compile also runs the ABI
-// probe: the worst case, once per shape per process.
+// Like BM_CompileCold, but every signature has a parameter shape no earlier compile had (the
+// bits of n + 2 below its leading one pick i64 or f64 per parameter), so each compile also runs
+// the ABI probe: the worst case, once per shape per process.
 Signature NewShapeSignature(int64_t n) {
   Signature sig;
   uint64_t bits = static_cast<uint64_t>(n) + 2;

@@ -120,8 +120,9 @@ const TVMFFIAny* FFIJITResolvePath(const ffijit::BoundFunction* fn, int32_t para
 // thunk may call for rare forms (strings parsed as DataType/Device, subtype checks, ...).
 int FFIJITConvertParam(const ffijit::BoundFunction* fn, int32_t param, const TVMFFIAny* value,
                        uint64_t out[2]);
-// Boxes the native result `raw` (rax/xmm0 word, or rax:rdx, or an out-pointer buffer) of
-// plan->results[index] into `out` (an owned Any). 0, or -1 after raising.
+// Boxes the native result `raw` (the integer or vector result register's word, the integer pair,
+// or an out-pointer buffer) of plan->results[index] into `out` (an owned Any). 0, or -1 after
+// raising.
 int FFIJITBoxResult(const ffijit::BoundFunction* fn, int32_t index, const uint64_t raw[2],
                     TVMFFIAny* out);
 // Boxes several results (each raw buffer 16 bytes, results in order) into an Array in `out`.
