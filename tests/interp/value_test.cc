@@ -143,6 +143,37 @@ TEST_P(ValueTest, BytesPairSpillsToTheStackWhole) {
   EXPECT_EQ(Call(f, {0, 0, 0, 0, 3, "hi"}).cast<int64_t>(), 3000000 + 2000 + 104 + 105);
 }
 
+// What follows a spilled pair: System V gives the integer register left free to the next integer
+// (r9 here); AArch64 gives the pair x5:x6 and the next integer x7. With seven integers first the
+// pair no longer fits on either: AArch64 then closes x7 too (AAPCS64 C.13), so the next integer
+// goes to the stack, while the vector registers stay open on both.
+TEST_P(ValueTest, WhatFollowsASpilledBytesPair) {
+  Function after = Bind(
+      "a",
+      +[](int64_t, int64_t, int64_t, int64_t, int64_t a4, TVMFFIByteArray b, int64_t next) {
+        return bytes_digest(b) + a4 * 1000000 + next * 100000000;
+      },
+      Sig({S(ScalarKind::kI64), S(ScalarKind::kI64), S(ScalarKind::kI64), S(ScalarKind::kI64),
+           S(ScalarKind::kI64), T(TypeKind::kBytes), S(ScalarKind::kI64)},
+          {S(ScalarKind::kI64)}),
+      GetParam());
+  EXPECT_EQ(Call(after, {0, 0, 0, 0, 3, "hi", 7}).cast<int64_t>(),
+            700000000 + 3000000 + 2000 + 104 + 105);
+  Function closed = Bind(
+      "c",
+      +[](int64_t a0, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t a6, TVMFFIByteArray b,
+          int64_t next, double d) {
+        return static_cast<double>(bytes_digest(b) + a0 + a6 * 1000000 + next * 100000000) + d;
+      },
+      Sig({S(ScalarKind::kI64), S(ScalarKind::kI64), S(ScalarKind::kI64), S(ScalarKind::kI64),
+           S(ScalarKind::kI64), S(ScalarKind::kI64), S(ScalarKind::kI64), T(TypeKind::kBytes),
+           S(ScalarKind::kI64), S(ScalarKind::kF64)},
+          {S(ScalarKind::kF64)}),
+      GetParam());
+  EXPECT_EQ(Call(closed, {5, 0, 0, 0, 0, 0, 4, "hey", 9, 0.5}).cast<double>(),
+            900000000.0 + 4000000 + 3000 + 104 + 101 + 121 + 5 + 0.5);
+}
+
 TEST_P(ValueTest, DataTypeAndDeviceByValueOrFromStrings) {
   Function f = Bind("dd", dev_dtype,
                     Sig({T(TypeKind::kDevice), T(TypeKind::kDataType), S(ScalarKind::kI64)},

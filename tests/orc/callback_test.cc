@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
@@ -112,6 +114,37 @@ TEST(Callback, StringsBytesAndNullPointers) {
   EXPECT_EQ(got_str, "hello");
   EXPECT_EQ(got_bytes, std::string("a\0b", 3));
   EXPECT_TRUE(ptr_was_none);
+}
+
+// A TVMFFIByteArray that no longer fits in the integer registers (after seven integers: x7 alone
+// on AArch64, which the pair then closes; the stack already on x86-64), an integer after it and a
+// double: the callback reads each where the C compiler of the caller put it.
+TEST(Callback, BytesSpilledToTheStackAndWhatFollows) {
+  std::string got_bytes;
+  int64_t got_first = 0, got_seventh = 0, got_next = 0;
+  double got_d = 0;
+  Function record = Function::FromPacked([&](const AnyView* args, int32_t, Any* result) {
+    got_first = args[0].cast<int64_t>();
+    got_seventh = args[6].cast<int64_t>();
+    const auto* bytes = static_cast<const TVMFFIByteArray*>(args[7].raw().v_ptr);
+    got_bytes.assign(bytes->data, bytes->size);
+    got_next = args[8].cast<int64_t>();
+    got_d = args[9].cast<double>();
+    *result = int64_t{77};
+  });
+  std::vector<TypePtr> args(7, S(ScalarKind::kI64));
+  args.push_back(Type::Simple(TypeKind::kBytes));
+  args.push_back(S(ScalarKind::kI64));
+  args.push_back(S(ScalarKind::kF64));
+  NativeCallback callback(record, Sig(args, {S(ScalarKind::kI64)}));
+  using Fn = int64_t(int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, TVMFFIByteArray,
+                     int64_t, double);
+  EXPECT_EQ(callback.as<Fn>()(11, 2, 3, 4, 5, 6, 17, TVMFFIByteArray{"spill", 5}, 23, 0.25), 77);
+  EXPECT_EQ(got_first, 11);
+  EXPECT_EQ(got_seventh, 17);
+  EXPECT_EQ(got_bytes, "spill");
+  EXPECT_EQ(got_next, 23);
+  EXPECT_EQ(got_d, 0.25);
 }
 
 TEST(Callback, PlainConventionErrorGivesZeroAndStaysRaised) {
