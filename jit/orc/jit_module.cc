@@ -67,6 +67,8 @@ using llvm::orc::SymbolStringPtr;
 
 constexpr size_t kExcerptLimit = 600;
 constexpr const char* kFunctionPrefix = "__tvm_ffi_";
+// Names the symbol that stands for an object's initialisers (see AddObject).
+constexpr const char* kInitAnchorPrefix = "__ffijit_init_anchor.";
 
 // At most kExcerptLimit bytes of `text`, saying how much was left out.
 std::string Excerpt(const std::string& text) {
@@ -202,11 +204,12 @@ class ModuleJit;
 
 class ModuleState {
  public:
-  ModuleState(std::string name, llvm::orc::JITDylib* dylib) : name_(std::move(name)), dylib_(dylib) {}
+  ModuleState(std::string name, llvm::orc::JITDylib* dylib, void* dso_handle)
+      : name_(std::move(name)), dylib_(dylib), dso_handle_(dso_handle) {}
 
   const std::string& name() const { return name_; }
   llvm::orc::JITDylib* dylib() const { return dylib_; }
-  const void* dso_handle() const { return &dso_token_; }
+  const void* dso_handle() const { return dso_handle_; }
   void set_object(TVMFFIObject* object) { object_ = object; }
   TVMFFIObject* object() const { return object_; }
 
@@ -248,7 +251,7 @@ class ModuleState {
   std::string name_;
   llvm::orc::JITDylib* dylib_;
   TVMFFIObject* object_ = nullptr;  // the library module (no reference: it owns this state)
-  char dso_token_ = 0;              // its address is the module's __dso_handle
+  void* dso_handle_;                // the module's __dso_handle
   // Held by every operation on the dylib, so a lookup never sees an object whose initialisers
   // have not run; recursive because an initialiser may look up its own module.
   std::recursive_mutex mutex_;
@@ -289,9 +292,15 @@ class InitFiniPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
                         llvm::jitlink::LinkGraph& graph,
                         llvm::jitlink::PassConfiguration& config) override {
     (void)graph;
-    const SymbolStringPtr init_symbol = mr.getInitializerSymbol();
-    config.PrePrunePasses.push_back([init_symbol](llvm::jitlink::LinkGraph& g) -> llvm::Error {
-      bool defined = !init_symbol;
+    // The symbol AddObject put in the object's interface so that linking the object (and so
+    // running its initialisers) can be requested by name: defined here on the first
+    // initialiser block, every other one kept alive beside it.
+    SymbolStringPtr anchor;
+    for (const auto& [name, flags] : mr.getSymbols()) {
+      if ((*name).starts_with(kInitAnchorPrefix)) anchor = name;
+    }
+    config.PrePrunePasses.push_back([anchor](llvm::jitlink::LinkGraph& g) -> llvm::Error {
+      bool defined = !anchor;
       for (llvm::jitlink::Section& section : g.sections()) {
         int64_t priority = 0;
         bool reversed = false;
@@ -301,10 +310,8 @@ class InitFiniPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
         if (!is_init) continue;
         for (llvm::jitlink::Block* block : section.blocks()) {
           if (!defined) {
-            // The object's interface promises this symbol; ORC platforms define it the same way.
-            g.addDefinedSymbol(*block, 0, *init_symbol, block->getSize(),
-                               llvm::jitlink::Linkage::Strong, llvm::jitlink::Scope::Default,
-                               false, true);
+            g.addDefinedSymbol(*block, 0, *anchor, 0, llvm::jitlink::Linkage::Strong,
+                               llvm::jitlink::Scope::Hidden, false, true);
             defined = true;
           } else {
             g.addAnonymousSymbol(*block, 0, block->getSize(), false, true);
@@ -313,7 +320,7 @@ class InitFiniPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
       }
       if (!defined) {
         return llvm::make_error<llvm::StringError>(
-            "the object's initializer symbol has no initializer section",
+            "the object's interface names initializers, but it has no initializer section",
             llvm::inconvertibleErrorCode());
       }
       return llvm::Error::success();
@@ -621,6 +628,17 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
     throw ValueError(file + ": not a loadable object: " +
                      Excerpt(ReportedOr(capture, DescribeError(interface.takeError()))));
   }
+  // ORC's interface names the initialisers with a side-effects-only symbol that only a platform
+  // defines. Without a platform the object gets an ordinary hidden symbol instead, which the
+  // plugin defines on its initialiser section and the lookup below asks for, so every object is
+  // linked, and its initialisers found, whether or not it has other symbols.
+  if (interface->InitSymbol) {
+    interface->SymbolFlags.erase(interface->InitSymbol);
+    interface->InitSymbol = nullptr;
+    interface->SymbolFlags[jit.session().intern(kInitAnchorPrefix +
+                                                std::to_string(jit.NextId()))] =
+        llvm::JITSymbolFlags::None;
+  }
   llvm::orc::SymbolLookupSet lookup;
   for (const auto& [name, flags] : interface->SymbolFlags) {
     lookup.add(name, flags.hasMaterializationSideEffectsOnly()
@@ -916,20 +934,40 @@ Module CreateModule(std::string name) {
   if (name.empty()) name = "jit-module-" + std::to_string(id);
   llvm::orc::JITDylib& dylib =
       jit.session().createBareJITDylib("ffijit.module." + std::to_string(id));
-  auto* state = new ModuleState(name, &dylib);
+  // The module's own __dso_handle, which C++ objects pass to __cxa_atexit: in JIT memory, since
+  // objects address it PC-relative (within 2 GiB of their code).
+  auto graph = std::make_unique<llvm::jitlink::LinkGraph>(
+      "ffijit.dso_handle." + std::to_string(id), jit.triple(),
+      llvm::jitlink::getGenericEdgeKindName);
+  using llvm::BitmaskEnumDetail::operator|;
+  llvm::jitlink::Section& section = graph->createSection(
+      "__ffijit_dso_handle", llvm::orc::MemProt::Read | llvm::orc::MemProt::Write);
+  llvm::jitlink::Block& block =
+      graph->createZeroFillBlock(section, 8, llvm::orc::ExecutorAddr(), 8, 0);
+  graph->addDefinedSymbol(block, 0, "__dso_handle", 8, llvm::jitlink::Linkage::Strong,
+                          llvm::jitlink::Scope::Hidden, false, true);
+  auto fail = [&](const std::string& why) {
+    {
+      Registry& registry = Registry::Get();
+      std::lock_guard lock(registry.mutex);
+      registry.by_dylib.erase(&dylib);
+    }
+    if (llvm::Error err = jit.session().removeJITDylib(dylib)) llvm::consumeError(std::move(err));
+    throw RuntimeError("cannot create JIT module " + name + ": " + why);
+  };
+  if (llvm::Error err = jit.layer().add(dylib, std::move(graph))) {
+    fail(DescribeError(std::move(err)));
+  }
+  auto dso = jit.session().lookup(
+      llvm::orc::makeJITDylibSearchOrder(&dylib, llvm::orc::JITDylibLookupFlags::MatchAllSymbols),
+      jit.session().intern("__dso_handle"));
+  if (!dso) fail(DescribeError(dso.takeError()));
+  auto* state = new ModuleState(name, &dylib, dso->getAddress().toPtr<void*>());
   {
     Registry& registry = Registry::Get();
     std::lock_guard lock(registry.mutex);
     registry.by_dylib[&dylib] = state;
     registry.by_dso[state->dso_handle()] = state;
-  }
-  llvm::orc::SymbolMap own;
-  own[jit.session().intern("__dso_handle")] = llvm::orc::ExecutorSymbolDef(
-      llvm::orc::ExecutorAddr::fromPtr(state->dso_handle()), llvm::JITSymbolFlags::None);
-  if (llvm::Error err = dylib.define(llvm::orc::absoluteSymbols(std::move(own)))) {
-    const std::string why = DescribeError(std::move(err));
-    delete state;
-    throw RuntimeError("cannot create JIT module " + name + ": " + why);
   }
   std::vector<llvm::orc::JITDylib*> links = {jit.support()};
   if (llvm::orc::JITDylib* process = jit.process()) links.push_back(process);
