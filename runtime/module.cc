@@ -1,6 +1,7 @@
-// Modules: ModuleObj's exported C++ members, the library module over a shared library or the
-// system-library table, loading (context symbols, __tvm_ffi__library_ctx, __tvm_ffi__library_bin),
-// imports with cycle detection, TVMFFIEnvModLookupFromImports, and the ffi.Module* globals.
+// Modules: ModuleObj's exported C++ members, the library module over a shared library, the
+// system-library table or a symbol source another library provides (the JIT's modules), loading
+// (context symbols, __tvm_ffi__library_ctx, __tvm_ffi__library_bin), imports with cycle
+// detection, TVMFFIEnvModLookupFromImports, and the ffi.Module* globals.
 #include <dlfcn.h>
 #include <link.h>
 

@@ -262,8 +262,8 @@ Function LoadPackedFunction(const CallRequest& request) {
     for (const char* jit_format : {"o", "bc", "ll"}) {
       const std::string suffix = std::string(".") + jit_format;
       if (request.library.size() > suffix.size() &&
-          request.library.compare(request.library.size() - suffix.size(), suffix.size(),
-                                  suffix) == 0) {
+          request.library.compare(request.library.size() - suffix.size(), suffix.size(), suffix) ==
+              0) {
         format = jit_format;
       }
     }

@@ -154,8 +154,7 @@ typedef struct {
  * 0), `__tvm_ffi__library_ctx` set. Its functions are the source's `__tvm_ffi_<name>` symbols.
  * On failure `source->release` has run.
  */
-FFIJIT_API int FFIJITLibraryModuleCreate(const FFIJITSymbolSource* source,
-                                         TVMFFIObjectHandle* out);
+FFIJIT_API int FFIJITLibraryModuleCreate(const FFIJITSymbolSource* source, TVMFFIObjectHandle* out);
 /*!
  * Writes the registered context symbols and `__tvm_ffi__library_ctx` (= `module`) again, for
  * symbols the source gained after the module was created (an object added to a JIT module).

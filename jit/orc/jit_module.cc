@@ -81,6 +81,8 @@ std::string Quote(const std::string& name) {
   return "`" + Excerpt(name) + "`";
 }
 
+std::atomic<bool> g_run_static_initializers{true};
+
 // ---- Errors ORC reports on the side ----
 
 // ORC reports a failed link's cause through the session's error reporter and hands the caller
@@ -416,12 +418,14 @@ class InitFiniPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
 
 void LogDiagnostic(const llvm::DiagnosticInfo* info_ptr, void* context) {
   const llvm::DiagnosticInfo& info = *info_ptr;
+  // Remarks and notes (instruction counts, optimisation reports) are not problems.
+  if (info.getSeverity() != llvm::DS_Error && info.getSeverity() != llvm::DS_Warning) return;
   std::string text;
   llvm::raw_string_ostream stream(text);
   llvm::DiagnosticPrinterRawOStream printer(stream);
   info.print(printer);
   LogJit("ffijit: JIT module " + *static_cast<const std::string*>(context) + ": LLVM " +
-         (info.getSeverity() == llvm::DS_Error ? "error" : "diagnostic") + ": " +
+         (info.getSeverity() == llvm::DS_Error ? "error" : "warning") + ": " +
          Excerpt(stream.str()));
 }
 
@@ -518,8 +522,7 @@ class ModuleJit {
 void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
   auto object = llvm::object::ObjectFile::createObjectFile(buffer);
   if (!object) {
-    throw ValueError(file + ": not an object file: " +
-                     Excerpt(DescribeError(object.takeError())));
+    throw ValueError(file + ": not an object file: " + Excerpt(DescribeError(object.takeError())));
   }
   const llvm::object::ObjectFile& obj = **object;
   const llvm::Triple& host = ModuleJit::Get().triple();
@@ -541,8 +544,8 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
     if (section.isBSS() || section.isVirtual()) continue;
     auto contents = section.getContents();
     if (!contents) {
-      throw ValueError(file + ": truncated or corrupt object: " +
-                       Excerpt(DescribeError(contents.takeError())));
+      throw ValueError(
+          file + ": truncated or corrupt object: " + Excerpt(DescribeError(contents.takeError())));
     }
   }
   for (const llvm::object::SymbolRef& symbol : obj.symbols()) {
@@ -553,8 +556,8 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
     }
     auto section = symbol.getSection();
     if (!section) {
-      throw ValueError(file + ": symbol " + Quote(name->str()) + " has a bad section index: " +
-                       Excerpt(DescribeError(section.takeError())));
+      throw ValueError(file + ": symbol " + Quote(name->str()) +
+                       " has a bad section index: " + Excerpt(DescribeError(section.takeError())));
     }
   }
 }
@@ -635,8 +638,7 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
   if (interface->InitSymbol) {
     interface->SymbolFlags.erase(interface->InitSymbol);
     interface->InitSymbol = nullptr;
-    interface->SymbolFlags[jit.session().intern(kInitAnchorPrefix +
-                                                std::to_string(jit.NextId()))] =
+    interface->SymbolFlags[jit.session().intern(kInitAnchorPrefix + std::to_string(jit.NextId()))] =
         llvm::JITSymbolFlags::None;
   }
   llvm::orc::SymbolLookupSet lookup;
@@ -671,6 +673,7 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
     for (auto& [name, info] : records.symbols) symbols_[name] = info;
   }
   RebindContext();
+  if (!g_run_static_initializers.load(std::memory_order_relaxed)) return;
   const size_t at_exit_before = AtExitCount();
   for (LinkRecords& records : linked) {
     for (const InitFunction& init : records.inits) {
@@ -761,8 +764,8 @@ void ModuleState::AddIR(std::string_view bytes, const std::string& file) {
     llvm::orc::SimpleCompiler compiler(jit.target_machine());
     auto compiled = compiler(*module);
     if (!compiled) {
-      throw RuntimeError(file + ": code generation failed: " +
-                         Excerpt(DescribeError(compiled.takeError())));
+      throw RuntimeError(
+          file + ": code generation failed: " + Excerpt(DescribeError(compiled.takeError())));
     }
     object = (*compiled)->getBuffer().str();
   }
@@ -890,8 +893,8 @@ ModuleState::~ModuleState() {
     if (object_ != nullptr) registry.by_object.erase(object_);
   }
   if (llvm::Error err = ModuleJit::Get().session().removeJITDylib(*dylib_)) {
-    LogJit("ffijit: JIT module " + name_ + ": cannot free its code: " +
-           Excerpt(DescribeError(std::move(err))));
+    LogJit("ffijit: JIT module " + name_ +
+           ": cannot free its code: " + Excerpt(DescribeError(std::move(err))));
   }
   link_order_.clear();  // after the dylib that linked against them is gone
 }
@@ -936,9 +939,9 @@ Module CreateModule(std::string name) {
       jit.session().createBareJITDylib("ffijit.module." + std::to_string(id));
   // The module's own __dso_handle, which C++ objects pass to __cxa_atexit: in JIT memory, since
   // objects address it PC-relative (within 2 GiB of their code).
-  auto graph = std::make_unique<llvm::jitlink::LinkGraph>(
-      "ffijit.dso_handle." + std::to_string(id), jit.triple(),
-      llvm::jitlink::getGenericEdgeKindName);
+  auto graph = std::make_unique<llvm::jitlink::LinkGraph>("ffijit.dso_handle." + std::to_string(id),
+                                                          jit.triple(),
+                                                          llvm::jitlink::getGenericEdgeKindName);
   using llvm::BitmaskEnumDetail::operator|;
   llvm::jitlink::Section& section = graph->createSection(
       "__ffijit_dso_handle", llvm::orc::MemProt::Read | llvm::orc::MemProt::Write);
@@ -1015,16 +1018,14 @@ bool RegisterGlobals() {
   for (const char* format : {"o", "bc", "ll"}) {
     SetGlobalFunction(std::string("ffi.Module.load_from_file.") + format, load, true);
   }
-  SetGlobalFunction("ffijit.JitModuleCreate",
-                    Function::FromTyped([](std::string name) -> Module {
+  SetGlobalFunction("ffijit.JitModuleCreate", Function::FromTyped([](std::string name) -> Module {
                       return JitModule::Create(name);
                     }),
                     true);
-  SetGlobalFunction("ffijit.JitModuleAddFile",
-                    Function::FromTyped([](Module mod, std::string path) {
-                      JitModule::From(mod).AddFile(path);
-                    }),
-                    true);
+  SetGlobalFunction(
+      "ffijit.JitModuleAddFile",
+      Function::FromTyped([](Module mod, std::string path) { JitModule::From(mod).AddFile(path); }),
+      true);
   SetGlobalFunction("ffijit.JitModuleSetLinkOrder",
                     Function::FromTyped([](Module mod, Array modules) {
                       std::vector<JitModule> order;
@@ -1036,10 +1037,10 @@ bool RegisterGlobals() {
                     true);
   SetGlobalFunction(
       "ffijit.JitModuleMakeNative",
-      Function::FromTyped([](Module mod, std::string symbol, std::string metadata,
-                             std::string format) -> Function {
-        return JitModule::From(mod).MakeNative(symbol, metadata, FormatFromName(format));
-      }),
+      Function::FromTyped(
+          [](Module mod, std::string symbol, std::string metadata, std::string format) -> Function {
+            return JitModule::From(mod).MakeNative(symbol, metadata, FormatFromName(format));
+          }),
       true);
   return true;
 }
@@ -1057,6 +1058,10 @@ bool RegisterGlobalsOrReport() {
 [[maybe_unused]] const bool globals_registered = RegisterGlobalsOrReport();
 
 }  // namespace
+
+void SetRunStaticInitializers(bool run) {
+  g_run_static_initializers.store(run, std::memory_order_relaxed);
+}
 
 bool FindNativeIR(TVMFFIObject* owner, void* target, std::string* bitcode, std::string* function) {
   if (owner == nullptr) return false;

@@ -14,6 +14,10 @@ namespace ffijit::orc {
 // from LLVM IR: the optimised bitcode of the IR unit defining it and the function's name in it.
 bool FindNativeIR(TVMFFIObject* owner, void* target, std::string* bitcode, std::string* function);
 
+// Whether objects' static initialisers and finalisers run (the default). The loader fuzzers turn
+// them off: a fuzzed object's initialiser is arbitrary code, and running it tests nothing of ours.
+void SetRunStaticInitializers(bool run);
+
 }  // namespace ffijit::orc
 
 #endif  // FFIJIT_JIT_ORC_JIT_MODULE_H_

@@ -49,8 +49,7 @@ TEST_P(IrFileTest, NativesRegisteredWithMetadataAgreeOnBothTiers) {
   mod.AddFile(Ir(GetParam()));
   ffijit::RegisterOptions interpreted;
   interpreted.interpret_only = true;
-  const std::string json =
-      R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})";
+  const std::string json = R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})";
   Function slow = mod.MakeNative("ir_mul_add", json, ffijit::MetadataFormat::kJson, interpreted);
   Function fast = mod.MakeNative("ir_mul_add", json, ffijit::MetadataFormat::kJson);
   ffijit::JitEngine::Default().CompileNow(fast);
@@ -82,19 +81,18 @@ TEST_P(IrFileTest, ANativeKeepsItsModuleAlive) {
                                 ffijit::MetadataFormat::kRaw, options);
   }
   EXPECT_EQ(native(int64_t{2}, int64_t{3}, int64_t{4}).cast<int64_t>(), 10);
-  EXPECT_EQ(ffijit::GetGlobalFunctionOrThrow("objmod.ir_mul_add")(int64_t{1}, int64_t{1},
-                                                                   int64_t{1})
-                .cast<int64_t>(),
-            2);
+  EXPECT_EQ(
+      ffijit::GetGlobalFunctionOrThrow("objmod.ir_mul_add")(int64_t{1}, int64_t{1}, int64_t{1})
+          .cast<int64_t>(),
+      2);
   ffijit::RemoveGlobalFunction("objmod.ir_mul_add");
 }
 
 TEST_P(IrFileTest, MakeNativeErrors) {
   JitModule mod = JitModule::Create("errors");
   mod.AddFile(Ir(GetParam()));
-  ffijit::Error missing = CatchError([&] {
-    mod.MakeNative("ir_nothing", ffijit::SignatureOf<int64_t (*)(int64_t)>());
-  });
+  ffijit::Error missing = CatchError(
+      [&] { mod.MakeNative("ir_nothing", ffijit::SignatureOf<int64_t (*)(int64_t)>()); });
   EXPECT_EQ(missing.kind(), "KeyError");
   EXPECT_EQ(missing.message(), "JIT module errors defines no symbol `ir_nothing`");
   ffijit::Error data =
@@ -109,8 +107,7 @@ TEST(IrModuleTest, AnInMemoryLlvmModule) {
   llvm::IRBuilder<> builder(context);
   llvm::Type* i64 = builder.getInt64Ty();
   auto* type = llvm::FunctionType::get(i64, {i64, i64}, false);
-  auto* function =
-      llvm::Function::Create(type, llvm::Function::ExternalLinkage, "mem_sub", module);
+  auto* function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, "mem_sub", module);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
   builder.CreateRet(builder.CreateSub(function->getArg(0), function->getArg(1)));
 
@@ -146,9 +143,9 @@ TEST(IrModuleTest, IrForAnotherArchitecture) {
               "arm.ll");
   });
   EXPECT_EQ(error.kind(), "ValueError");
-  EXPECT_EQ(error.message().rfind("arm.ll: IR for `aarch64-unknown-linux-gnu`, but this machine is ",
-                                  0),
-            0u)
+  EXPECT_EQ(
+      error.message().rfind("arm.ll: IR for `aarch64-unknown-linux-gnu`, but this machine is ", 0),
+      0u)
       << error.message();
 }
 

@@ -107,8 +107,8 @@ TEST_P(ObjectModuleTest, ContextSymbolsAndTheLibraryContextAreSet) {
   Module imported = Module::Load(Object("same_b"));
   mod.Import(imported);
   EXPECT_EQ(Get(mod, "call_by_name")("value", int64_t{0}).cast<int64_t>(), 2);
-  ffijit::SetGlobalFunction(
-      "objmod.twice", Function::FromTyped([](int64_t x) { return 2 * x; }), true);
+  ffijit::SetGlobalFunction("objmod.twice", Function::FromTyped([](int64_t x) { return 2 * x; }),
+                            true);
   EXPECT_EQ(Get(mod, "call_by_name")("objmod.twice", int64_t{21}).cast<int64_t>(), 42);
   ffijit::RemoveGlobalFunction("objmod.twice");
   ffijit::Error missing = CatchError([&] { Get(mod, "call_by_name")("objmod.none", int64_t{0}); });
@@ -124,10 +124,9 @@ std::vector<std::string>& Finalized() {
 }
 
 TEST_P(ObjectModuleTest, CxxInitialisersFinalisersAndExceptions) {
-  ffijit::SetGlobalFunction("objmod.on_fini", Function::FromTyped([](std::string step) {
-                              Finalized().push_back(step);
-                            }),
-                            true);
+  ffijit::SetGlobalFunction(
+      "objmod.on_fini", Function::FromTyped([](std::string step) { Finalized().push_back(step); }),
+      true);
   for (int round = 0; round < 2; ++round) {
     Finalized().clear();
     {
@@ -262,8 +261,7 @@ TEST_P(BadInputTest, SharedLibraryIsNotARelocatableObject) {
   TempFile file("shared_" + GetParam() + ".o", bytes);
   ffijit::Error error = CatchError([&] { Module::Load(file.path()); });
   EXPECT_EQ(error.kind(), "ValueError");
-  EXPECT_NE(error.message().find("not a relocatable object"), std::string::npos)
-      << error.message();
+  EXPECT_NE(error.message().find("not a relocatable object"), std::string::npos) << error.message();
 }
 
 TEST_P(BadInputTest, UndefinedSymbolAtLinkTime) {
@@ -288,8 +286,8 @@ TEST_P(BadInputTest, DuplicateDefinitionWithinOneModule) {
 TEST_P(BadInputTest, NoTvmFfiExports) {
   ffijit::Error error = CatchError([&] { Module::Load(Object("noexports")); });
   EXPECT_EQ(error.kind(), "ValueError");
-  EXPECT_EQ(error.message().rfind(Object("noexports") + " defines no `__tvm_ffi_<name>` function", 0),
-            0u)
+  EXPECT_EQ(
+      error.message().rfind(Object("noexports") + " defines no `__tvm_ffi_<name>` function", 0), 0u)
       << error.message();
   // As a helper object of a module it is fine.
   JitModule helpers = JitModule::Create("helpers");
@@ -327,8 +325,7 @@ TEST_P(ObjectModuleTest, TheCApiGlobals) {
   Module mod = ffijit::GetGlobalFunctionOrThrow("ffijit.JitModuleCreate")("c-api").cast<Module>();
   Module base = ffijit::GetGlobalFunctionOrThrow("ffijit.JitModuleCreate")("").cast<Module>();
   ffijit::GetGlobalFunctionOrThrow("ffijit.JitModuleAddFile")(base, Object("base"));
-  ffijit::GetGlobalFunctionOrThrow("ffijit.JitModuleSetLinkOrder")(
-      mod, ffijit::Array({Any(base)}));
+  ffijit::GetGlobalFunctionOrThrow("ffijit.JitModuleSetLinkOrder")(mod, ffijit::Array({Any(base)}));
   ffijit::GetGlobalFunctionOrThrow("ffijit.JitModuleAddFile")(mod, Object("user"));
   EXPECT_EQ(Get(mod, "chain")(int64_t{2}).cast<int64_t>(), 21);
   Function native = ffijit::GetGlobalFunctionOrThrow("ffijit.JitModuleMakeNative")(
@@ -336,8 +333,7 @@ TEST_P(ObjectModuleTest, TheCApiGlobals) {
                         .cast<Function>();
   EXPECT_EQ(native(int64_t{3}).cast<int64_t>(), 30);
   ffijit::Error format = CatchError([&] {
-    ffijit::GetGlobalFunctionOrThrow("ffijit.JitModuleMakeNative")(base, "chain_base", "",
-                                                                   "yaml");
+    ffijit::GetGlobalFunctionOrThrow("ffijit.JitModuleMakeNative")(base, "chain_base", "", "yaml");
   });
   EXPECT_EQ(format.kind(), "ValueError");
 }
@@ -347,11 +343,10 @@ TEST_P(ObjectModuleTest, TheCliCallsAnObjectsFunction) {
       ffijit::testing::RunTool("call " + ffijit::testing::Quote(Object("adder")) + " add 1 2");
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_EQ(result.out, "3\n");
-  ffijit::testing::ToolResult bad = ffijit::testing::RunTool(
-      "call " + ffijit::testing::Quote(Object("undefined")) + " broken 1");
+  ffijit::testing::ToolResult bad =
+      ffijit::testing::RunTool("call " + ffijit::testing::Quote(Object("undefined")) + " broken 1");
   EXPECT_NE(bad.status, 0);
-  EXPECT_NE(bad.err.find("undefined symbol `ffijit_no_such_function_anywhere`"),
-            std::string::npos)
+  EXPECT_NE(bad.err.find("undefined symbol `ffijit_no_such_function_anywhere`"), std::string::npos)
       << bad.err;
 }
 
