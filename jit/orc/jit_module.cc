@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -548,6 +549,38 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
           file + ": truncated or corrupt object: " + Excerpt(DescribeError(contents.takeError())));
     }
   }
+  // JITLink trusts relocations; check each names a symbol that exists, a type this target has
+  // and a place inside its section (a fuzzed object made LLVM 19 crash otherwise).
+  const uint64_t symbol_count =
+      static_cast<uint64_t>(std::distance(obj.symbol_begin(), obj.symbol_end()));
+  const auto* elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(&obj);
+  if (elf == nullptr) throw ValueError(file + ": not a little-endian 64-bit ELF object");
+  for (const llvm::object::SectionRef& section : obj.sections()) {
+    auto target = section.getRelocatedSection();
+    if (!target) {
+      throw ValueError(
+          file + ": corrupt relocation section: " + Excerpt(DescribeError(target.takeError())));
+    }
+    if (*target == obj.section_end()) continue;
+    const uint64_t target_size = (*target)->getSize();
+    for (const llvm::object::RelocationRef& relocation : section.relocations()) {
+      const llvm::object::DataRefImpl raw = relocation.getRawDataRefImpl();
+      auto rela = elf->getRela(raw);
+      const uint32_t symbol_index = rela->getSymbol(false);
+      const uint32_t type = rela->getType(false);
+      if (symbol_index >= symbol_count + 1) {  // index 0 is the null symbol
+        throw ValueError(file + ": truncated or corrupt object: a relocation names symbol #" +
+                         std::to_string(symbol_index) + " of " + std::to_string(symbol_count));
+      }
+      if (type == 0 || type > 42) {  // R_X86_64_64 .. R_X86_64_REX_GOTPCRELX
+        throw ValueError(file + ": unsupported relocation type " + std::to_string(type));
+      }
+      if (relocation.getOffset() > target_size || target_size - relocation.getOffset() < 4) {
+        throw ValueError(file + ": truncated or corrupt object: a relocation at offset " +
+                         std::to_string(relocation.getOffset()) + " lies outside its section");
+      }
+    }
+  }
   for (const llvm::object::SymbolRef& symbol : obj.symbols()) {
     auto name = symbol.getName();
     if (!name) {
@@ -729,6 +762,13 @@ void ModuleState::AddIR(std::string_view bytes, const std::string& file) {
       throw ValueError(file + ": IR for " + Quote(triple.str()) + ", but this machine is " +
                        jit.triple().str());
     }
+  }
+  // Code is generated for this machine's CPU and features: per-function requests for others
+  // could name a CPU LLVM does not know or turn off 64-bit mode, which LLVM answers by aborting.
+  for (llvm::Function& function : *module) {
+    function.removeFnAttr("target-cpu");
+    function.removeFnAttr("tune-cpu");
+    function.removeFnAttr("target-features");
   }
   module->setTargetTriple(jit.triple().str());
   module->setDataLayout(jit.data_layout());
