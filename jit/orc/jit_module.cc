@@ -739,7 +739,10 @@ void ModuleState::AddIR(std::string_view bytes, const std::string& file) {
   ModuleJit& jit = ModuleJit::Get();
   auto context = std::make_unique<llvm::LLVMContext>();
   context->setDiagnosticHandlerCallBack(&LogDiagnostic, const_cast<std::string*>(&file));
-  llvm::MemoryBufferRef buffer(llvm::StringRef(bytes.data(), bytes.size()), file);
+  // The IR lexer reads up to a terminating NUL: parse a copy that has one.
+  const std::unique_ptr<llvm::MemoryBuffer> owned =
+      llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(bytes.data(), bytes.size()), file);
+  const llvm::MemoryBufferRef buffer = owned->getMemBufferRef();
   std::unique_ptr<llvm::Module> module;
   if (IsBitcode(bytes)) {
     auto parsed = llvm::parseBitcodeFile(buffer, *context);
