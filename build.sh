@@ -124,7 +124,12 @@ case "$cmd" in
     CC=clang-19 CXX=clang++-19 build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF \
       -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=OFF
-    for f in build/fuzz/bin/fuzz_*; do
+    # The JIT module loaders need LLVM: a second, JIT-enabled build of just their two targets.
+    CC=clang-19 CXX=clang++-19 cmake -S . -B build/fuzz-jit -G Ninja -DFFIJIT_WERROR=ON \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF \
+      -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON
+    cmake --build build/fuzz-jit -j "$JOBS" --target fuzz_object fuzz_bitcode
+    for f in build/fuzz/bin/fuzz_* build/fuzz-jit/bin/fuzz_object build/fuzz-jit/bin/fuzz_bitcode; do
       name=$(basename "$f")
       work=build/fuzz/corpus/$name
       mkdir -p "$work"

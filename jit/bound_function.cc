@@ -28,6 +28,8 @@ void BoundFunctionDeleter(void* self, int flags) {
     fn->program = nullptr;
     delete fn->plan;
     fn->plan = nullptr;
+    if (fn->owner != nullptr) TVMFFIObjectDecRef(fn->owner);
+    fn->owner = nullptr;
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) {
     fn->~BoundFunction();
@@ -54,6 +56,10 @@ bool IsBoundFunction(const TVMFFIObject* obj) {
 }
 
 BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags) {
+  return BindFunction(target, std::move(plan), flags, nullptr);
+}
+
+BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags, TVMFFIObject* owner) {
   if (target == nullptr) throw ValueError("cannot bind `" + plan.function_name + "`: NULL target");
   if (!kHaveStub) flags |= kBoundUseLibffi;
   auto owned_plan = std::make_unique<CallPlan>(std::move(plan));
@@ -80,6 +86,8 @@ BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags) {
   fn->flags = flags;
   fn->libffi = libffi.release();
   fn->program = program.release();
+  fn->owner = owner;
+  if (owner != nullptr) TVMFFIObjectIncRef(owner);
   if (!(flags & kBoundInterpretOnly)) {
     if (TierAttachHook hook = GetTierAttachHook()) {
       // Tiering is an optimization: if the JIT cannot take this function, it stays on the

@@ -41,6 +41,9 @@ struct BoundFunction {
   LibffiCall* libffi;
   // The plan compiled into the interpreter's compact form (built at binding). Owned.
   InterpProgram* program;
+  // One strong reference to the object that owns the target's code (the JIT module a native of
+  // LLVM IR lives in), released after everything above; NULL for natives of the process.
+  TVMFFIObject* owner;
 };
 
 enum BoundFunctionFlags : uint32_t {
@@ -60,6 +63,9 @@ static_assert(offsetof(BoundFunction, plan) == 48, "thunks read plan at handle +
 // `plan`, with `flags` (BoundFunctionFlags). Runs the tier hook unless kBoundInterpretOnly.
 // Throws ffijit::Error (e.g. kBoundUseLibffi with a signature libffi cannot express).
 BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags);
+// The same for a native whose code `owner` holds (see BoundFunction::owner): the new function
+// takes a strong reference to `owner` before the tier hook sees it.
+BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags, TVMFFIObject* owner);
 // True when `obj` is a BoundFunction (made by BindFunction), whatever its current safe_call.
 bool IsBoundFunction(const TVMFFIObject* obj);
 

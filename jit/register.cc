@@ -39,6 +39,13 @@ Function MakeFunctionWithFlags(const std::string& name, void* fn, Signature sig,
   return Function::Adopt(bound);
 }
 
+Function MakeFunctionOwnedBy(const std::string& name, void* fn, Signature sig,
+                             const RegisterOptions& options, TVMFFIObject* owner) {
+  CallPlan plan = Lower(Adjust(std::move(sig), options), name);
+  const uint32_t flags = options.interpret_only ? kBoundInterpretOnly : 0u;
+  return Function::Adopt(BindFunction(fn, std::move(plan), flags, owner));
+}
+
 Function MakeFunction(const std::string& name, void* fn, Signature sig,
                       const RegisterOptions& options) {
   return MakeFunctionWithFlags(name, fn, std::move(sig), options, 0);

@@ -17,6 +17,11 @@ namespace ffijit {
 Function MakeFunctionWithFlags(const std::string& name, void* fn, Signature sig,
                                const RegisterOptions& options, uint32_t extra_flags);
 
+// MakeFunction (register.h) for a native whose code `owner` holds (a JIT module): the function
+// keeps one strong reference to `owner` (may be NULL) for as long as it lives.
+Function MakeFunctionOwnedBy(const std::string& name, void* fn, Signature sig,
+                             const RegisterOptions& options, TVMFFIObject* owner);
+
 }  // namespace ffijit
 
 #endif  // FFIJIT_JIT_REGISTER_INTERNAL_H_

@@ -1,6 +1,7 @@
-// Modules: ModuleObj's exported C++ members, the library module over a shared library or the
-// system-library table, loading (context symbols, __tvm_ffi__library_ctx, __tvm_ffi__library_bin),
-// imports with cycle detection, TVMFFIEnvModLookupFromImports, and the ffi.Module* globals.
+// Modules: ModuleObj's exported C++ members, the library module over a shared library, the
+// system-library table or a symbol source another library provides (the JIT's modules), loading
+// (context symbols, __tvm_ffi__library_ctx, __tvm_ffi__library_bin), imports with cycle
+// detection, TVMFFIEnvModLookupFromImports, and the ffi.Module* globals.
 #include <dlfcn.h>
 #include <link.h>
 
@@ -92,6 +93,49 @@ class SharedLibrary final : public Library {
 
   void* handle_;
   std::string path_;
+};
+
+// A symbol source another library provides (FFIJITLibraryModuleCreate): the JIT's object and
+// bitcode modules. Released through the source's callback when the last module using it dies.
+class SourceLibrary final : public Library {
+ public:
+  explicit SourceLibrary(const FFIJITSymbolSource& source)
+      : source_(source),
+        description_(source.description != nullptr ? source.description : "a symbol source") {}
+  ~SourceLibrary() override {
+    if (source_.release != nullptr) source_.release(source_.self);
+  }
+
+  void* FindData(const std::string& name, size_t* extent) override {
+    int is_code = -1;
+    return Find(name, extent, &is_code);
+  }
+
+  TVMFFISafeCallType FindFunction(const std::string& name) override {
+    const std::string symbol = kFunctionPrefix + name;
+    size_t extent = 0;
+    int is_code = -1;
+    void* address = Find(symbol, &extent, &is_code);
+    if (address != nullptr && is_code == 0) {
+      throw Error("TypeError", "symbol `" + symbol + "` in " + description_ +
+                                   " is not a function (it is a data object), so it cannot be "
+                                   "called as a TVM FFI safe_call");
+    }
+    return reinterpret_cast<TVMFFISafeCallType>(address);
+  }
+
+  std::string Describe() const override { return description_; }
+
+ private:
+  void* Find(const std::string& name, size_t* extent, int* is_code) {
+    void* address = nullptr;
+    *extent = 0;
+    ffijit::CheckCall(source_.find(source_.self, name.c_str(), &address, extent, is_code));
+    return address;
+  }
+
+  FFIJITSymbolSource source_;
+  std::string description_;
 };
 
 // The system-library symbol table (TVMFFIEnvModRegisterSystemLibSymbol).
@@ -456,6 +500,23 @@ Module CreateLibraryModule(const std::shared_ptr<Library>& lib) {
   return mod;
 }
 
+// Writes the context symbols and the library ctx of `mod` again (symbols added since loading).
+void BindContext(ModuleObj* mod) {
+  auto* library_mod = dynamic_cast<LibraryModuleObj*>(mod);
+  if (library_mod == nullptr) {
+    throw Error("TypeError", "FFIJITLibraryModuleBindContext: the module is not a library module");
+  }
+  Library& lib = library_mod->library();
+  for (const auto& [name, value] : ContextSymbols::Get().Snapshot()) {
+    size_t unused = 0;
+    if (void** slot = static_cast<void**>(lib.FindData(name, &unused))) *slot = value;
+  }
+  size_t ctx_extent = 0;
+  if (void** ctx_slot = static_cast<void**>(lib.FindData(kLibraryCtx, &ctx_extent))) {
+    *ctx_slot = mod;
+  }
+}
+
 Module LoadSharedLibrary(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -800,6 +861,30 @@ int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* fu
                       std::string(tvm::ffi::kLibraryCtx) + ")");
     }
     *out = tvm::ffi::LookupFromImports(mod, func_name);
+  });
+}
+
+int FFIJITLibraryModuleCreate(const FFIJITSymbolSource* source, TVMFFIObjectHandle* out) {
+  return internal::GuardCBoundary([&] {
+    internal::RequireNonNull(source, "FFIJITLibraryModuleCreate", "source");
+    internal::RequireNonNull(out, "FFIJITLibraryModuleCreate", "out");
+    // From here on the library owns the source and releases it, also when loading fails.
+    auto lib = std::make_shared<tvm::ffi::SourceLibrary>(*source);
+    if (source->find == nullptr) {
+      throw Error("ValueError", "FFIJITLibraryModuleCreate: `source->find` is NULL");
+    }
+    *out = tvm::ffi::CreateLibraryModule(lib).release();
+  });
+}
+
+int FFIJITLibraryModuleBindContext(TVMFFIObjectHandle module) {
+  return internal::GuardCBoundary([&] {
+    internal::RequireNonNull(module, "FFIJITLibraryModuleBindContext", "module");
+    auto* obj = static_cast<TVMFFIObject*>(module);
+    if (obj->type_index != kTVMFFIModule) {
+      throw Error("TypeError", "FFIJITLibraryModuleBindContext: expected an ffi.Module");
+    }
+    tvm::ffi::BindContext(tvm::ffi::ModuleObj::FromHandle(obj));
   });
 }
 

@@ -255,9 +255,19 @@ Function LoadPackedFunction(const CallRequest& request) {
   }
   Module mod;
   try {
-    // The shared-library loader itself: LIB may be a bare name (normal dlopen search) or have
-    // any extension, e.g. libfoo.so.1.
-    mod = GetGlobalFunctionOrThrow("ffi.Module.load_from_file.so")(request.library, "so")
+    // An object file or LLVM IR goes to the JIT's loader; anything else to the shared-library
+    // loader itself: LIB may be a bare name (normal dlopen search) or have any extension, e.g.
+    // libfoo.so.1.
+    std::string format = "so";
+    for (const char* jit_format : {"o", "bc", "ll"}) {
+      const std::string suffix = std::string(".") + jit_format;
+      if (request.library.size() > suffix.size() &&
+          request.library.compare(request.library.size() - suffix.size(), suffix.size(), suffix) ==
+              0) {
+        format = jit_format;
+      }
+    }
+    mod = GetGlobalFunctionOrThrow("ffi.Module.load_from_file." + format)(request.library, format)
               .cast<Module>();
   } catch (const Error& e) {
     throw Failure{kExitNoLibrary, "cannot load library '" + request.library +

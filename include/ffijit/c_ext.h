@@ -133,6 +133,34 @@ FFIJIT_API int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name);
 /*! All registered global names, sorted, as a new Array of Strings. */
 FFIJIT_API int FFIJITFunctionListGlobals(TVMFFIObjectHandle* out);
 
+/* ---- Library modules over a symbol source ---- */
+/*!
+ * Where a library module finds its symbols when they do not come from a dlopen'ed library (the
+ * JIT's object and bitcode modules). `find` sets *address to the symbol `name`'s address or NULL
+ * when it is not defined, *size to its size in bytes (0 when unknown) and *is_code to 1 for a
+ * function, 0 for data, -1 when unknown; it returns 0, or -1 with an error raised (a link that
+ * failed). `release(self)` runs once, when no module uses the source any more. `description`
+ * names the source in messages (e.g. the file); it is copied.
+ */
+typedef struct {
+  void* self;
+  int (*find)(void* self, const char* name, void** address, size_t* size, int* is_code);
+  void (*release)(void* self);
+  const char* description;
+} FFIJITSymbolSource;
+/*!
+ * A new library module (kind "library") over `source`, loaded as a shared library is: context
+ * symbols written, `__tvm_ffi__library_bin` decoded when defined (the result is then its module
+ * 0), `__tvm_ffi__library_ctx` set. Its functions are the source's `__tvm_ffi_<name>` symbols.
+ * On failure `source->release` has run.
+ */
+FFIJIT_API int FFIJITLibraryModuleCreate(const FFIJITSymbolSource* source, TVMFFIObjectHandle* out);
+/*!
+ * Writes the registered context symbols and `__tvm_ffi__library_ctx` (= `module`) again, for
+ * symbols the source gained after the module was created (an object added to a JIT module).
+ */
+FFIJIT_API int FFIJITLibraryModuleBindContext(TVMFFIObjectHandle module);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
