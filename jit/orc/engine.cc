@@ -13,6 +13,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -68,6 +69,17 @@ std::unique_ptr<OrcEngine> OrcEngine::Create(const SymbolTable& runtime_symbols,
     return nullptr;
   }
   engine->target_machine_ = std::move(*target_machine);
+  // The hot tier's: the same target at the default codegen level (SelectionDAG, the greedy
+  // register allocator).
+  llvm::orc::JITTargetMachineBuilder optimizing_builder = *machine_builder;
+  optimizing_builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  auto optimizing_machine = optimizing_builder.createTargetMachine();
+  if (!optimizing_machine) {
+    *error =
+        "cannot create the optimizing target machine: " + ToString(optimizing_machine.takeError());
+    return nullptr;
+  }
+  engine->optimizing_target_machine_ = std::move(*optimizing_machine);
 
   auto jit =
       llvm::orc::LLJITBuilder()
@@ -158,7 +170,8 @@ bool OrcEngine::LoadObject(const std::string& object, const std::vector<std::str
   return true;
 }
 
-std::vector<CompiledSymbol> OrcEngine::Compile(std::vector<CompileRequest> requests) {
+std::vector<CompiledSymbol> OrcEngine::Compile(std::vector<CompileRequest> requests,
+                                               CodeGenLevel level) {
   std::lock_guard<std::mutex> lock(compile_mutex_);
   std::vector<CompiledSymbol> results(requests.size());
   std::vector<bool> done(requests.size(), false);
@@ -215,14 +228,34 @@ std::vector<CompiledSymbol> OrcEngine::Compile(std::vector<CompileRequest> reque
     }
   }
   if (!remaining.empty()) {
-    std::vector<CompiledSymbol> compiled = CompileModule(remaining);
+    std::vector<CompiledSymbol> compiled = CompileModule(remaining, level);
     for (size_t j = 0; j < compiled.size(); ++j)
       results[remaining_index[j]] = std::move(compiled[j]);
   }
   return results;
 }
 
-std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>& requests) {
+namespace {
+
+// LLVM's O2 module pipeline, tuned for `machine` (its cost model decides e.g. select vs branch).
+void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, modules);
+}
+
+}  // namespace
+
+std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>& requests,
+                                                     CodeGenLevel level) {
   std::vector<CompiledSymbol> results(requests.size());
   auto context = std::make_unique<llvm::LLVMContext>();
   context->setDiscardValueNames(true);  // nothing reads them; naming costs compile time
@@ -255,7 +288,12 @@ std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>
   if (llvm::verifyModule(*module, &verifier_stream)) {
     return fail_all("generated code failed verification: " + verifier_stream.str());
   }
-  llvm::orc::SimpleCompiler compiler(*target_machine_);
+  llvm::TargetMachine* machine = target_machine_.get();
+  if (level == CodeGenLevel::kOptimized) {
+    machine = optimizing_target_machine_.get();
+    OptimizeModule(*module, *machine);
+  }
+  llvm::orc::SimpleCompiler compiler(*machine);
   auto object = compiler(*module);
   if (!object) return fail_all("code generation failed: " + ToString(object.takeError()));
   std::string bytes = (*object)->getBuffer().str();

@@ -8,6 +8,7 @@
 #include "ffijit/c_ext.h"
 #include "float16.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 
 namespace ffijit::orc {
@@ -18,6 +19,7 @@ constexpr uint64_t kAnyValueOffset = offsetof(TVMFFIAny, v_int64);
 constexpr uint64_t kAnySmallLenOffset = offsetof(TVMFFIAny, small_str_len);
 constexpr uint64_t kObjectCellOffset = sizeof(TVMFFIObject);
 constexpr uint64_t kTargetOffset = offsetof(BoundFunction, target);
+constexpr uint64_t kCallCountOffset = offsetof(BoundFunction, calls_until_hot);
 constexpr uint64_t kTensorNdimOffset = offsetof(DLTensor, ndim);
 constexpr uint64_t kTensorDtypeOffset = offsetof(DLTensor, dtype);
 constexpr uint64_t kTensorShapeOffset = offsetof(DLTensor, shape);
@@ -86,8 +88,9 @@ namespace {
 // phis keep instruction selection on FastISel's path and the call path free of spills.
 class ThunkEmitter {
  public:
-  ThunkEmitter(const CallPlan& plan, llvm::Module& module)
+  ThunkEmitter(const CallPlan& plan, llvm::Module& module, const ThunkOptions& options = {})
       : plan_(plan),
+        options_(options),
         module_(module),
         ctx_(module.getContext()),
         b_(ctx_),
@@ -99,7 +102,11 @@ class ThunkEmitter {
         f64_(b_.getDoubleTy()),
         ptr_(b_.getPtrTy()) {}
 
-  void Emit(const std::string& symbol) {
+  // "" on success; otherwise the reason, with the half-built thunk removed from the module.
+  std::string Emit(const std::string& symbol) {
+    if (options_.native && options_.native->getFunctionType() != CallType()) {
+      return "the native's IR type differs from the one its plan calls it with";
+    }
     auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_, i32_, ptr_}, false);
     fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, symbol, module_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
@@ -110,6 +117,7 @@ class ThunkEmitter {
 
     auto* entry = NewBlock();
     b_.SetInsertPoint(entry);
+    if (options_.count_calls) CountCall();
     const size_t n_params = plan_.params.size();
     const size_t n_results = plan_.results.size();
     bool any_path = false, any_byval = false;
@@ -129,10 +137,10 @@ class ThunkEmitter {
 
     fallback_ = NewBlock();
     auto* check = NewBlock();
-    b_.CreateCondBr(b_.CreateICmpEQ(num_args_, b_.getInt32(plan_.num_args())), check, fallback_);
+    CondBr(b_.CreateICmpEQ(num_args_, b_.getInt32(plan_.num_args())), check, fallback_);
     b_.SetInsertPoint(fallback_);
     b_.CreateRet(CallHelper(kFallbackSymbol, i32_, {ptr_, ptr_, i32_, ptr_},
-                            {handle_, args_, num_args_, result_}));
+                            {handle_, args_, num_args_, result_}, options_.cold_error_paths));
 
     b_.SetInsertPoint(check);
     ok_ = b_.getTrue();
@@ -157,22 +165,86 @@ class ThunkEmitter {
     }
     llvm::Value* returned = CallTarget(call_args, call_types);
     BoxResults(returned);
+    return "";
   }
 
-  // Bound by ThunkRuntimeSymbols to ThunkFallback.
+  // The IR type of the native call: one i64 per integer word, a double per float, a pointer per
+  // byval copy and per out-pointer (what PassParam and the out-pointer loop pass).
+  llvm::FunctionType* CallType() {
+    std::vector<llvm::Type*> types;
+    for (const NativeParam& p : plan_.params) {
+      switch (p.abi.cls) {
+        case AbiClass::kSse:
+          types.push_back(f64_);
+          break;
+        case AbiClass::kGpr:
+          types.push_back(i64_);
+          break;
+        case AbiClass::kStack:
+          types.push_back(IsFloatConversion(p.conversion) ? f64_ : i64_);
+          break;
+        case AbiClass::kGprPair:
+          types.push_back(i64_);
+          types.push_back(i64_);
+          break;
+        case AbiClass::kStackPair:
+        case AbiClass::kMemory:
+          types.push_back(ptr_);
+          break;
+      }
+    }
+    for (const ResultSlot& r : plan_.results) {
+      if (!r.by_return) types.push_back(ptr_);
+    }
+    return llvm::FunctionType::get(ReturnType(), types, false);
+  }
+
+  // Bound by ThunkRuntimeSymbols to ThunkFallback and ThunkReachedHotCount.
   static constexpr const char* kFallbackSymbol = "ffijit_orc_thunk_fallback";
+  static constexpr const char* kHotCountSymbol = "ffijit_orc_thunk_hot_count";
+  // The common side of a branch: taken every call but one in this many.
+  static constexpr uint32_t kLikelyWeight = 1u << 20;
 
  private:
   // Unnamed: value and block names cost time and nothing reads them.
   llvm::BasicBlock* NewBlock() { return llvm::BasicBlock::Create(ctx_, "", fn_); }
 
+  // `cold`: the helper runs off the common path (the optimizer moves its callers out of line).
   llvm::Value* CallHelper(const char* name, llvm::Type* ret, std::vector<llvm::Type*> params,
-                          std::vector<llvm::Value*> values) {
+                          std::vector<llvm::Value*> values, bool cold = false) {
     auto callee = module_.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
     if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
       f->addFnAttr(llvm::Attribute::NoUnwind);
     }
-    return b_.CreateCall(callee, values);
+    llvm::CallInst* call = b_.CreateCall(callee, values);
+    if (cold) call->addFnAttr(llvm::Attribute::Cold);
+    return call;
+  }
+
+  // A branch whose `likely` side is the common path; with cold_error_paths the weights say so.
+  void CondBr(llvm::Value* cond, llvm::BasicBlock* likely, llvm::BasicBlock* unlikely) {
+    llvm::BranchInst* br = b_.CreateCondBr(cond, likely, unlikely);
+    if (options_.cold_error_paths) {
+      br->setMetadata(llvm::LLVMContext::MD_prof,
+                      llvm::MDBuilder(ctx_).createBranchWeights(kLikelyWeight, 1));
+    }
+  }
+
+  // Counts the call down at handle + 56; the call that reaches zero reports it (once: the count
+  // goes on below zero). A plain load and store: a lost count under concurrent calls only
+  // delays the report, and both threads that might see zero report (the tiering dedups).
+  void CountCall() {
+    llvm::Value* slot = AtOffset(handle_, kCallCountOffset);
+    llvm::Value* left = b_.CreateSub(b_.CreateLoad(i64_, slot), b_.getInt64(1));
+    b_.CreateStore(left, slot);
+    auto* report = NewBlock();
+    auto* go_on = NewBlock();
+    b_.CreateCondBr(b_.CreateICmpEQ(left, b_.getInt64(0)), report, go_on,
+                    llvm::MDBuilder(ctx_).createBranchWeights(1, kLikelyWeight));
+    b_.SetInsertPoint(report);
+    CallHelper(kHotCountSymbol, b_.getVoidTy(), {ptr_}, {handle_}, true);
+    b_.CreateBr(go_on);
+    b_.SetInsertPoint(go_on);
   }
 
   llvm::Value* AtOffset(llvm::Value* base, uint64_t offset) {
@@ -203,7 +275,7 @@ class ThunkEmitter {
   void Flush() {
     if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(ok_); c && c->isOne()) return;
     auto* next = NewBlock();
-    b_.CreateCondBr(ok_, next, fallback_);
+    CondBr(ok_, next, fallback_);
     b_.SetInsertPoint(next);
     ok_ = b_.getTrue();
   }
@@ -237,7 +309,7 @@ class ThunkEmitter {
                        {handle_, b_.getInt32(static_cast<uint32_t>(index)), value});
     auto* raised = NewBlock();
     auto* resolved = NewBlock();
-    b_.CreateCondBr(b_.CreateIsNull(value), raised, resolved);
+    CondBr(b_.CreateIsNotNull(value), resolved, raised);
     b_.SetInsertPoint(raised);
     b_.CreateRet(b_.getInt32(static_cast<uint32_t>(-1)));
     b_.SetInsertPoint(resolved);
@@ -483,7 +555,14 @@ class ThunkEmitter {
   llvm::Value* CallTarget(const std::vector<llvm::Value*>& values,
                           const std::vector<llvm::Type*>& types) {
     auto* type = llvm::FunctionType::get(ReturnType(), types, false);
-    llvm::Value* target = Load(ptr_, handle_, kTargetOffset);
+    llvm::Value* target;
+    if (options_.native) {
+      target = options_.native;
+    } else if (options_.target) {
+      target = b_.CreateIntToPtr(b_.getInt64(reinterpret_cast<uintptr_t>(options_.target)), ptr_);
+    } else {
+      target = Load(ptr_, handle_, kTargetOffset);
+    }
     llvm::CallInst* call = b_.CreateCall(type, target, values);
     auto* pair = llvm::StructType::get(ctx_, {i64_, i64_});
     for (unsigned index : byval_params_) {
@@ -595,11 +674,11 @@ class ThunkEmitter {
     if (plan_.return_kind == ReturnKind::kStatus) {
       auto* failed = NewBlock();
       auto* ok = NewBlock();
-      b_.CreateCondBr(b_.CreateICmpEQ(returned, b_.getInt32(0)), ok, failed);
+      CondBr(b_.CreateICmpEQ(returned, b_.getInt32(0)), ok, failed);
       b_.SetInsertPoint(failed);
       // The native's raised error reaches the caller unchanged; without one, the shared error.
-      b_.CreateRet(
-          CallHelper("ffijit_orc_propagate_status", i32_, {ptr_, i32_}, {handle_, returned}));
+      b_.CreateRet(CallHelper("ffijit_orc_propagate_status", i32_, {ptr_, i32_},
+                              {handle_, returned}, options_.cold_error_paths));
       b_.SetInsertPoint(ok);
     }
     if (n == 0) {
@@ -632,6 +711,7 @@ class ThunkEmitter {
   }
 
   const CallPlan& plan_;
+  const ThunkOptions options_;
   llvm::Module& module_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
@@ -675,16 +755,21 @@ std::string ThunkUnsupportedReason(const CallPlan& plan) {
   return CheckAbiAgreement(plan);
 }
 
-std::string EmitThunk(const CallPlan& plan, llvm::Module& module, const std::string& symbol) {
+std::string EmitThunk(const CallPlan& plan, llvm::Module& module, const std::string& symbol,
+                      const ThunkOptions& options) {
   std::string reason = ThunkUnsupportedReason(plan);
   if (!reason.empty()) return reason;
-  ThunkEmitter(plan, module).Emit(symbol);
-  return "";
+  return ThunkEmitter(plan, module, options).Emit(symbol);
+}
+
+llvm::FunctionType* NativeCallType(const CallPlan& plan, llvm::Module& module) {
+  return ThunkEmitter(plan, module).CallType();
 }
 
 OrcEngine::SymbolTable ThunkRuntimeSymbols() {
   return {
       {ThunkEmitter::kFallbackSymbol, reinterpret_cast<void*>(&ThunkFallback)},
+      {ThunkEmitter::kHotCountSymbol, reinterpret_cast<void*>(&ThunkReachedHotCount)},
       {"FFIJITResolvePath", reinterpret_cast<void*>(&FFIJITResolvePath)},
       {"FFIJITBoxResult", reinterpret_cast<void*>(&FFIJITBoxResult)},
       {"FFIJITBoxResults", reinterpret_cast<void*>(&FFIJITBoxResults)},
