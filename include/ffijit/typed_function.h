@@ -32,10 +32,19 @@ namespace details {
 // so the direct call and the packed one agree on every value (narrow integers arrive in range by
 // type). Not 64-bit unsigned: above INT64_MAX it has no Int, and the packed call raises.
 template <typename T>
-inline constexpr bool kDirectCallable =
-    (std::is_integral_v<T> && sizeof(T) <= 8 && !(std::is_unsigned_v<T> && sizeof(T) == 8)) ||
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, void*> ||
-    std::is_same_v<T, DLDataType> || std::is_same_v<T, DLDevice>;
+constexpr bool DirectCallable() {
+  if constexpr (std::is_integral_v<T>) {
+    return sizeof(T) <= 8 && !(std::is_unsigned_v<T> && sizeof(T) == 8);
+  } else {
+    return std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, void*> ||
+           std::is_same_v<T, DLDataType> || std::is_same_v<T, DLDevice>;
+  }
+}
+template <typename T>
+inline constexpr bool kDirectCallable = DirectCallable<T>();
+// A result a direct call may return: one of those, or none.
+template <typename R>
+inline constexpr bool kDirectResult = std::is_void_v<R> || DirectCallable<R>();
 
 // The native's address when `function` is a function ffijit bound to a native with exactly
 // `signature` (plain convention, every argument a scalar, pointer, DLDataType or DLDevice, no

@@ -20,7 +20,7 @@ int direct_calls = 0;  // counts calls that reached the natives below
 
 int64_t TfWeigh(int64_t a, int32_t b, int8_t c) {
   ++direct_calls;
-  return a * 100 + b * 10 + c;
+  return a * 100 + int64_t{b} * 10 + c;
 }
 double TfMix(float x, double y, bool flip, uint16_t k) {
   ++direct_calls;

@@ -18,6 +18,9 @@
 namespace ffijit::testing {
 namespace {
 
+using bench::CallCase;
+using bench::CallCases;
+
 static_assert(offsetof(BoundFunction, target) == FFIJIT_BENCH_TARGET_OFFSET,
               "handwritten.c reads the native where a registered function keeps it");
 
