@@ -102,67 +102,60 @@ Function TypedWrapper(const std::string& name) {
   return Function::FromTyped([](std::string_view s) { return BenchNativeStr(s.data()); });
 }
 
-// Calls `call` with the case's arguments as C++ values (the five natives' own types, except that
-// the tensor travels as a Tensor and the string as a const char*).
-template <typename Call>
-void RunCpp(benchmark::State& state, const CallCase& c, Call&& call) {
+// Calls `body(typed, args...)` with the TypedFunction of the case's C++ types over `f` and the
+// case's arguments as C++ values (the natives' own types, except that the tensor travels as a
+// Tensor and the string as a const char*).
+template <typename Body>
+void WithTyped(const CallCase& c, const Function& f, Body&& body) {
   static int dummy = 0;
   const std::string name = c.name;
-  auto loop = [&](auto&&... args) {
-    for (auto _ : state) {
-      auto r = call(args...);
-      benchmark::DoNotOptimize(r);
-    }
-  };
   if (name == "i64_i64_i64") {
-    loop(int64_t{1}, int64_t{2}, int64_t{3});
+    body(TypedFunction<int64_t(int64_t, int64_t, int64_t)>(f), int64_t{1}, int64_t{2}, int64_t{3});
   } else if (name == "i64_f64_i32_f32_ptr") {
-    loop(int64_t{1}, 2.5, int32_t{3}, 4.5f, static_cast<void*>(&dummy));
+    body(TypedFunction<double(int64_t, double, int32_t, float, void*)>(f), int64_t{1}, 2.5,
+         int32_t{3}, 4.5f, static_cast<void*>(&dummy));
   } else if (name == "dev_dtype_i64") {
-    loop(DLDevice{kDLCUDA, 1}, DLDataType{kDLFloat, 32, 1}, int64_t{7});
+    body(TypedFunction<int64_t(DLDevice, DLDataType, int64_t)>(f), DLDevice{kDLCUDA, 1},
+         DLDataType{kDLFloat, 32, 1}, int64_t{7});
   } else if (name == "tensor") {
-    loop(c.args[0].cast<Tensor>());
+    body(TypedFunction<int64_t(const Tensor&)>(f), c.args[0].cast<Tensor>());
   } else {
-    loop(static_cast<const char*>(
-        reinterpret_cast<const FFIJITBytesCell*>(c.args[0].raw().v_obj + 1)->data));
+    body(TypedFunction<int64_t(const char*)>(f),
+         static_cast<const char*>(
+             reinterpret_cast<const FFIJITBytesCell*>(c.args[0].raw().v_obj + 1)->data));
   }
 }
 
-// Calls `body(typed_handle)` with the TypedFunction of the case's C++ types over `f`.
-template <typename Body>
-void WithTyped(const CallCase& c, const Function& f, Body&& body) {
-  const std::string name = c.name;
-  if (name == "i64_i64_i64") {
-    body(TypedFunction<int64_t(int64_t, int64_t, int64_t)>(f));
-  } else if (name == "i64_f64_i32_f32_ptr") {
-    body(TypedFunction<double(int64_t, double, int32_t, float, void*)>(f));
-  } else if (name == "dev_dtype_i64") {
-    body(TypedFunction<int64_t(DLDevice, DLDataType, int64_t)>(f));
-  } else if (name == "tensor") {
-    body(TypedFunction<int64_t(Tensor)>(f));
-  } else {
-    body(TypedFunction<int64_t(const char*)>(f));
+template <typename Call, typename... A>
+void RunCpp(benchmark::State& state, const Call& call, const A&... args) {
+  for (auto _ : state) {
+    auto r = call(args...);
+    benchmark::DoNotOptimize(r);
   }
 }
 
 void TypedDirectCase(benchmark::State& state, const CallCase& c) {
   Function func = Registered(c, "typed_direct");
-  WithTyped(c, func, [&](const auto& typed) {
+  WithTyped(c, func, [&](const auto& typed, const auto&... args) {
     if (!typed.is_direct()) {
       state.SkipWithError("not direct: the argument's conversion can fail (packed instead)");
       return;
     }
-    RunCpp(state, c, typed);
+    RunCpp(state, typed, args...);
   });
 }
 
 void TypedCase(benchmark::State& state, const CallCase& c) {
-  WithTyped(c, TypedWrapper(c.name), [&](const auto& typed) { RunCpp(state, c, typed); });
+  WithTyped(c, TypedWrapper(c.name),
+            [&](const auto& typed, const auto&... args) { RunCpp(state, typed, args...); });
 }
 
 void OperatorCase(benchmark::State& state, const CallCase& c) {
   Function wrapper = TypedWrapper(c.name);
-  RunCpp(state, c, [&](const auto&... args) { return wrapper(args...); });
+  WithTyped(c, wrapper, [&](const auto&, const auto&... args) {
+    RunCpp(
+        state, [&](const auto&... a) { return wrapper(a...); }, args...);
+  });
 }
 
 // ---- compile latency ----
