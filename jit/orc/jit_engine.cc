@@ -307,12 +307,11 @@ void details::JitEngineImpl::ReleaseHot(HotThunk* hot) {
 void details::JitEngineImpl::EnqueueHot(BoundFunction* fn) {
   auto* state = static_cast<TierState*>(fn->tier_state);
   if (state->hot.load(std::memory_order_acquire) != nullptr) return;
-  if (state->hot_queued.exchange(true, std::memory_order_acq_rel)) return;
+  if (state->hot_requested.exchange(true, std::memory_order_acq_rel)) return;
   TVMFFIObjectIncRef(fn);
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     if (stopping_) {
-      state->hot_queued.store(false, std::memory_order_release);
       TVMFFIObjectDecRef(fn);
       return;
     }
@@ -359,7 +358,6 @@ void details::JitEngineImpl::WorkerLoop() {
     }
     for (BoundFunction* fn : hot) {
       CompileHotAndInstall(fn);
-      static_cast<TierState*>(fn->tier_state)->hot_queued.store(false, std::memory_order_release);
       TVMFFIObjectDecRef(fn);
     }
     lock.lock();

@@ -43,7 +43,9 @@ struct TierState {
   std::atomic<ThunkEntry*> entry{nullptr};  // set once, when a cold-tier thunk is installed
   std::atomic<HotThunk*> hot{nullptr};      // set once, when the hot-tier thunk is installed
   std::atomic<bool> queued{false};          // a background cold compile is pending
-  std::atomic<bool> hot_queued{false};      // a background hot compile is pending
+  // The count asked for the hot tier: set once, never cleared, so that a compile refused by the
+  // cap or failed is not asked for again by every later fallback (CompileHotNow still works).
+  std::atomic<bool> hot_requested{false};
   // Calls on the cold tier before the hot compile is queued (JitOptions::hot_after_calls at
   // registration); 0: never.
   int64_t hot_after = 0;

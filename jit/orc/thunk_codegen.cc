@@ -117,7 +117,6 @@ class ThunkEmitter {
 
     auto* entry = NewBlock();
     b_.SetInsertPoint(entry);
-    if (options_.count_calls) CountCall();
     const size_t n_params = plan_.params.size();
     const size_t n_results = plan_.results.size();
     bool any_path = false, any_byval = false;
@@ -144,6 +143,7 @@ class ThunkEmitter {
 
     b_.SetInsertPoint(check);
     ok_ = b_.getTrue();
+    if (options_.count_calls) CountCall();
     for (size_t i = 0; i < n_params; ++i) CheckParam(static_cast<int32_t>(i));
     Flush();
 
@@ -199,9 +199,8 @@ class ThunkEmitter {
     return llvm::FunctionType::get(ReturnType(), types, false);
   }
 
-  // Bound by ThunkRuntimeSymbols to ThunkFallback and ThunkReachedHotCount.
+  // Bound by ThunkRuntimeSymbols to ThunkFallback.
   static constexpr const char* kFallbackSymbol = "ffijit_orc_thunk_fallback";
-  static constexpr const char* kHotCountSymbol = "ffijit_orc_thunk_hot_count";
   // The common side of a branch: taken every call but one in this many.
   static constexpr uint32_t kLikelyWeight = 1u << 20;
 
@@ -230,21 +229,15 @@ class ThunkEmitter {
     }
   }
 
-  // Counts the call down at handle + 56; the call that reaches zero reports it (once: the count
-  // goes on below zero). A plain load and store: a lost count under concurrent calls only
-  // delays the report, and both threads that might see zero report (the tiering dedups).
+  // Counts the call down at handle + 56; the call that brings the count to zero takes the
+  // fallback, which reports it (ThunkFallback). One more condition in the check run, no block of
+  // its own: the count costs the cold tier's compile time nothing measurable. A plain load and
+  // store: a count lost to a concurrent call only delays the report.
   void CountCall() {
     llvm::Value* slot = AtOffset(handle_, kCallCountOffset);
     llvm::Value* left = b_.CreateSub(b_.CreateLoad(i64_, slot), b_.getInt64(1));
     b_.CreateStore(left, slot);
-    auto* report = NewBlock();
-    auto* go_on = NewBlock();
-    b_.CreateCondBr(b_.CreateICmpEQ(left, b_.getInt64(0)), report, go_on,
-                    llvm::MDBuilder(ctx_).createBranchWeights(1, kLikelyWeight));
-    b_.SetInsertPoint(report);
-    CallHelper(kHotCountSymbol, b_.getVoidTy(), {ptr_}, {handle_}, true);
-    b_.CreateBr(go_on);
-    b_.SetInsertPoint(go_on);
+    Require(b_.CreateICmpNE(left, b_.getInt64(0)));
   }
 
   llvm::Value* AtOffset(llvm::Value* base, uint64_t offset) {
@@ -725,8 +718,12 @@ class ThunkEmitter {
 };
 
 // The thunk's way out for every argument form it does not convert inline, and for every error:
-// the interpreter, whose behaviour the thunk must match anyway.
+// the interpreter, whose behaviour the thunk must match anyway. Also where a counting thunk's
+// call that ran the count out lands: reported here (`<= 0`, not `== 0`, so a concurrent call
+// that counted on below zero first cannot swallow the report; the tiering asks only once).
 int ThunkFallback(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  auto* fn = static_cast<BoundFunction*>(handle);
+  if (fn->calls_until_hot.load(std::memory_order_relaxed) <= 0) ThunkReachedHotCount(handle);
   return InterpreterSafeCall(handle, args, num_args, result);
 }
 
@@ -769,7 +766,6 @@ llvm::FunctionType* NativeCallType(const CallPlan& plan, llvm::Module& module) {
 OrcEngine::SymbolTable ThunkRuntimeSymbols() {
   return {
       {ThunkEmitter::kFallbackSymbol, reinterpret_cast<void*>(&ThunkFallback)},
-      {ThunkEmitter::kHotCountSymbol, reinterpret_cast<void*>(&ThunkReachedHotCount)},
       {"FFIJITResolvePath", reinterpret_cast<void*>(&FFIJITResolvePath)},
       {"FFIJITBoxResult", reinterpret_cast<void*>(&FFIJITBoxResult)},
       {"FFIJITBoxResults", reinterpret_cast<void*>(&FFIJITBoxResults)},

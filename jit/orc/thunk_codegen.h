@@ -39,9 +39,9 @@ struct ThunkOptions {
   // Branch weights send the fallback, raised errors and the hot-count report out of the common
   // path (the optimizer lays them out of line).
   bool cold_error_paths = false;
-  // Count calls down at handle + 56 (BoundFunction::calls_until_hot) and call
-  // ThunkReachedHotCount when the count reaches zero: how a function on the cold tier asks for
-  // the hot one.
+  // Count calls down at handle + 56 (BoundFunction::calls_until_hot); the call that reaches zero
+  // takes the fallback, which calls ThunkReachedHotCount: how a function on the cold tier asks
+  // for the hot one.
   bool count_calls = true;
 };
 
@@ -70,8 +70,8 @@ std::string EmitThunk(const CallPlan& plan, llvm::Module& module, const std::str
 // The IR function type the thunk calls the native with (what ThunkOptions::native must have).
 llvm::FunctionType* NativeCallType(const CallPlan& plan, llvm::Module& module);
 
-// Called by a counting thunk (ThunkOptions::count_calls) when the function's count reaches zero;
-// defined by the tiering (jit/orc/tiering.cc), which queues the hot-tier compile.
+// Called by a thunk's fallback when the function's count (ThunkOptions::count_calls) has run out;
+// defined by the tiering (jit/orc/tiering.cc), which queues the hot-tier compile once.
 void ThunkReachedHotCount(void* handle);
 
 // The runtime functions generated thunks call, by the names EmitThunk declares them under.
