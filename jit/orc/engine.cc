@@ -10,6 +10,7 @@
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -329,6 +330,44 @@ std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>
     }
   }
   return results;
+}
+
+void OrcEngine::WarmUp(CodeGenLevel level) {
+  std::vector<CompileRequest> request;
+  request.push_back({"", [](llvm::Module& module, const std::string& symbol) {
+                       llvm::LLVMContext& ctx = module.getContext();
+                       llvm::IRBuilder<> b(ctx);
+                       auto* i64 = b.getInt64Ty();
+                       auto* ptr = b.getPtrTy();
+                       auto* fn =
+                           llvm::Function::Create(llvm::FunctionType::get(i64, {ptr, i64}, false),
+                                                  llvm::Function::ExternalLinkage, symbol, module);
+                       auto* entry = llvm::BasicBlock::Create(ctx, "", fn);
+                       auto* call = llvm::BasicBlock::Create(ctx, "", fn);
+                       auto* done = llvm::BasicBlock::Create(ctx, "", fn);
+                       b.SetInsertPoint(entry);
+                       llvm::Value* x = b.CreateLoad(i64, fn->getArg(0));
+                       llvm::Value* d = b.CreateSIToFP(x, b.getDoubleTy());
+                       b.CreateCondBr(b.CreateICmpEQ(x, fn->getArg(1)), call, done);
+                       b.SetInsertPoint(call);
+                       llvm::Value* r = b.CreateCall(llvm::FunctionType::get(i64, {i64}, false),
+                                                     b.CreateIntToPtr(b.getInt64(4096), ptr),
+                                                     {b.CreateBitCast(d, i64)});
+                       b.CreateRet(b.CreateSelect(b.CreateICmpSGT(r, x), r, x));
+                       b.SetInsertPoint(done);
+                       b.CreateRet(x);
+                       return std::string();
+                     }});
+  for (CompiledSymbol& compiled : Compile(std::move(request), level)) {
+    if (!compiled.unit) continue;
+    Release(compiled.unit);
+    // Not a thunk anyone asked for: the counters say nothing of it.
+    std::lock_guard<std::mutex> lock(units_mutex_);
+    counters_.modules_compiled--;
+    counters_.functions_compiled--;
+    counters_.units_created--;
+    counters_.units_removed--;
+  }
 }
 
 void OrcEngine::Retain(CodeUnit* unit) {

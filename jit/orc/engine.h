@@ -81,6 +81,10 @@ class OrcEngine {
   std::vector<CompiledSymbol> Compile(std::vector<CompileRequest> requests,
                                       CodeGenLevel level = CodeGenLevel::kFast);
 
+  // Compiles and frees a small function with branches, loads and calls at `level`, so that LLVM
+  // builds the static objects code generation makes on first use (see JitEngineImpl::Engine).
+  void WarmUp(CodeGenLevel level);
+
   void Retain(CodeUnit* unit);
   // Drops one reference; the last one removes the unit's code.
   void Release(CodeUnit* unit);

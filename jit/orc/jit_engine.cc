@@ -1,5 +1,6 @@
 // JitEngine: the thunk cache, batch compile and install, the hot tier's per-function thunks, the
 // background compile thread.
+#include <cstdlib>
 #include <map>
 #include <utility>
 
@@ -83,7 +84,7 @@ std::string ThunkKey(const CallPlan& plan) {
 
 details::JitEngineImpl::JitEngineImpl(JitEngineOptions options) : options_(std::move(options)) {}
 
-details::JitEngineImpl::~JitEngineImpl() {
+void details::JitEngineImpl::StopWorker() {
   std::deque<BoundFunction*> abandoned;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
@@ -93,8 +94,14 @@ details::JitEngineImpl::~JitEngineImpl() {
     hot_queue_.clear();
   }
   queue_cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  idle_cv_.notify_all();
+  // Not from the worker itself (a log sink that exits, say): it stops after its batch anyway.
+  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
   for (BoundFunction* fn : abandoned) TVMFFIObjectDecRef(fn);
+}
+
+details::JitEngineImpl::~JitEngineImpl() {
+  StopWorker();
   // Entries still used by live functions would dangle: the contract is that the engine outlives
   // them. Drop what is left so the code is freed with the LLJIT.
   for (auto& [key, entry] : cache_) {
@@ -111,6 +118,13 @@ orc::OrcEngine* details::JitEngineImpl::Engine(std::string* why) {
     for (auto& symbol : orc::CallbackRuntimeSymbols()) symbols.push_back(symbol);
     engine_ = orc::OrcEngine::Create(symbols, options_.cache_dir, &engine_error_);
     if (!engine_) LogJit("ffijit: JIT unavailable: " + engine_error_);
+    if (engine_ && stop_at_exit) {
+      for (orc::CodeGenLevel level : {orc::CodeGenLevel::kFast, orc::CodeGenLevel::kOptimized}) {
+        engine_->WarmUp(level);
+      }
+      static JitEngineImpl* stopped_at_exit = this;
+      std::atexit([] { stopped_at_exit->StopWorker(); });
+    }
   }
   if (!engine_ && why) *why = "JIT unavailable: " + engine_error_;
   return engine_.get();

@@ -81,6 +81,10 @@ struct details::JitEngineImpl {
   void EnqueueHot(BoundFunction* fn);
   void ReleaseHot(orc::HotThunk* hot);
   void WaitIdle();
+  // Stops the background thread for good: the compile under way finishes, queued ones are
+  // dropped, later requests are ignored. Run at exit for the default engine, before LLVM's own
+  // static objects are destroyed under a running compile.
+  void StopWorker();
   void ReleaseEntry(orc::ThunkEntry* entry);
   JitStats Stats() const;
 
@@ -121,6 +125,11 @@ struct details::JitEngineImpl {
 
  public:
   std::atomic<int64_t> live_callbacks{0};
+  // Set for the default engine before its first use: when the LLVM engine is built, one compile
+  // at each code generation level makes LLVM's lazily built static objects, then StopWorker is
+  // registered with atexit -- after them, so it runs before they are destroyed and no background
+  // compile is left running on destroyed LLVM state.
+  bool stop_at_exit = false;
 };
 
 // JitEngine's friend: the one door from jit/orc's internals to an engine's private state.

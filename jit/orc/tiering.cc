@@ -90,7 +90,11 @@ JitEngine& JitEngine::Default() {
                "\" is not a count >= 0; using " + std::to_string(options.max_hot_thunks));
       }
     }
-    return new JitEngine(std::move(options));
+    auto* made = new JitEngine(std::move(options));
+    // A program may exit while the background thread compiles (a hot-tier thunk arrives at any
+    // time): the engine stops its thread at exit (see JitEngineImpl::Engine).
+    details::JitEngineAccess::Of(*made)->stop_at_exit = true;
+    return made;
   }();
   return *engine;
 }
