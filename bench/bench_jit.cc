@@ -1,9 +1,17 @@
-// BM_Call/jit|typed/<signature> and BM_Compile/*: JIT thunk calls next to the typed C++ path, and
-// the JIT's compile latencies (one cold thunk, per thunk in a batch of 100, a cached signature).
+// BM_Call/<path>/<signature> for the compiled and typed paths, and BM_Compile/*: the JIT's compile
+// latencies (one cold thunk, per thunk in a batch of 100, a cached signature, a hot-tier thunk).
 //
-// `jit` calls TVMFFIFunctionCall on a function whose thunk was compiled up front; `typed` calls a
-// Function::FromTyped wrapper of the same native the same way. Both run the natives and argument
-// values of call_natives.h, like BM_Call/direct|interp|libffi in bench_call.cc.
+// Packed paths, each TVMFFIFunctionCall of a registered function with the same arguments:
+//   handwritten  the yardstick: a hand-written C safe_call (handwritten.c) installed as the entry
+//   jit          the shared cold-tier thunk (compiled up front)
+//   hot          the function's own hot-tier thunk (compiled up front)
+// C++ paths, each called with C++ arguments:
+//   typed_direct ffijit::TypedFunction bound to the registered native: a direct call when the
+//                types allow it (not for DLTensor* and const char*, whose conversion can fail)
+//   typed        ffijit::TypedFunction over a Function::FromTyped wrapper of the native: the
+//                packed fallback (arguments packed as borrowed views)
+//   operator     Function::operator() on the same wrapper, what `typed` must not be slower than
+// All run the natives and argument values of call_natives.h, like bench_call.cc's paths.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -14,6 +22,8 @@
 #include "call_natives.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
+#include "ffijit/typed_function.h"
+#include "handwritten.h"
 
 namespace ffijit::bench {
 namespace {
@@ -31,9 +41,14 @@ void RunPacked(benchmark::State& state, const Function& func, const std::vector<
   }
 }
 
+// The case's native registered with no tiering of its own (no background compile, never hot).
+Function Registered(const CallCase& c, const char* path) {
+  ScopedJitOptions never({JitPolicy::kNever, 0, 0});
+  return MakeFunction(std::string("bench_") + path + "_" + c.name, c.fn, c.sig);
+}
+
 void JitCase(benchmark::State& state, const CallCase& c) {
-  ScopedJitOptions never({JitPolicy::kNever, 0});
-  Function func = MakeFunction(std::string("bench_jit_") + c.name, c.fn, c.sig);
+  Function func = Registered(c, "jit");
   try {
     JitEngine::Default().CompileNow(func);
   } catch (const Error& e) {
@@ -43,7 +58,27 @@ void JitCase(benchmark::State& state, const CallCase& c) {
   RunPacked(state, func, c.args);
 }
 
-Function TypedFunction(const std::string& name) {
+void HotCase(benchmark::State& state, const CallCase& c) {
+  Function func = Registered(c, "hot");
+  try {
+    JitEngine::Default().CompileHotNow(func);
+  } catch (const Error& e) {
+    state.SkipWithError(("no hot thunk: " + e.message()).c_str());
+    return;
+  }
+  RunPacked(state, func, c.args);
+}
+
+void HandwrittenCase(benchmark::State& state, const CallCase& c) {
+  Function func = Registered(c, "handwritten");
+  auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(func.get() + 1);
+  // The slow path is the entry it replaces (the interpreter's), as a thunk's fallback is.
+  FFIJITBenchHandwrittenInit(cell->safe_call);
+  __atomic_store_n(&cell->safe_call, FFIJITBenchHandwrittenFor(c.name), __ATOMIC_RELEASE);
+  RunPacked(state, func, c.args);
+}
+
+Function TypedWrapper(const std::string& name) {
   if (name == "i64_i64_i64") {
     return Function::FromTyped(
         [](int64_t a, int64_t b, int64_t c) { return BenchNativeI64x3(a, b, c); });
@@ -67,8 +102,60 @@ Function TypedFunction(const std::string& name) {
   return Function::FromTyped([](std::string_view s) { return BenchNativeStr(s.data()); });
 }
 
+// Calls `body(typed, args...)` with the TypedFunction of the case's C++ types over `f` and the
+// case's arguments as C++ values (the natives' own types, except that the tensor travels as a
+// Tensor and the string as a const char*).
+template <typename Body>
+void WithTyped(const CallCase& c, const Function& f, Body&& body) {
+  static int dummy = 0;
+  const std::string name = c.name;
+  if (name == "i64_i64_i64") {
+    body(TypedFunction<int64_t(int64_t, int64_t, int64_t)>(f), int64_t{1}, int64_t{2}, int64_t{3});
+  } else if (name == "i64_f64_i32_f32_ptr") {
+    body(TypedFunction<double(int64_t, double, int32_t, float, void*)>(f), int64_t{1}, 2.5,
+         int32_t{3}, 4.5f, static_cast<void*>(&dummy));
+  } else if (name == "dev_dtype_i64") {
+    body(TypedFunction<int64_t(DLDevice, DLDataType, int64_t)>(f), DLDevice{kDLCUDA, 1},
+         DLDataType{kDLFloat, 32, 1}, int64_t{7});
+  } else if (name == "tensor") {
+    body(TypedFunction<int64_t(const Tensor&)>(f), c.args[0].cast<Tensor>());
+  } else {
+    body(TypedFunction<int64_t(const char*)>(f),
+         static_cast<const char*>(
+             reinterpret_cast<const FFIJITBytesCell*>(c.args[0].raw().v_obj + 1)->data));
+  }
+}
+
+template <typename Call, typename... A>
+void RunCpp(benchmark::State& state, const Call& call, const A&... args) {
+  for (auto _ : state) {
+    auto r = call(args...);
+    benchmark::DoNotOptimize(r);
+  }
+}
+
+void TypedDirectCase(benchmark::State& state, const CallCase& c) {
+  Function func = Registered(c, "typed_direct");
+  WithTyped(c, func, [&](const auto& typed, const auto&... args) {
+    if (!typed.is_direct()) {
+      state.SkipWithError("not direct: the argument's conversion can fail (packed instead)");
+      return;
+    }
+    RunCpp(state, typed, args...);
+  });
+}
+
 void TypedCase(benchmark::State& state, const CallCase& c) {
-  RunPacked(state, TypedFunction(c.name), c.args);
+  WithTyped(c, TypedWrapper(c.name),
+            [&](const auto& typed, const auto&... args) { RunCpp(state, typed, args...); });
+}
+
+void OperatorCase(benchmark::State& state, const CallCase& c) {
+  Function wrapper = TypedWrapper(c.name);
+  WithTyped(c, wrapper, [&](const auto&, const auto&... args) {
+    RunCpp(
+        state, [&](const auto&... a) { return wrapper(a...); }, args...);
+  });
 }
 
 // ---- compile latency ----
@@ -88,7 +175,7 @@ Signature NthSignature(int64_t n) {
 int64_t next_signature = 0;  // never reuse a signature across benchmarks
 
 Function FreshFunction() {
-  ScopedJitOptions never({JitPolicy::kNever, 0});
+  ScopedJitOptions never({JitPolicy::kNever, 0, 0});
   return MakeFunction("bench_compile", reinterpret_cast<void*>(&BenchNativeI64x3),
                       NthSignature(next_signature++));
 }
@@ -205,7 +292,7 @@ void BM_CompileCached(benchmark::State& state) {
   Function keeper = FreshFunction();
   engine.CompileNow(keeper);
   Signature sig = NthSignature(next_signature - 1);
-  ScopedJitOptions never({JitPolicy::kNever, 0});
+  ScopedJitOptions never({JitPolicy::kNever, 0, 0});
   for (auto _ : state) {
     Function f = MakeFunction("bench_cached", reinterpret_cast<void*>(&BenchNativeI64x3), sig);
     if (!Compiles(engine, f)) state.SkipWithError("not cached");
@@ -213,8 +300,47 @@ void BM_CompileCached(benchmark::State& state) {
 }
 
 // The whole registration of a function whose signature is compiled (lowering included).
+// One function's hot-tier thunk (O2, default codegen level), and what each one keeps loaded.
+void BM_CompileHot(benchmark::State& state) {
+  JitEngineOptions options;
+  options.max_hot_thunks = 1 << 20;
+  JitEngine engine(options);
+  {
+    Function warm = FreshFunction();
+    engine.CompileHotNow(warm);
+  }
+  int64_t bytes_before = ResidentBytes();
+  std::vector<Function> kept;  // keep code alive to measure memory per hot thunk
+  const Signature sig = NthSignature(next_signature++);
+  for (auto _ : state) {
+    state.PauseTiming();
+    Function f;
+    {
+      ScopedJitOptions never({JitPolicy::kNever, 0, 0});
+      f = MakeFunction("bench_hot", reinterpret_cast<void*>(&BenchNativeI64x3), sig);
+    }
+    state.ResumeTiming();
+    try {
+      engine.CompileHotNow(f);
+    } catch (const Error& e) {
+      state.SkipWithError(e.message().c_str());
+      break;
+    }
+    state.PauseTiming();
+    if (kept.size() < 200) kept.push_back(std::move(f));
+    f = Function();
+    state.ResumeTiming();
+  }
+  JitStats stats = engine.Stats();
+  const double n = static_cast<double>(kept.size());
+  if (n > 0) {
+    state.counters["object_bytes_per_thunk"] = static_cast<double>(stats.object_bytes_live) / n;
+    state.counters["rss_bytes_per_thunk"] = static_cast<double>(ResidentBytes() - bytes_before) / n;
+  }
+}
+
 void BM_RegisterCached(benchmark::State& state) {
-  ScopedJitOptions eager({JitPolicy::kEager, 0});
+  ScopedJitOptions eager({JitPolicy::kEager, 0, 0});
   Signature sig = NthSignature(next_signature++);
   Function keeper = MakeFunction("bench_keeper", reinterpret_cast<void*>(&BenchNativeI64x3), sig);
   JitEngine::Default().CompileNow(keeper);
@@ -227,10 +353,18 @@ void BM_RegisterCached(benchmark::State& state) {
 const bool kRegistered = [] {
   for (const CallCase& c : CallCases()) {
     const std::string sig = c.name;
+    benchmark::RegisterBenchmark(("BM_Call/handwritten/" + sig).c_str(),
+                                 [&c](benchmark::State& s) { HandwrittenCase(s, c); });
     benchmark::RegisterBenchmark(("BM_Call/jit/" + sig).c_str(),
                                  [&c](benchmark::State& s) { JitCase(s, c); });
+    benchmark::RegisterBenchmark(("BM_Call/hot/" + sig).c_str(),
+                                 [&c](benchmark::State& s) { HotCase(s, c); });
+    benchmark::RegisterBenchmark(("BM_Call/typed_direct/" + sig).c_str(),
+                                 [&c](benchmark::State& s) { TypedDirectCase(s, c); });
     benchmark::RegisterBenchmark(("BM_Call/typed/" + sig).c_str(),
                                  [&c](benchmark::State& s) { TypedCase(s, c); });
+    benchmark::RegisterBenchmark(("BM_Call/operator/" + sig).c_str(),
+                                 [&c](benchmark::State& s) { OperatorCase(s, c); });
   }
   benchmark::RegisterBenchmark("BM_Compile/cold", BM_CompileCold)->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("BM_Compile/cold_new_shape", BM_CompileColdNewShape)
@@ -238,6 +372,7 @@ const bool kRegistered = [] {
   benchmark::RegisterBenchmark("BM_Compile/batch100", BM_CompileBatch100)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Compile/cached", BM_CompileCached)->Unit(benchmark::kNanosecond);
+  benchmark::RegisterBenchmark("BM_Compile/hot", BM_CompileHot)->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("BM_Register/cached", BM_RegisterCached)
       ->Unit(benchmark::kNanosecond);
   return true;

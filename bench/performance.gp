@@ -1,6 +1,6 @@
 # Chart of bench/report: ns per packed call, one cluster per signature, one bar per call path.
 # gnuplot -e "datafile='...'; outfile='...'" bench/performance.gp
-set terminal svg size 900,420 dynamic font "sans,12" background rgb "white"
+set terminal svg size 1100,460 dynamic font "sans,12" background rgb "white"
 set output outfile
 set title "ffijit: ns per call (median, lower is better)"
 set style data histograms
@@ -17,4 +17,7 @@ plot datafile using 2:xtic(1) title columnheader(2), \
      '' using 3 title columnheader(3), \
      '' using 4 title columnheader(4), \
      '' using 5 title columnheader(5), \
-     '' using 6 title columnheader(6)
+     '' using 6 title columnheader(6), \
+     '' using 7 title columnheader(7), \
+     '' using 8 title columnheader(8), \
+     '' using 9 title columnheader(9)

@@ -18,6 +18,14 @@ std::mutex& PolicyMutex() {
   return *mutex;
 }
 
+// N of "after:N" with N > 0; 0 for anything else.
+int64_t AfterCount(const char* text) {
+  if (std::strncmp(text, "after:", 6) != 0) return 0;
+  char* end = nullptr;
+  long long n = std::strtoll(text + 6, &end, 10);
+  return end != text + 6 && *end == '\0' && n > 0 ? n : 0;
+}
+
 // FFIJIT_JIT: "eager", "never" (or "off"), "after:N" with N > 0. Anything else keeps the built-in
 // default and says so on the JIT log: a misspelt policy must not pass silently.
 JitOptions OptionsFromEnvironment() {
@@ -32,13 +40,9 @@ JitOptions OptionsFromEnvironment() {
     options.policy = JitPolicy::kNever;
     return options;
   }
-  if (std::strncmp(text, "after:", 6) == 0) {
-    char* end = nullptr;
-    long long n = std::strtoll(text + 6, &end, 10);
-    if (end != text + 6 && *end == '\0' && n > 0) {
-      options.after_calls = n;
-      return options;
-    }
+  if (int64_t n = AfterCount(text); n > 0) {
+    options.after_calls = n;
+    return options;
   }
   LogJit(std::string("ffijit: FFIJIT_JIT=\"") + text +
          "\" is not eager, never, off or after:N (N > 0); using after:" +
@@ -46,8 +50,30 @@ JitOptions OptionsFromEnvironment() {
   return options;
 }
 
+// FFIJIT_JIT_HOT: "never" (or "off"), "after:N" with N > 0; anything else keeps the default and
+// says so, as FFIJIT_JIT does.
+void HotOptionsFromEnvironment(JitOptions* options) {
+  const char* text = std::getenv("FFIJIT_JIT_HOT");
+  if (text == nullptr) return;
+  if (std::strcmp(text, "never") == 0 || std::strcmp(text, "off") == 0) {
+    options->hot_after_calls = 0;
+    return;
+  }
+  if (int64_t n = AfterCount(text); n > 0) {
+    options->hot_after_calls = n;
+    return;
+  }
+  LogJit(std::string("ffijit: FFIJIT_JIT_HOT=\"") + text +
+         "\" is not never, off or after:N (N > 0); using after:" +
+         std::to_string(options->hot_after_calls));
+}
+
 JitOptions& GlobalOptions() {
-  static auto* options = new JitOptions(OptionsFromEnvironment());
+  static auto* options = [] {
+    auto* made = new JitOptions(OptionsFromEnvironment());
+    HotOptionsFromEnvironment(made);
+    return made;
+  }();
   return *options;
 }
 

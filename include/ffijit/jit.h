@@ -40,16 +40,22 @@ enum class JitPolicy : uint8_t {
   kNever,       // stay interpreted (CompileNow still works)
 };
 
+// The hot tier: a function that keeps being called on its shared (cold-tier) thunk is recompiled
+// in the background as a thunk of its own -- its native's address a constant, the error paths out
+// of line, LLVM's O2 pipeline -- and swapped in atomically. `hot_after_calls` counts calls on the
+// cold tier (0: never go hot). The default engine keeps at most JitEngineOptions::max_hot_thunks.
 struct JitOptions {
   JitPolicy policy = JitPolicy::kAfterCalls;
   int64_t after_calls = 100;
+  int64_t hot_after_calls = 100000;
 };
 
 // Whether this build includes the ORC JIT.
 FFIJIT_JIT_API bool JitAvailable();
 
 // The policy for functions registered from now on (initially from the FFIJIT_JIT environment
-// variable: "eager", "never", "after:N"; otherwise after 100 calls).
+// variable: "eager", "never", "after:N"; otherwise after 100 calls; and from FFIJIT_JIT_HOT for
+// the hot tier: "never" or "after:N"; otherwise after 100000 calls on the cold tier).
 FFIJIT_JIT_API void SetDefaultJitOptions(const JitOptions& options);
 FFIJIT_JIT_API JitOptions DefaultJitOptions();
 
@@ -82,11 +88,18 @@ struct JitStats {
   int64_t live_callbacks = 0;
   int64_t object_bytes_live = 0;  // size of the loaded object files
   int64_t cache_errors = 0;       // persistent cache entries found damaged or not saved (logged)
+  int64_t hot_thunks_live = 0;    // functions running a hot-tier thunk
+  int64_t hot_compiled = 0;       // hot-tier thunks compiled
+  int64_t hot_refused = 0;        // hot compiles refused by the cap or failed (logged)
 };
 
 struct JitEngineOptions {
   // Persistent object cache directory ("" = none). Keys include the LLVM version and host CPU.
   std::string cache_dir;
+  // At most this many functions run a hot-tier thunk at once (each is its own loaded code unit,
+  // about 8 KiB resident); past it a function stays on its cold-tier thunk. The default engine reads
+  // FFIJIT_JIT_HOT_MAX.
+  int64_t max_hot_thunks = 256;
 };
 
 // The outcome of a batch CompileNow, one entry per function given, in order.
@@ -119,7 +132,12 @@ class FFIJIT_JIT_API JitEngine {
   // result counts the installed functions and gives each other one its reason (the message the
   // single-function CompileNow would throw).
   CompileResults CompileNow(const std::vector<Function>& functions);
-  // Blocks until the background queue is empty and no compile runs.
+  // Compiles `function`'s hot-tier thunk and installs it, blocking (as the hot policy would in
+  // the background after enough calls); a function already hot is left as it is. Throws
+  // ffijit::Error of kind RuntimeError saying why not: the reasons of CompileNow, or the cap of
+  // JitEngineOptions::max_hot_thunks.
+  void CompileHotNow(const Function& function);
+  // Blocks until the background queues are empty and no compile runs.
   void WaitIdle();
 
   JitStats Stats() const;
@@ -132,6 +150,8 @@ class FFIJIT_JIT_API JitEngine {
 // True when `function` currently runs a compiled thunk (false on the interpreter, for a function
 // not made by ffijit's registration, and for a null Function).
 FFIJIT_JIT_API bool IsJitCompiled(const Function& function);
+// True when `function` currently runs its own hot-tier thunk.
+FFIJIT_JIT_API bool IsHotCompiled(const Function& function);
 
 // Where JIT fallbacks and cache problems are reported. The default writes one line per distinct
 // signature to stderr unless FFIJIT_JIT_LOG=0. Pass nullptr to restore it.

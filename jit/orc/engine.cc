@@ -10,9 +10,11 @@
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -68,6 +70,17 @@ std::unique_ptr<OrcEngine> OrcEngine::Create(const SymbolTable& runtime_symbols,
     return nullptr;
   }
   engine->target_machine_ = std::move(*target_machine);
+  // The hot tier's: the same target at the default codegen level (SelectionDAG, the greedy
+  // register allocator).
+  llvm::orc::JITTargetMachineBuilder optimizing_builder = *machine_builder;
+  optimizing_builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+  auto optimizing_machine = optimizing_builder.createTargetMachine();
+  if (!optimizing_machine) {
+    *error =
+        "cannot create the optimizing target machine: " + ToString(optimizing_machine.takeError());
+    return nullptr;
+  }
+  engine->optimizing_target_machine_ = std::move(*optimizing_machine);
 
   auto jit =
       llvm::orc::LLJITBuilder()
@@ -158,7 +171,8 @@ bool OrcEngine::LoadObject(const std::string& object, const std::vector<std::str
   return true;
 }
 
-std::vector<CompiledSymbol> OrcEngine::Compile(std::vector<CompileRequest> requests) {
+std::vector<CompiledSymbol> OrcEngine::Compile(std::vector<CompileRequest> requests,
+                                               CodeGenLevel level) {
   std::lock_guard<std::mutex> lock(compile_mutex_);
   std::vector<CompiledSymbol> results(requests.size());
   std::vector<bool> done(requests.size(), false);
@@ -215,14 +229,34 @@ std::vector<CompiledSymbol> OrcEngine::Compile(std::vector<CompileRequest> reque
     }
   }
   if (!remaining.empty()) {
-    std::vector<CompiledSymbol> compiled = CompileModule(remaining);
+    std::vector<CompiledSymbol> compiled = CompileModule(remaining, level);
     for (size_t j = 0; j < compiled.size(); ++j)
       results[remaining_index[j]] = std::move(compiled[j]);
   }
   return results;
 }
 
-std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>& requests) {
+namespace {
+
+// LLVM's O2 module pipeline, tuned for `machine` (its cost model decides e.g. select vs branch).
+void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, modules);
+}
+
+}  // namespace
+
+std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>& requests,
+                                                     CodeGenLevel level) {
   std::vector<CompiledSymbol> results(requests.size());
   auto context = std::make_unique<llvm::LLVMContext>();
   context->setDiscardValueNames(true);  // nothing reads them; naming costs compile time
@@ -263,7 +297,12 @@ std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>
   if (llvm::verifyModule(*module, &verifier_stream)) {
     return fail_all("generated code failed verification: " + verifier_stream.str());
   }
-  llvm::orc::SimpleCompiler compiler(*target_machine_);
+  llvm::TargetMachine* machine = target_machine_.get();
+  if (level == CodeGenLevel::kOptimized) {
+    machine = optimizing_target_machine_.get();
+    OptimizeModule(*module, *machine);
+  }
+  llvm::orc::SimpleCompiler compiler(*machine);
   auto object = compiler(*module);
   if (!object) return fail_all("code generation failed: " + ToString(object.takeError()));
   std::string bytes = (*object)->getBuffer().str();
@@ -320,6 +359,44 @@ std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>
     }
   }
   return results;
+}
+
+void OrcEngine::WarmUp(CodeGenLevel level) {
+  std::vector<CompileRequest> request;
+  request.push_back({"", [](llvm::Module& module, const std::string& symbol) {
+                       llvm::LLVMContext& ctx = module.getContext();
+                       llvm::IRBuilder<> b(ctx);
+                       auto* i64 = b.getInt64Ty();
+                       auto* ptr = b.getPtrTy();
+                       auto* fn =
+                           llvm::Function::Create(llvm::FunctionType::get(i64, {ptr, i64}, false),
+                                                  llvm::Function::ExternalLinkage, symbol, module);
+                       auto* entry = llvm::BasicBlock::Create(ctx, "", fn);
+                       auto* call = llvm::BasicBlock::Create(ctx, "", fn);
+                       auto* done = llvm::BasicBlock::Create(ctx, "", fn);
+                       b.SetInsertPoint(entry);
+                       llvm::Value* x = b.CreateLoad(i64, fn->getArg(0));
+                       llvm::Value* d = b.CreateSIToFP(x, b.getDoubleTy());
+                       b.CreateCondBr(b.CreateICmpEQ(x, fn->getArg(1)), call, done);
+                       b.SetInsertPoint(call);
+                       llvm::Value* r = b.CreateCall(llvm::FunctionType::get(i64, {i64}, false),
+                                                     b.CreateIntToPtr(b.getInt64(4096), ptr),
+                                                     {b.CreateBitCast(d, i64)});
+                       b.CreateRet(b.CreateSelect(b.CreateICmpSGT(r, x), r, x));
+                       b.SetInsertPoint(done);
+                       b.CreateRet(x);
+                       return std::string();
+                     }});
+  for (CompiledSymbol& compiled : Compile(std::move(request), level)) {
+    if (!compiled.unit) continue;
+    Release(compiled.unit);
+    // Not a thunk anyone asked for: the counters say nothing of it.
+    std::lock_guard<std::mutex> lock(units_mutex_);
+    counters_.modules_compiled--;
+    counters_.functions_compiled--;
+    counters_.units_created--;
+    counters_.units_removed--;
+  }
 }
 
 void OrcEngine::Retain(CodeUnit* unit) {

@@ -53,6 +53,11 @@ struct CompileRequest {
   AcceptFunction accept;
 };
 
+// How a batch is compiled. kFast: the cold tier's -O0 with FastISel and the fast register
+// allocator (thunks are straight-line code; compile latency matters most). kOptimized: the hot
+// tier's O2 IR pipeline and the default codegen level (about ten times the compile time).
+enum class CodeGenLevel : uint8_t { kFast, kOptimized };
+
 struct CodeUnit;  // one loaded object; opaque outside the engine
 
 struct CompiledSymbol {
@@ -86,8 +91,13 @@ class OrcEngine {
   OrcEngine& operator=(const OrcEngine&) = delete;
 
   // Compiles (or loads from the persistent cache) every request; requests compiled now share one
-  // module. Thread-safe; blocks the caller for the duration of the compile.
-  std::vector<CompiledSymbol> Compile(std::vector<CompileRequest> requests);
+  // module (and so one code unit). Thread-safe; blocks the caller for the duration of the compile.
+  std::vector<CompiledSymbol> Compile(std::vector<CompileRequest> requests,
+                                      CodeGenLevel level = CodeGenLevel::kFast);
+
+  // Compiles and frees a small function with branches, loads and calls at `level`, so that LLVM
+  // builds the static objects code generation makes on first use (see JitEngineImpl::Engine).
+  void WarmUp(CodeGenLevel level);
 
   void Retain(CodeUnit* unit);
   // Drops one reference; the last one removes the unit's code.
@@ -102,16 +112,18 @@ class OrcEngine {
   // Links one object into a fresh unit and resolves `symbols` in it.
   bool LoadObject(const std::string& object, const std::vector<std::string>& symbols,
                   CodeUnit** unit, std::vector<void*>* addresses, std::string* error);
-  std::vector<CompiledSymbol> CompileModule(std::vector<CompileRequest>& requests);
+  std::vector<CompiledSymbol> CompileModule(std::vector<CompileRequest>& requests,
+                                            CodeGenLevel level);
   // Counts a persistent cache problem and reports it on the JIT log.
   void ReportCacheError(const std::string& what);
 
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::unique_ptr<llvm::TargetMachine> target_machine_;
+  std::unique_ptr<llvm::TargetMachine> target_machine_;             // kFast
+  std::unique_ptr<llvm::TargetMachine> optimizing_target_machine_;  // kOptimized
   llvm::orc::JITDylib* runtime_dylib_ = nullptr;
   std::unique_ptr<ObjectStore> store_;
   std::string host_key_;
-  std::mutex compile_mutex_;        // one compile at a time: the TargetMachine is not reentrant
+  std::mutex compile_mutex_;        // one compile at a time: a TargetMachine is not reentrant
   mutable std::mutex units_mutex_;  // unit refcounts and counters
   EngineCounters counters_;
   uint64_t next_unit_id_ = 0;

@@ -1,4 +1,6 @@
-// JitEngine: the thunk cache, batch compile and install, the background compile thread.
+// JitEngine: the thunk cache, batch compile and install, the hot tier's per-function thunks, the
+// background compile thread.
+#include <cstdlib>
 #include <map>
 #include <utility>
 
@@ -9,6 +11,7 @@
 
 namespace ffijit {
 
+using orc::HotThunk;
 using orc::ThunkEntry;
 using orc::TierState;
 
@@ -82,16 +85,24 @@ std::string ThunkKey(const CallPlan& plan) {
 
 details::JitEngineImpl::JitEngineImpl(JitEngineOptions options) : options_(std::move(options)) {}
 
-details::JitEngineImpl::~JitEngineImpl() {
+void details::JitEngineImpl::StopWorker() {
   std::deque<BoundFunction*> abandoned;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     stopping_ = true;
     abandoned.swap(queue_);
+    for (BoundFunction* fn : hot_queue_) abandoned.push_back(fn);
+    hot_queue_.clear();
   }
   queue_cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  idle_cv_.notify_all();
+  // Not from the worker itself (a log sink that exits, say): it stops after its batch anyway.
+  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
   for (BoundFunction* fn : abandoned) TVMFFIObjectDecRef(fn);
+}
+
+details::JitEngineImpl::~JitEngineImpl() {
+  StopWorker();
   // Entries still used by live functions would dangle: the contract is that the engine outlives
   // them. Drop what is left so the code is freed with the LLJIT.
   for (auto& [key, entry] : cache_) {
@@ -108,6 +119,13 @@ orc::OrcEngine* details::JitEngineImpl::Engine(std::string* why) {
     for (auto& symbol : orc::CallbackRuntimeSymbols()) symbols.push_back(symbol);
     engine_ = orc::OrcEngine::Create(symbols, options_.cache_dir, &engine_error_);
     if (!engine_) LogJit("ffijit: JIT unavailable: " + engine_error_);
+    if (engine_ && stop_at_exit) {
+      for (orc::CodeGenLevel level : {orc::CodeGenLevel::kFast, orc::CodeGenLevel::kOptimized}) {
+        engine_->WarmUp(level);
+      }
+      static JitEngineImpl* stopped_at_exit = this;
+      std::atexit([] { stopped_at_exit->StopWorker(); });
+    }
   }
   if (!engine_ && why) *why = "JIT unavailable: " + engine_error_;
   return engine_.get();
@@ -125,10 +143,15 @@ void details::JitEngineImpl::Install(BoundFunction* fn, ThunkEntry* entry) {
     ReleaseEntry(entry);  // another compile got there first; keep its thunk
     return;
   }
-  SetSafeCall(fn, entry->thunk);
-  // The thunk hands rare forms and errors to the interpreter entry: its countdown must not fire a
-  // second compile of a function that already has its thunk.
-  fn->calls_until_hot.store(0, std::memory_order_relaxed);
+  // The count the thunk runs down to ask for the hot tier (0: it never reaches zero again). The
+  // interpreter, which the thunk falls back to for rare forms, counts on the same field; its
+  // report then asks for the hot tier too (tiering.cc's OnHot), never for a second cold compile.
+  fn->calls_until_hot.store(state->hot_after, std::memory_order_relaxed);
+  // From the interpreter entry only: a hot-tier thunk installed meanwhile stays.
+  TVMFFISafeCallType interpreter = &InterpreterSafeCall;
+  reinterpret_cast<std::atomic<TVMFFISafeCallType>*>(&fn->cell.safe_call)
+      ->compare_exchange_strong(interpreter, entry->thunk, std::memory_order_release,
+                                std::memory_order_relaxed);
   installs_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -244,6 +267,77 @@ void details::JitEngineImpl::ReleaseEntry(ThunkEntry* entry) {
   delete entry;
 }
 
+std::string details::JitEngineImpl::CompileHotAndInstall(BoundFunction* fn) {
+  auto* state = static_cast<TierState*>(fn->tier_state);
+  if (state->hot.load(std::memory_order_acquire) != nullptr) return "";
+  // Reserve a slot first, so concurrent compiles cannot overshoot the cap.
+  if (hot_live_.fetch_add(1, std::memory_order_acq_rel) >= options_.max_hot_thunks) {
+    hot_live_.fetch_sub(1, std::memory_order_acq_rel);
+    hot_refused_.fetch_add(1, std::memory_order_relaxed);
+    return "the hot tier's cap of " + std::to_string(options_.max_hot_thunks) +
+           " thunks (JitEngineOptions::max_hot_thunks) is reached";
+  }
+  auto give_back = [&](const std::string& why) {
+    hot_live_.fetch_sub(1, std::memory_order_acq_rel);
+    return why;
+  };
+  std::string why;
+  orc::OrcEngine* engine = Engine(&why);
+  if (!engine) return give_back(why);
+  const CallPlan* plan = fn->plan;  // kept alive by the caller's reference
+  void* target = fn->target;
+  // No cache key: the code holds this process's address of the native.
+  std::vector<orc::CompileRequest> request;
+  request.push_back({"", [plan, target](llvm::Module& module, const std::string& symbol) {
+                       return orc::EmitThunk(*plan, module, symbol, orc::HotThunkOptions(target));
+                     }});
+  orc::CompiledSymbol compiled =
+      std::move(engine->Compile(std::move(request), orc::CodeGenLevel::kOptimized)[0]);
+  if (compiled.address == nullptr) {
+    hot_refused_.fetch_add(1, std::memory_order_relaxed);
+    LogJit("ffijit: `" + plan->declaration + "` has no hot-tier thunk: " + compiled.failure);
+    return give_back(compiled.failure);
+  }
+  auto* hot =
+      new HotThunk{reinterpret_cast<TVMFFISafeCallType>(compiled.address), compiled.unit, this};
+  orc::NoteThunk(compiled.address, 1);
+  HotThunk* expected = nullptr;
+  if (!state->hot.compare_exchange_strong(expected, hot, std::memory_order_acq_rel)) {
+    ReleaseHot(hot);  // another compile got there first
+    return "";
+  }
+  hot_compiled_.fetch_add(1, std::memory_order_relaxed);
+  // The last tier: whichever entry is current, later calls run this one.
+  SetSafeCall(fn, hot->thunk);
+  installs_.fetch_add(1, std::memory_order_relaxed);
+  return "";
+}
+
+void details::JitEngineImpl::ReleaseHot(HotThunk* hot) {
+  orc::NoteThunk(reinterpret_cast<void*>(hot->thunk), -1);
+  // The function is gone (or never ran this code): no call can be inside it.
+  if (orc::OrcEngine* engine = CreatedEngine()) engine->Release(hot->unit);
+  hot_live_.fetch_sub(1, std::memory_order_acq_rel);
+  delete hot;
+}
+
+void details::JitEngineImpl::EnqueueHot(BoundFunction* fn) {
+  auto* state = static_cast<TierState*>(fn->tier_state);
+  if (state->hot.load(std::memory_order_acquire) != nullptr) return;
+  if (state->hot_requested.exchange(true, std::memory_order_acq_rel)) return;
+  TVMFFIObjectIncRef(fn);
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    if (stopping_) {
+      TVMFFIObjectDecRef(fn);
+      return;
+    }
+    hot_queue_.push_back(fn);
+    if (!worker_.joinable()) worker_ = std::thread([this] { WorkerLoop(); });
+  }
+  queue_cv_.notify_one();
+}
+
 void details::JitEngineImpl::Enqueue(BoundFunction* fn) {
   auto* state = static_cast<TierState*>(fn->tier_state);
   if (state->queued.exchange(true, std::memory_order_acq_rel)) return;
@@ -264,17 +358,24 @@ void details::JitEngineImpl::Enqueue(BoundFunction* fn) {
 void details::JitEngineImpl::WorkerLoop() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
   while (true) {
-    queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty() || !hot_queue_.empty(); });
     if (stopping_) return;
-    // Everything queued so far compiles as one batch (one module for the new signatures).
+    // Everything queued so far compiles as one batch (one module for the new signatures); the
+    // hot tier's thunks after it, one module each (each is freed with its function).
     std::vector<BoundFunction*> batch(queue_.begin(), queue_.end());
+    std::vector<BoundFunction*> hot(hot_queue_.begin(), hot_queue_.end());
     queue_.clear();
+    hot_queue_.clear();
     busy_ = true;
     lock.unlock();
-    CompileAndInstall(batch);
+    if (!batch.empty()) CompileAndInstall(batch);
     for (BoundFunction* fn : batch) {
       static_cast<TierState*>(fn->tier_state)->queued.store(false, std::memory_order_release);
       TVMFFIObjectDecRef(fn);  // may destroy fn: no lock held
+    }
+    for (BoundFunction* fn : hot) {
+      CompileHotAndInstall(fn);
+      TVMFFIObjectDecRef(fn);
     }
     lock.lock();
     busy_ = false;
@@ -284,7 +385,8 @@ void details::JitEngineImpl::WorkerLoop() {
 
 void details::JitEngineImpl::WaitIdle() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
-  idle_cv_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });
+  idle_cv_.wait(lock,
+                [this] { return stopping_ || (queue_.empty() && hot_queue_.empty() && !busy_); });
 }
 
 JitStats details::JitEngineImpl::Stats() const {
@@ -308,6 +410,9 @@ JitStats details::JitEngineImpl::Stats() const {
   stats.installs = installs_.load(std::memory_order_relaxed);
   stats.fallbacks = fallbacks_.load(std::memory_order_relaxed);
   stats.live_callbacks = live_callbacks.load(std::memory_order_relaxed);
+  stats.hot_thunks_live = hot_live_.load(std::memory_order_relaxed);
+  stats.hot_compiled = hot_compiled_.load(std::memory_order_relaxed);
+  stats.hot_refused = hot_refused_.load(std::memory_order_relaxed);
   return stats;
 }
 
@@ -364,6 +469,15 @@ CompileResults JitEngine::CompileNow(const std::vector<Function>& functions) {
   return out;
 }
 
+void JitEngine::CompileHotNow(const Function& function) {
+  BoundFunction* fn = nullptr;
+  std::string reason;
+  TierState* state = orc::TierStateOf(function.get(), &fn, &reason);
+  if (!state) throw RuntimeError("the function has no hot-tier thunk: " + reason);
+  reason = impl_->CompileHotAndInstall(fn);
+  if (!reason.empty()) throw RuntimeError("the function has no hot-tier thunk: " + reason);
+}
+
 void JitEngine::WaitIdle() {
   impl_->WaitIdle();
 }
@@ -380,7 +494,15 @@ bool IsJitCompiled(const Function& function) {
   BoundFunction* fn = nullptr;
   std::string why;
   TierState* state = orc::TierStateOf(function.get(), &fn, &why);
-  return state != nullptr && state->entry.load(std::memory_order_acquire) != nullptr;
+  return state != nullptr && (state->entry.load(std::memory_order_acquire) != nullptr ||
+                              state->hot.load(std::memory_order_acquire) != nullptr);
+}
+
+bool IsHotCompiled(const Function& function) {
+  BoundFunction* fn = nullptr;
+  std::string why;
+  TierState* state = orc::TierStateOf(function.get(), &fn, &why);
+  return state != nullptr && state->hot.load(std::memory_order_acquire) != nullptr;
 }
 
 }  // namespace ffijit

@@ -1,6 +1,7 @@
 // details::JitEngineImpl, JitEngine's private state: the thunk cache (one refcounted thunk per
-// signature), the background compile queue, and the per-function tier state the attach hook
-// creates. JitEngineAccess is how the rest of jit/orc reaches an engine's state.
+// signature, the cold tier), the hot tier's per-function thunks, the background compile queues,
+// and the per-function tier state the attach hook creates. JitEngineAccess is how the rest of
+// jit/orc reaches an engine's state.
 #ifndef FFIJIT_JIT_ORC_JIT_ENGINE_IMPL_H_
 #define FFIJIT_JIT_ORC_JIT_ENGINE_IMPL_H_
 
@@ -30,10 +31,24 @@ struct ThunkEntry {
   details::JitEngineImpl* owner = nullptr;
 };
 
+// One function's hot-tier thunk: its own code unit, freed with the function.
+struct HotThunk {
+  TVMFFISafeCallType thunk = nullptr;
+  CodeUnit* unit = nullptr;
+  details::JitEngineImpl* owner = nullptr;
+};
+
 // Hung on BoundFunction::tier_state by the attach hook.
 struct TierState {
-  std::atomic<ThunkEntry*> entry{nullptr};  // set once, when a thunk is installed
-  std::atomic<bool> queued{false};          // a background compile is pending
+  std::atomic<ThunkEntry*> entry{nullptr};  // set once, when a cold-tier thunk is installed
+  std::atomic<HotThunk*> hot{nullptr};      // set once, when the hot-tier thunk is installed
+  std::atomic<bool> queued{false};          // a background cold compile is pending
+  // The count asked for the hot tier: set once, never cleared, so that a compile refused by the
+  // cap or failed is not asked for again by every later fallback (CompileHotNow still works).
+  std::atomic<bool> hot_requested{false};
+  // Calls on the cold tier before the hot compile is queued (JitOptions::hot_after_calls at
+  // registration); 0: never.
+  int64_t hot_after = 0;
 };
 
 void ReleaseTierState(void* state);
@@ -59,7 +74,17 @@ struct details::JitEngineImpl {
   std::vector<std::string> CompileAndInstall(const std::vector<BoundFunction*>& fns);
   // Queues a background compile (takes a reference on fn until done). Never blocks on LLVM.
   void Enqueue(BoundFunction* fn);
+  // Compiles fn's hot-tier thunk and installs it, blocking; "" when installed (now or before),
+  // else why fn stays where it is.
+  std::string CompileHotAndInstall(BoundFunction* fn);
+  // Queues a background hot compile, like Enqueue.
+  void EnqueueHot(BoundFunction* fn);
+  void ReleaseHot(orc::HotThunk* hot);
   void WaitIdle();
+  // Stops the background thread for good: the compile under way finishes, queued ones are
+  // dropped, later requests are ignored. Run at exit for the default engine, before LLVM's own
+  // static objects are destroyed under a running compile.
+  void StopWorker();
   void ReleaseEntry(orc::ThunkEntry* entry);
   JitStats Stats() const;
 
@@ -88,14 +113,23 @@ struct details::JitEngineImpl {
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_, idle_cv_;
   std::deque<BoundFunction*> queue_;
+  std::deque<BoundFunction*> hot_queue_;
   bool busy_ = false;
   bool stopping_ = false;
   std::thread worker_;
 
   std::atomic<int64_t> cache_hits_{0}, installs_{0}, fallbacks_{0};
+  // Hot thunks live (or being compiled: a slot is reserved first, so the cap holds under races),
+  // compiled, and refused by the cap or failed.
+  std::atomic<int64_t> hot_live_{0}, hot_compiled_{0}, hot_refused_{0};
 
  public:
   std::atomic<int64_t> live_callbacks{0};
+  // Set for the default engine before its first use: when the LLVM engine is built, one compile
+  // at each code generation level makes LLVM's lazily built static objects, then StopWorker is
+  // registered with atexit -- after them, so it runs before they are destroyed and no background
+  // compile is left running on destroyed LLVM state.
+  bool stop_at_exit = false;
 };
 
 // JitEngine's friend: the one door from jit/orc's internals to an engine's private state.

@@ -8,6 +8,7 @@
 #include "ffijit/c_ext.h"
 #include "float16.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "orc/abi_ir.h"
 
@@ -19,6 +20,7 @@ constexpr uint64_t kAnyValueOffset = offsetof(TVMFFIAny, v_int64);
 constexpr uint64_t kAnySmallLenOffset = offsetof(TVMFFIAny, small_str_len);
 constexpr uint64_t kObjectCellOffset = sizeof(TVMFFIObject);
 constexpr uint64_t kTargetOffset = offsetof(BoundFunction, target);
+constexpr uint64_t kCallCountOffset = offsetof(BoundFunction, calls_until_hot);
 constexpr uint64_t kTensorNdimOffset = offsetof(DLTensor, ndim);
 constexpr uint64_t kTensorDtypeOffset = offsetof(DLTensor, dtype);
 constexpr uint64_t kTensorShapeOffset = offsetof(DLTensor, shape);
@@ -37,8 +39,9 @@ namespace {
 // phis keep instruction selection on FastISel's path and the call path free of spills.
 class ThunkEmitter {
  public:
-  ThunkEmitter(const CallPlan& plan, llvm::Module& module)
+  ThunkEmitter(const CallPlan& plan, llvm::Module& module, const ThunkOptions& options = {})
       : plan_(plan),
+        options_(options),
         module_(module),
         ctx_(module.getContext()),
         b_(ctx_),
@@ -51,7 +54,11 @@ class ThunkEmitter {
         ptr_(b_.getPtrTy()),
         ir_(NativeIrOf(plan, ctx_)) {}
 
-  void Emit(const std::string& symbol) {
+  // "" on success; otherwise the reason, with the half-built thunk removed from the module.
+  std::string Emit(const std::string& symbol) {
+    if (options_.native && options_.native->getFunctionType() != CallType()) {
+      return "the native's IR type differs from the one its plan calls it with";
+    }
     auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_, i32_, ptr_}, false);
     fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, symbol, module_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
@@ -79,13 +86,14 @@ class ThunkEmitter {
 
     fallback_ = NewBlock();
     auto* check = NewBlock();
-    b_.CreateCondBr(b_.CreateICmpEQ(num_args_, b_.getInt32(plan_.num_args())), check, fallback_);
+    CondBr(b_.CreateICmpEQ(num_args_, b_.getInt32(plan_.num_args())), check, fallback_);
     b_.SetInsertPoint(fallback_);
     b_.CreateRet(CallHelper(kFallbackSymbol, i32_, {ptr_, ptr_, i32_, ptr_},
-                            {handle_, args_, num_args_, result_}));
+                            {handle_, args_, num_args_, result_}, options_.cold_error_paths));
 
     b_.SetInsertPoint(check);
     ok_ = b_.getTrue();
+    if (options_.count_calls) CountCall();
     for (size_t i = 0; i < n_params; ++i) CheckParam(static_cast<int32_t>(i));
     Flush();
 
@@ -105,22 +113,51 @@ class ThunkEmitter {
     }
     llvm::Value* returned = CallTarget(call_args);
     BoxResults(returned);
+    return "";
   }
+
+  // The IR type of the native call, as the platform layer chose it (orc/abi_ir.h).
+  llvm::FunctionType* CallType() const { return ir_.type; }
 
   // Bound by ThunkRuntimeSymbols to ThunkFallback.
   static constexpr const char* kFallbackSymbol = "ffijit_orc_thunk_fallback";
+  // The common side of a branch: taken every call but one in this many.
+  static constexpr uint32_t kLikelyWeight = 1u << 20;
 
  private:
   // Unnamed: value and block names cost time and nothing reads them.
   llvm::BasicBlock* NewBlock() { return llvm::BasicBlock::Create(ctx_, "", fn_); }
 
+  // `cold`: the helper runs off the common path (the optimizer moves its callers out of line).
   llvm::Value* CallHelper(const char* name, llvm::Type* ret, std::vector<llvm::Type*> params,
-                          std::vector<llvm::Value*> values) {
+                          std::vector<llvm::Value*> values, bool cold = false) {
     auto callee = module_.getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
     if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
       f->addFnAttr(llvm::Attribute::NoUnwind);
     }
-    return b_.CreateCall(callee, values);
+    llvm::CallInst* call = b_.CreateCall(callee, values);
+    if (cold) call->addFnAttr(llvm::Attribute::Cold);
+    return call;
+  }
+
+  // A branch whose `likely` side is the common path; with cold_error_paths the weights say so.
+  void CondBr(llvm::Value* cond, llvm::BasicBlock* likely, llvm::BasicBlock* unlikely) {
+    llvm::BranchInst* br = b_.CreateCondBr(cond, likely, unlikely);
+    if (options_.cold_error_paths) {
+      br->setMetadata(llvm::LLVMContext::MD_prof,
+                      llvm::MDBuilder(ctx_).createBranchWeights(kLikelyWeight, 1));
+    }
+  }
+
+  // Counts the call down at handle + 56; the call that brings the count to zero takes the
+  // fallback, which reports it (ThunkFallback). One more condition in the check run, no block of
+  // its own: the count costs the cold tier's compile time nothing measurable. A plain load and
+  // store: a count lost to a concurrent call only delays the report.
+  void CountCall() {
+    llvm::Value* slot = AtOffset(handle_, kCallCountOffset);
+    llvm::Value* left = b_.CreateSub(b_.CreateLoad(i64_, slot), b_.getInt64(1));
+    b_.CreateStore(left, slot);
+    Require(b_.CreateICmpNE(left, b_.getInt64(0)));
   }
 
   llvm::Value* AtOffset(llvm::Value* base, uint64_t offset) {
@@ -151,7 +188,7 @@ class ThunkEmitter {
   void Flush() {
     if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(ok_); c && c->isOne()) return;
     auto* next = NewBlock();
-    b_.CreateCondBr(ok_, next, fallback_);
+    CondBr(ok_, next, fallback_);
     b_.SetInsertPoint(next);
     ok_ = b_.getTrue();
   }
@@ -185,7 +222,7 @@ class ThunkEmitter {
                        {handle_, b_.getInt32(static_cast<uint32_t>(index)), value});
     auto* raised = NewBlock();
     auto* resolved = NewBlock();
-    b_.CreateCondBr(b_.CreateIsNull(value), raised, resolved);
+    CondBr(b_.CreateIsNotNull(value), resolved, raised);
     b_.SetInsertPoint(raised);
     b_.CreateRet(b_.getInt32(static_cast<uint32_t>(-1)));
     b_.SetInsertPoint(resolved);
@@ -385,7 +422,14 @@ class ThunkEmitter {
   }
 
   llvm::Value* CallTarget(const std::vector<llvm::Value*>& values) {
-    llvm::Value* target = Load(ptr_, handle_, kTargetOffset);
+    llvm::Value* target;
+    if (options_.native) {
+      target = options_.native;
+    } else if (options_.target) {
+      target = b_.CreateIntToPtr(b_.getInt64(reinterpret_cast<uintptr_t>(options_.target)), ptr_);
+    } else {
+      target = Load(ptr_, handle_, kTargetOffset);
+    }
     llvm::CallInst* call = b_.CreateCall(ir_.type, target, values);
     AddAbiAttributes(ir_, call);
     return call;
@@ -493,11 +537,11 @@ class ThunkEmitter {
     if (plan_.return_kind == ReturnKind::kStatus) {
       auto* failed = NewBlock();
       auto* ok = NewBlock();
-      b_.CreateCondBr(b_.CreateICmpEQ(returned, b_.getInt32(0)), ok, failed);
+      CondBr(b_.CreateICmpEQ(returned, b_.getInt32(0)), ok, failed);
       b_.SetInsertPoint(failed);
       // The native's raised error reaches the caller unchanged; without one, the shared error.
-      b_.CreateRet(
-          CallHelper("ffijit_orc_propagate_status", i32_, {ptr_, i32_}, {handle_, returned}));
+      b_.CreateRet(CallHelper("ffijit_orc_propagate_status", i32_, {ptr_, i32_},
+                              {handle_, returned}, options_.cold_error_paths));
       b_.SetInsertPoint(ok);
     }
     if (n == 0) {
@@ -530,6 +574,7 @@ class ThunkEmitter {
   }
 
   const CallPlan& plan_;
+  const ThunkOptions options_;
   llvm::Module& module_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
@@ -543,8 +588,12 @@ class ThunkEmitter {
 };
 
 // The thunk's way out for every argument form it does not convert inline, and for every error:
-// the interpreter, whose behaviour the thunk must match anyway.
+// the interpreter, whose behaviour the thunk must match anyway. Also where a counting thunk's
+// call that ran the count out lands: reported here (`<= 0`, not `== 0`, so a concurrent call
+// that counted on below zero first cannot swallow the report; the tiering asks only once).
 int ThunkFallback(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  auto* fn = static_cast<BoundFunction*>(handle);
+  if (fn->calls_until_hot.load(std::memory_order_relaxed) <= 0) ThunkReachedHotCount(handle);
   return InterpreterSafeCall(handle, args, num_args, result);
 }
 
@@ -570,11 +619,15 @@ std::string ThunkUnsupportedReason(const CallPlan& plan) {
   return "";
 }
 
-std::string EmitThunk(const CallPlan& plan, llvm::Module& module, const std::string& symbol) {
+std::string EmitThunk(const CallPlan& plan, llvm::Module& module, const std::string& symbol,
+                      const ThunkOptions& options) {
   std::string reason = ThunkUnsupportedReason(plan);
   if (!reason.empty()) return reason;
-  ThunkEmitter(plan, module).Emit(symbol);
-  return "";
+  return ThunkEmitter(plan, module, options).Emit(symbol);
+}
+
+llvm::FunctionType* NativeCallType(const CallPlan& plan, llvm::Module& module) {
+  return ThunkEmitter(plan, module).CallType();
 }
 
 OrcEngine::SymbolTable ThunkRuntimeSymbols() {

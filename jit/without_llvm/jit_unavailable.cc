@@ -41,6 +41,10 @@ CompileResults JitEngine::CompileNow(const std::vector<Function>& functions) {
   return results;
 }
 
+void JitEngine::CompileHotNow(const Function&) {
+  throw RuntimeError(std::string("the function has no hot-tier thunk: ") + kNoJit);
+}
+
 void JitEngine::WaitIdle() {}
 
 JitStats JitEngine::Stats() const {
@@ -48,6 +52,10 @@ JitStats JitEngine::Stats() const {
 }
 
 bool IsJitCompiled(const Function&) {
+  return false;
+}
+
+bool IsHotCompiled(const Function&) {
   return false;
 }
 

@@ -16,10 +16,10 @@
 
 namespace ffijit::testing {
 
-// Which executor runs the call: the interpreter through its register stub or through libffi, or
-// the JIT thunk. The matrix suites run on every path, so each asserted result and error message
-// holds for all executors alike.
-enum class CallPath { kStub, kLibffi, kJit };
+// Which executor runs the call: the interpreter through its register stub or through libffi, the
+// JIT's shared cold-tier thunk, or the function's own hot-tier thunk. The matrix suites run on
+// every path, so each asserted result and error message holds for all executors alike.
+enum class CallPath { kStub, kLibffi, kJit, kHot };
 
 inline std::string PathName(const ::testing::TestParamInfo<CallPath>& info) {
   switch (info.param) {
@@ -29,6 +29,8 @@ inline std::string PathName(const ::testing::TestParamInfo<CallPath>& info) {
       return "libffi";
     case CallPath::kJit:
       return "jit";
+    case CallPath::kHot:
+      return "hot";
   }
   return "unknown";
 }
@@ -36,7 +38,7 @@ inline std::string PathName(const ::testing::TestParamInfo<CallPath>& info) {
 // Every path this build has (the JIT only with LLVM).
 inline auto AllCallPaths() {
 #if FFIJIT_HAVE_LLVM
-  return ::testing::Values(CallPath::kStub, CallPath::kLibffi, CallPath::kJit);
+  return ::testing::Values(CallPath::kStub, CallPath::kLibffi, CallPath::kJit, CallPath::kHot);
 #else
   return ::testing::Values(CallPath::kStub, CallPath::kLibffi);
 #endif
@@ -58,22 +60,27 @@ inline Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
   return sig;
 }
 
-// A function run by `path`: interpreted only (never handed to the JIT), or compiled before use.
+// A function run by `path`: interpreted only (never handed to the JIT), or compiled (cold or hot
+// tier) before use.
 template <typename F>
 Function Bind(const std::string& name, F* fn, Signature sig, CallPath path = CallPath::kStub,
               std::vector<std::string> arg_names = {}) {
   RegisterOptions options;
-  options.interpret_only = path != CallPath::kJit;
+  const bool compiled = path == CallPath::kJit || path == CallPath::kHot;
+  options.interpret_only = !compiled;
   options.arg_names = std::move(arg_names);
   ScopedJitOptions never({JitPolicy::kNever, 0});
   Function f = MakeFunctionWithFlags(name, reinterpret_cast<void*>(fn), std::move(sig), options,
                                      path == CallPath::kLibffi ? kBoundUseLibffi : 0u);
-  if (path == CallPath::kJit) {
-    try {
+  try {
+    if (path == CallPath::kJit) {
       JitEngine::Default().CompileNow(f);
-    } catch (const Error& e) {
-      ADD_FAILURE() << name << ": " << e.what();
+    } else if (path == CallPath::kHot) {
+      JitEngine::Default().CompileHotNow(f);
+      EXPECT_TRUE(IsHotCompiled(f)) << name;
     }
+  } catch (const Error& e) {
+    ADD_FAILURE() << name << ": " << e.what();
   }
   return f;
 }

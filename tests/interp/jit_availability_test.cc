@@ -56,6 +56,36 @@ TEST(JitSettings, EnvironmentPolicyIsReadAndABadOneIsReported) {
   }
 }
 
+// The hot tier's policy: FFIJIT_JIT_HOT ("never", "off", "after:N"), read like FFIJIT_JIT.
+TEST(JitSettings, EnvironmentHotPolicyIsReadAndABadOneIsReported) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EQ(JitOptions{}.hot_after_calls, 100000);
+  EXPECT_EXIT(
+      {
+        setenv("FFIJIT_JIT_HOT", "after:250", 1);
+        std::exit(DefaultJitOptions().hot_after_calls == 250 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "^$");
+  EXPECT_EXIT(
+      {
+        setenv("FFIJIT_JIT", "eager", 1);
+        setenv("FFIJIT_JIT_HOT", "never", 1);
+        JitOptions options = DefaultJitOptions();
+        std::exit(options.policy == JitPolicy::kEager && options.hot_after_calls == 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "^$");
+  for (const char* bad : {"eager", "after:-3", "after:1x"}) {
+    EXPECT_EXIT(
+        {
+          setenv("FFIJIT_JIT_HOT", bad, 1);
+          std::exit(DefaultJitOptions().hot_after_calls == 100000 ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0),
+        std::string("FFIJIT_JIT_HOT=\"") + bad +
+            "\" is not never, off or after:N \\(N > 0\\); using after:100000");
+  }
+}
+
 #if !FFIJIT_HAVE_LLVM
 TEST(JitAvailability, WithoutLlvmFunctionsStayInterpretedAndSayWhy) {
   ScopedJitOptions eager({JitPolicy::kEager, 0});
@@ -73,7 +103,17 @@ TEST(JitAvailability, WithoutLlvmFunctionsStayInterpretedAndSayWhy) {
   EXPECT_EQ(batch.installed, 0);
   ASSERT_EQ(batch.reasons.size(), 2u);
   EXPECT_NE(batch.reasons[1].find("built without LLVM"), std::string::npos) << batch.reasons[1];
+  try {
+    JitEngine::Default().CompileHotNow(f);
+    ADD_FAILURE() << "compiled a hot thunk without a JIT";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "RuntimeError");
+    EXPECT_EQ(e.message(),
+              "the function has no hot-tier thunk: this ffijit was built without LLVM "
+              "(FFIJIT_ENABLE_JIT=OFF)");
+  }
   EXPECT_FALSE(IsJitCompiled(f));
+  EXPECT_FALSE(IsHotCompiled(f));
   EXPECT_EQ(f(21).cast<int64_t>(), 42);
   EXPECT_EQ(JitEngine::Default().Stats().thunks_compiled, 0);
 }

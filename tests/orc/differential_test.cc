@@ -1,5 +1,6 @@
-// Differential suite: the JIT thunk and the interpreter run the same packed calls on the same plan
-// and must agree byte for byte: what reached the native, the status, the result, the error.
+// Differential suite: the JIT thunk (the shared cold-tier one, and a function's own hot-tier one)
+// and the interpreter run the same packed calls on the same plan and must agree byte for byte:
+// what reached the native, the status, the result, the error.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -95,7 +96,9 @@ void ExpectSame(const Subject& subject, std::vector<TVMFFIAny>& args,
   }
 }
 
-std::vector<Subject> MakeSubjects(const std::vector<Signature>& sigs) {
+// `hot_engine`: also give every function its hot-tier thunk (which then runs the calls).
+std::vector<Subject> MakeSubjects(const std::vector<Signature>& sigs,
+                                  JitEngine* hot_engine = nullptr) {
   ScopedJitOptions never({JitPolicy::kNever, 0});
   std::vector<Subject> subjects;
   std::vector<Function> functions;
@@ -110,13 +113,21 @@ std::vector<Subject> MakeSubjects(const std::vector<Signature>& sigs) {
     EXPECT_EQ(results.reasons[i], "") << CanonicalString(sigs[i]);
   }
   for (const Subject& s : subjects) EXPECT_TRUE(IsJitCompiled(s.function));
+  if (hot_engine) {
+    for (size_t i = 0; i < subjects.size(); ++i) {
+      EXPECT_NO_THROW(hot_engine->CompileHotNow(subjects[i].function)) << CanonicalString(sigs[i]);
+      EXPECT_TRUE(IsHotCompiled(subjects[i].function));
+    }
+  }
   return subjects;
 }
 
-TEST(Differential, RandomSignaturesAndArguments) {
-  constexpr uint64_t kSeed = 20261122;
-  constexpr int kSignatures = 400;
-  constexpr int kCallsPerSignature = 12;
+// kSignatures random signatures, kCallsPerSignature random calls each, on the cold tier or (with
+// `hot_engine`) the hot tier.
+void RunRandomCases(uint64_t seed, int signatures, int calls_per_signature, JitEngine* hot_engine) {
+  const uint64_t kSeed = seed;
+  const int kSignatures = signatures;
+  const int kCallsPerSignature = calls_per_signature;
   CaseGenerator gen(kSeed);
   std::vector<Signature> sigs;
   int64_t unlowerable = 0;
@@ -130,7 +141,7 @@ TEST(Differential, RandomSignaturesAndArguments) {
     }
     sigs.push_back(std::move(sig));
   }
-  std::vector<Subject> subjects = MakeSubjects(sigs);
+  std::vector<Subject> subjects = MakeSubjects(sigs, hot_engine);
   int64_t failures = 0, cases = 0;
   for (size_t s = 0; s < subjects.size(); ++s) {
     for (int c = 0; c < kCallsPerSignature; ++c) {
@@ -145,8 +156,21 @@ TEST(Differential, RandomSignaturesAndArguments) {
     }
   }
   EXPECT_EQ(failures, 0) << "of " << cases << " cases";
-  EXPECT_GE(cases, 4000);
+  EXPECT_GE(cases, kSignatures * kCallsPerSignature);
   EXPECT_LT(unlowerable, kSignatures) << "the generator mostly makes callable signatures";
+}
+
+TEST(Differential, RandomSignaturesAndArguments) {
+  RunRandomCases(20261122, 400, 12, nullptr);
+}
+
+TEST(Differential, RandomSignaturesAndArgumentsOnTheHotTier) {
+  // Its own engine (declared before the functions, so it outlives them), with room for every
+  // function's hot thunk.
+  JitEngineOptions options;
+  options.max_hot_thunks = 1000;
+  JitEngine hot_engine(options);
+  RunRandomCases(20261123, 250, 12, &hot_engine);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // C++17 consumer of an installed ffijit's jit library: registers a native function, calls it
 // through the interpreter and (when the installed ffijit has LLVM) through its compiled thunk, and
-// catches an ffijit::Error thrown inside libffijit_jit.so.
+// catches an ffijit::Error thrown inside libffijit_jit.so; a TypedFunction calls it directly.
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -9,6 +9,7 @@
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
 #include "ffijit/registry.h"
+#include "ffijit/typed_function.h"
 
 namespace {
 
@@ -48,6 +49,11 @@ int main() {
   } catch (const ffijit::Error& e) {
     if (e.kind() != "TypeError") return Fail(e.what());
   }
+  ffijit::TypedFunction<int64_t(int64_t, int32_t)> typed(found);
+  if (!typed.is_direct()) return Fail("TypedFunction of the exact types is not direct");
+  if (typed(5, -3) != -15) return Fail("direct typed call");
+  ffijit::TypedFunction<int64_t(int64_t, int64_t)> wider(found);
+  if (wider.is_direct() || wider(5, 3) != 15) return Fail("packed typed call");
   ffijit::RemoveGlobalFunction("consumer.scale");
   std::printf("consumer (jit): scale(-7, 6) = -42 through the %s; the JIT is %savailable\n",
               tier.c_str(), ffijit::JitAvailable() ? "" : "not ");
