@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "bound_function.h"
+#include "ffijit/any.h"
 #include "ffijit/c_ext.h"
 #include "float16.h"
 #include "llvm/IR/IRBuilder.h"
@@ -17,6 +18,8 @@ namespace {
 constexpr uint64_t kAnyValueOffset = offsetof(TVMFFIAny, v_int64);
 constexpr uint64_t kAnySmallLenOffset = offsetof(TVMFFIAny, small_str_len);
 constexpr uint64_t kObjectCellOffset = sizeof(TVMFFIObject);
+constexpr uint64_t kObjectTypeIndexOffset = offsetof(TVMFFIObject, type_index);
+constexpr uint64_t kAnySmallLastByteOffset = offsetof(TVMFFIAny, v_bytes) + 7;
 constexpr uint64_t kTargetOffset = offsetof(BoundFunction, target);
 constexpr uint64_t kTensorNdimOffset = offsetof(DLTensor, ndim);
 constexpr uint64_t kTensorDtypeOffset = offsetof(DLTensor, dtype);
@@ -161,6 +164,8 @@ class ThunkEmitter {
 
   // Bound by ThunkRuntimeSymbols to ThunkFallback.
   static constexpr const char* kFallbackSymbol = "ffijit_orc_thunk_fallback";
+  // Bound by ThunkRuntimeSymbols to AnyDefectCode.
+  static constexpr const char* kAnyDefectSymbol = "ffijit_orc_any_defect";
 
  private:
   // Unnamed: value and block names cost time and nothing reads them.
@@ -250,7 +255,10 @@ class ThunkEmitter {
     const NativeParam& p = plan_.params[static_cast<size_t>(index)];
     const Conversion c = p.conversion;
     llvm::Value* value = ValueOf(index, true);
-    if (c == Conversion::kAnyView) return;
+    if (c == Conversion::kAnyView) {
+      RequireWellFormedAny(value);
+      return;
+    }
     llvm::Value* tag = b_.CreateLoad(i32_, value);
     llvm::Value* payload = AtOffset(value, kAnyValueOffset);
     if (c == Conversion::kBool) {
@@ -269,27 +277,106 @@ class ThunkEmitter {
       llvm::Value* raw =
           b_.CreateAnd(TagIs(tag, kTVMFFIRawStr), b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
       Require(b_.CreateOr(b_.CreateOr(raw, TagIs(tag, kTVMFFISmallStr)), TagIs(tag, kTVMFFIStr)));
+      RequireWellFormed(c, tag, value, payload);
     } else if (c == Conversion::kBytes) {
       llvm::Value* array = b_.CreateAnd(TagIs(tag, kTVMFFIByteArrayPtr),
                                         b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
       Require(b_.CreateOr(b_.CreateOr(array, TagIn(tag, kTVMFFISmallStr, 2)),
                           TagIn(tag, kTVMFFIStr, 2)));
+      RequireWellFormed(c, tag, value, payload);
     } else if (c == Conversion::kTensor) {
       llvm::Value* pointer = b_.CreateAnd(TagIs(tag, kTVMFFIDLTensorPtr),
                                           b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
-      llvm::Value* accepted = b_.CreateOr(pointer, TagIs(tag, kTVMFFITensor));
+      llvm::Value* accepted = b_.CreateOr(
+          pointer,
+          b_.CreateAnd(TagIs(tag, kTVMFFITensor), ObjectHeaderIs(tag, payload, kTVMFFITensor)));
       Require(accepted);
-      // The dtype and rank are read through a stand-in when the tag is wrong: no branch yet.
-      CheckTensor(p.tensor, b_.CreateSelect(accepted, TensorOf(tag, payload), Zeros()));
+      // The dtype and rank are read through a stand-in when the form is wrong: no branch yet.
+      llvm::Value* tensor = b_.CreateSelect(accepted, TensorOf(tag, payload), Zeros());
+      RequireWellFormedTensor(tensor);
+      CheckTensor(p.tensor, tensor);
     } else if (c == Conversion::kDataType) {
       Require(TagIs(tag, kTVMFFIDataType));
     } else if (c == Conversion::kDevice) {
       Require(TagIs(tag, kTVMFFIDevice));
     } else if (c == Conversion::kObject) {
       // Subtypes and None take the fallback, which asks the type registry.
-      Require(p.object_type_index == kTVMFFIObject
-                  ? b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin))
-                  : TagIs(tag, p.object_type_index));
+      // A key no type has yet (the index is read once, here): always the fallback's.
+      const int32_t want = __atomic_load_n(&p.object_type_index, __ATOMIC_ACQUIRE);
+      Require(want == kTVMFFIObject ? b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin))
+              : want == kUnresolvedTypeIndex ? b_.getFalse()
+                                             : TagIs(tag, want));
+      RequireWellFormed(c, tag, value, payload);
+    }
+  }
+
+  // ---- The value-validity contract (details::FindAnyDefect), the one place thunks emit it ----
+  //
+  // Each helper adds to ok_ that the forms the conversion accepts inline are well-formed; a value
+  // that is not takes the fallback, whose interpreter raises the contract's error. The common case
+  // costs one compare of the object header against the tag: a NULL object reads a zero header
+  // through the stand-in, which no object tag equals. Subtypes (a header that differs from the tag)
+  // take the fallback too, which walks the type table.
+
+  // Whether the object in `payload` exists and its header type index is `type_index`. Loads only
+  // through an object the tag says is one, and through the zero stand-in otherwise.
+  llvm::Value* ObjectHeaderIs(llvm::Value* tag, llvm::Value* payload, int32_t type_index) {
+    llvm::Value* pointer = b_.CreateLoad(ptr_, payload);
+    llvm::Value* readable = b_.CreateAnd(TagIs(tag, type_index), b_.CreateIsNotNull(pointer));
+    llvm::Value* object = b_.CreateSelect(readable, pointer, Zeros());
+    return b_.CreateICmpEQ(Load(i32_, object, kObjectTypeIndexOffset),
+                           b_.getInt32(static_cast<uint32_t>(type_index)));
+  }
+  // The same against the tag itself (any object tag): header == tag, object non-NULL.
+  llvm::Value* ObjectHeaderIsTag(llvm::Value* tag, llvm::Value* payload) {
+    llvm::Value* pointer = b_.CreateLoad(ptr_, payload);
+    llvm::Value* readable = b_.CreateAnd(
+        b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin)), b_.CreateIsNotNull(pointer));
+    llvm::Value* object = b_.CreateSelect(readable, pointer, Zeros());
+    return b_.CreateICmpEQ(Load(i32_, object, kObjectTypeIndexOffset), tag);
+  }
+  // A SmallStr/SmallBytes holds at most 7 bytes; a SmallStr's eighth byte is its NUL.
+  llvm::Value* SmallFormWellFormed(llvm::Value* tag, llvm::Value* value) {
+    llvm::Value* length_ok =
+        b_.CreateICmpULE(Load(i32_, value, kAnySmallLenOffset), b_.getInt32(7));
+    llvm::Value* terminated =
+        b_.CreateOr(b_.CreateNot(TagIs(tag, kTVMFFISmallStr)),
+                    b_.CreateICmpEQ(Load(i8_, value, kAnySmallLastByteOffset), b_.getInt8(0)));
+    return b_.CreateAnd(length_ok, terminated);
+  }
+  // ndim >= 0, and a shape when ndim > 0 (`tensor` is a DLTensor or the zero stand-in).
+  void RequireWellFormedTensor(llvm::Value* tensor) {
+    llvm::Value* ndim = Load(i32_, tensor, kTensorNdimOffset);
+    llvm::Value* shape = Load(ptr_, tensor, kTensorShapeOffset);
+    Require(b_.CreateAnd(
+        b_.CreateICmpSGE(ndim, b_.getInt32(0)),
+        b_.CreateOr(b_.CreateICmpEQ(ndim, b_.getInt32(0)), b_.CreateIsNotNull(shape))));
+  }
+  // The whole contract for an `any` parameter (every form passes), out of line.
+  void RequireWellFormedAny(llvm::Value* value) {
+    Require(b_.CreateICmpEQ(CallHelper(kAnyDefectSymbol, i32_, {ptr_}, {value}), b_.getInt32(0)));
+  }
+  // The contract for the forms `c` accepts inline (kTensor: the object; the DLTensor itself is
+  // RequireWellFormedTensor's).
+  void RequireWellFormed(Conversion c, llvm::Value* tag, llvm::Value* value, llvm::Value* payload) {
+    auto unless_tag = [&](llvm::Value* is_form, llvm::Value* ok) {
+      Require(b_.CreateOr(b_.CreateNot(is_form), ok));
+    };
+    switch (c) {
+      case Conversion::kStr:
+        unless_tag(TagIs(tag, kTVMFFIStr), ObjectHeaderIs(tag, payload, kTVMFFIStr));
+        unless_tag(TagIs(tag, kTVMFFISmallStr), SmallFormWellFormed(tag, value));
+        return;
+      case Conversion::kBytes:
+        unless_tag(TagIn(tag, kTVMFFIStr, 2), ObjectHeaderIsTag(tag, payload));
+        unless_tag(TagIn(tag, kTVMFFISmallStr, 2), SmallFormWellFormed(tag, value));
+        return;
+      case Conversion::kObject:
+        unless_tag(b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin)),
+                   ObjectHeaderIsTag(tag, payload));
+        return;
+      default:
+        return;
     }
   }
 
@@ -650,6 +737,11 @@ int ThunkFallback(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIA
   return InterpreterSafeCall(handle, args, num_args, result);
 }
 
+// details::FindAnyDefect for generated code: 0 for a well-formed value.
+int32_t AnyDefectCode(const TVMFFIAny* v) {
+  return static_cast<int32_t>(details::FindAnyDefect(*v));
+}
+
 // f16/bf16 parameters from a Float, Int or Bool (the thunk checked the tag): one rounding from the
 // exact input, as the interpreter.
 uint16_t AnyToF16Bits(const TVMFFIAny* v) {
@@ -685,6 +777,7 @@ std::string EmitThunk(const CallPlan& plan, llvm::Module& module, const std::str
 OrcEngine::SymbolTable ThunkRuntimeSymbols() {
   return {
       {ThunkEmitter::kFallbackSymbol, reinterpret_cast<void*>(&ThunkFallback)},
+      {ThunkEmitter::kAnyDefectSymbol, reinterpret_cast<void*>(&AnyDefectCode)},
       {"FFIJITResolvePath", reinterpret_cast<void*>(&FFIJITResolvePath)},
       {"FFIJITBoxResult", reinterpret_cast<void*>(&FFIJITBoxResult)},
       {"FFIJITBoxResults", reinterpret_cast<void*>(&FFIJITBoxResults)},

@@ -20,7 +20,7 @@ class Module;
 namespace ffijit::orc {
 
 // Bumped whenever the generated code changes: part of every persistent-cache key.
-inline constexpr const char* kThunkCodegenVersion = "thunk-v2";
+inline constexpr const char* kThunkCodegenVersion = "thunk-v3";
 
 // "" when EmitThunk can compile `plan`, otherwise why not (the function stays interpreted).
 std::string ThunkUnsupportedReason(const CallPlan& plan);
