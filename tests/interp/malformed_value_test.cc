@@ -11,6 +11,7 @@
 #include "../catch_error.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
+#include "ffijit/metadata.h"
 #include "interp_test_util.h"
 
 namespace ffijit::testing {
@@ -346,6 +347,96 @@ TEST(MalformedRuntime, TypedConversionsAndFunctionCallRejectMalformedValues) {
             "inline `str` (type index 11) of length 40 (at most 7 fit)");
   e = CatchError([&] { AnyView(Tagged(kTVMFFIArray, nullptr)).cast<Array>(); });
   EXPECT_EQ(e.kind(), "ValueError");
+}
+
+}  // namespace
+}  // namespace ffijit::testing
+
+namespace ffijit::testing {
+namespace {
+
+// ---- Type indices, opaque objects and inputs quoted in errors ----
+
+int32_t AllocType(const std::string& key, int32_t depth, int32_t parent) {
+  TVMFFIByteArray bytes{key.data(), key.size()};
+  return TVMFFITypeGetOrAllocIndex(&bytes, -1, depth, 0, 1, parent);
+}
+
+// Naming object type keys nobody registered allocates nothing: after 100,000 functions that name
+// 100,000 distinct unknown keys, a new type still gets an index, and a key registered later is
+// resolved on the next call.
+TEST(MalformedTypes, UnknownTypeKeysAllocateNothing) {
+  std::vector<Function> functions;
+  functions.reserve(100000);
+  for (int i = 0; i < 100000; ++i) {
+    functions.push_back(
+        Bind("hostile.unknown", &TakeObject,
+             Sig({Type::Object("hostile.never." + std::to_string(i))}, {S(ScalarKind::kI64)})));
+  }
+  const int32_t fresh = AllocType("hostile.after_many_unknown", 1, kTVMFFIObject);
+  ASSERT_GE(fresh, kTVMFFIDynObjectBegin);
+
+  Function lazy = Bind("hostile.lazy", &TakeObject,
+                       Sig({Type::Object("hostile.lazy_type")}, {S(ScalarKind::kI64)}));
+  TVMFFIObjectHandle opaque = nullptr;
+  ASSERT_EQ(FFIJITObjectCreateOpaqueOfType(nullptr, fresh, nullptr, &opaque), 0);
+  TVMFFIAny arg = Tagged(fresh, static_cast<TVMFFIObject*>(opaque));
+  // Before the key exists no object is an instance of it.
+  EXPECT_EQ(CallRawError(lazy, {arg}).kind(), "TypeError");
+  const int32_t lazy_index = AllocType("hostile.lazy_type", 1, kTVMFFIObject);
+  ASSERT_GE(lazy_index, kTVMFFIDynObjectBegin);
+  TVMFFIObjectHandle lazy_obj = nullptr;
+  ASSERT_EQ(FFIJITObjectCreateOpaqueOfType(nullptr, lazy_index, nullptr, &lazy_obj), 0);
+  EXPECT_EQ(
+      CallRaw(lazy, {Tagged(lazy_index, static_cast<TVMFFIObject*>(lazy_obj))}).cast<int64_t>(),
+      lazy_index);
+  EXPECT_EQ(CallRawError(lazy, {arg}).kind(), "TypeError");
+  TVMFFIObjectDecRef(opaque);
+  TVMFFIObjectDecRef(lazy_obj);
+}
+
+TEST(MalformedTypes, OpaqueObjectsTakeOnlyOpaqueTypes) {
+  TVMFFIObjectHandle out = nullptr;
+  for (int32_t builtin : {kTVMFFIStr, kTVMFFIBytes, kTVMFFIFunction, kTVMFFITensor, kTVMFFIArray,
+                          kTVMFFIMap, kTVMFFIError}) {
+    EXPECT_EQ(FFIJITObjectCreateOpaqueOfType(nullptr, builtin, nullptr, &out), -1) << builtin;
+    Error e = Error::MoveFromRaised();
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_NE(e.message().find("is not an opaque type"), std::string::npos) << e.message();
+  }
+  // A dynamic type deriving from a built-in layout is not opaque either.
+  const int32_t function_child =
+      AllocType("hostile.function_child", TVMFFIGetTypeInfo(kTVMFFIFunction)->type_depth + 1,
+                kTVMFFIFunction);
+  ASSERT_GE(function_child, 0);
+  EXPECT_EQ(FFIJITObjectCreateOpaqueOfType(nullptr, function_child, nullptr, &out), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
+  // TVM FFI's own entry point takes only ffi.OpaquePyObject.
+  EXPECT_EQ(TVMFFIObjectCreateOpaque(nullptr, kTVMFFIStr, nullptr, &out), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "RuntimeError");
+  ASSERT_EQ(TVMFFIObjectCreateOpaque(nullptr, kTVMFFIOpaquePyObject, nullptr, &out), 0);
+  TVMFFIObjectDecRef(out);
+}
+
+TEST(MalformedTypes, TypeAllocationRejectsNegativeParentAndDepth) {
+  EXPECT_EQ(AllocType("hostile.negative_parent", 1, -2), -1);
+  Error e = Error::MoveFromRaised();
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_NE(e.message().find("negative parent index"), std::string::npos) << e.message();
+  EXPECT_EQ(AllocType("hostile.negative_depth", -1, kTVMFFIObject), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
+}
+
+TEST(MalformedTypes, ErrorsQuoteABoundedExcerpt) {
+  const std::string huge(1 << 20, 'q');
+  Error e = CatchError([&] { ParseJson("{\"a\":[\"" + huge + "\"],\"r\":[]}"); });
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_LT(e.message().size(), 400u) << e.message().size();
+  EXPECT_NE(e.message().find("\xe2\x80\xa6 (1048576 bytes)"), std::string::npos);
+  e = CatchError([&] { ParseDataType(huge); });
+  EXPECT_LT(e.message().size(), 400u);
+  EXPECT_EQ(Excerpt("short"), "short");
+  EXPECT_EQ(Excerpt(std::string(201, 'x')), std::string(200, 'x') + "\xe2\x80\xa6 (201 bytes)");
 }
 
 }  // namespace
