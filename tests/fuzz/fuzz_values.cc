@@ -122,14 +122,16 @@ World& TheWorld() {
     Add(*w, &TakePtr, Sig({Type::Simple(TypeKind::kOpaquePtr)}));
 
     w->objects.push_back(Any(ffijit::String("a heap string of some length")));
-    w->objects.push_back(Any(ffijit::String("float32")));
     w->objects.push_back(Any(ffijit::Bytes(std::string("heap bytes\0with a NUL", 21))));
     w->objects.push_back(Any(ffijit::Array({Any(int64_t{1}), Any(int64_t{2})})));
     w->objects.push_back(Any(ffijit::Array({Any(int64_t{7})})));
     w->objects.push_back(Any(ffijit::Array({Any(ffijit::String("nested string")), Any(1.5)})));
     w->objects.push_back(Any(w->functions[0].interp));
     w->objects.push_back(Any(ffijit::Tensor::Empty({2, 3}, ffijit::DataType("float32"))));
-    for (Any& a : w->objects) w->pool.push_back(a.raw().v_obj);
+    for (Any& a : w->objects) {
+      // Short strings are inline (SmallStr), not objects: only heap objects join the pool.
+      if (a.raw().type_index >= kTVMFFIStaticObjectBegin) w->pool.push_back(a.raw().v_obj);
+    }
     TVMFFIAny keys[2] = {}, values[2] = {};
     keys[0].type_index = kTVMFFIRawStr;
     keys[0].v_c_str = "a";
