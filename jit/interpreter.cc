@@ -156,11 +156,13 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
           t = static_cast<const DLTensor*>(value->v_ptr);
         }
         if (__builtin_expect(t != nullptr, 1)) {
-          if (__builtin_expect(t->ndim < 0 || (t->ndim > 0 && t->shape == nullptr), 0)) break;
           uint32_t dtype;
           std::memcpy(&dtype, &t->dtype, sizeof dtype);
+          // With a checked rank, ndim == rank settles the sign; the shape must exist when ndim > 0
+          // (before the static dims read it).
           const bool matches = (!op.tensor_check_dtype || dtype == op.tensor_dtype) &&
-                               (op.tensor_rank < 0 || t->ndim == op.tensor_rank) &&
+                               (op.tensor_rank < 0 ? t->ndim >= 0 : t->ndim == op.tensor_rank) &&
+                               (t->shape != nullptr || t->ndim == 0) &&
                                (!op.tensor_has_static_dim || TensorMatches(op.native->tensor, t));
           if (__builtin_expect(!matches, 0)) break;
           frame[op.dest] = reinterpret_cast<uintptr_t>(t);

@@ -273,27 +273,28 @@ class ThunkEmitter {
       Require(b_.CreateICmpEQ(b_.CreateAnd(tag, b_.getInt32(~uint32_t{kTVMFFIOpaquePtr})),
                               b_.getInt32(0)));
     } else if (c == Conversion::kStr) {
-      // A NULL RawStr is the fallback's to accept (nullable) or reject.
+      // A NULL RawStr is the fallback's to accept (nullable) or reject. The object form's check
+      // implies its tag (a wrong tag reads the zero stand-in's header).
       llvm::Value* raw =
           b_.CreateAnd(TagIs(tag, kTVMFFIRawStr), b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
-      Require(b_.CreateOr(b_.CreateOr(raw, TagIs(tag, kTVMFFISmallStr)), TagIs(tag, kTVMFFIStr)));
-      RequireWellFormed(c, tag, value, payload);
+      Require(b_.CreateOr(b_.CreateOr(raw, WellFormedSmall(tag, value, kTVMFFISmallStr)),
+                          ObjectHeaderIs(tag, payload, kTVMFFIStr)));
     } else if (c == Conversion::kBytes) {
       llvm::Value* array = b_.CreateAnd(TagIs(tag, kTVMFFIByteArrayPtr),
                                         b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
-      Require(b_.CreateOr(b_.CreateOr(array, TagIn(tag, kTVMFFISmallStr, 2)),
-                          TagIn(tag, kTVMFFIStr, 2)));
-      RequireWellFormed(c, tag, value, payload);
+      llvm::Value* small = b_.CreateOr(WellFormedSmall(tag, value, kTVMFFISmallStr),
+                                       WellFormedSmall(tag, value, kTVMFFISmallBytes));
+      llvm::Value* object =
+          b_.CreateAnd(TagIn(tag, kTVMFFIStr, 2), ObjectHeaderIsTag(tag, payload));
+      Require(b_.CreateOr(b_.CreateOr(array, small), object));
     } else if (c == Conversion::kTensor) {
       llvm::Value* pointer = b_.CreateAnd(TagIs(tag, kTVMFFIDLTensorPtr),
                                           b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
-      llvm::Value* accepted = b_.CreateOr(
-          pointer,
-          b_.CreateAnd(TagIs(tag, kTVMFFITensor), ObjectHeaderIs(tag, payload, kTVMFFITensor)));
+      llvm::Value* accepted = b_.CreateOr(pointer, ObjectHeaderIs(tag, payload, kTVMFFITensor));
       Require(accepted);
       // The dtype and rank are read through a stand-in when the form is wrong: no branch yet.
       llvm::Value* tensor = b_.CreateSelect(accepted, TensorOf(tag, payload), Zeros());
-      RequireWellFormedTensor(tensor);
+      RequireWellFormedTensor(p.tensor, tensor);
       CheckTensor(p.tensor, tensor);
     } else if (c == Conversion::kDataType) {
       Require(TagIs(tag, kTVMFFIDataType));
@@ -303,10 +304,10 @@ class ThunkEmitter {
       // Subtypes and None take the fallback, which asks the type registry.
       // A key no type has yet (the index is read once, here): always the fallback's.
       const int32_t want = __atomic_load_n(&p.object_type_index, __ATOMIC_ACQUIRE);
-      Require(want == kTVMFFIObject ? b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin))
+      // The header check implies an object tag (a non-object tag reads the stand-in's zero).
+      Require(want == kTVMFFIObject          ? ObjectHeaderIsTag(tag, payload)
               : want == kUnresolvedTypeIndex ? b_.getFalse()
-                                             : TagIs(tag, want));
-      RequireWellFormed(c, tag, value, payload);
+                                             : ObjectHeaderIs(tag, payload, want));
     }
   }
 
@@ -327,57 +328,42 @@ class ThunkEmitter {
     return b_.CreateICmpEQ(Load(i32_, object, kObjectTypeIndexOffset),
                            b_.getInt32(static_cast<uint32_t>(type_index)));
   }
-  // The same against the tag itself (any object tag): header == tag, object non-NULL.
+  // The same against the tag itself: an object tag, object non-NULL, header == tag. (The tag test
+  // stays in the result: None's tag 0 equals the stand-in's zero header.)
   llvm::Value* ObjectHeaderIsTag(llvm::Value* tag, llvm::Value* payload) {
     llvm::Value* pointer = b_.CreateLoad(ptr_, payload);
-    llvm::Value* readable = b_.CreateAnd(
-        b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin)), b_.CreateIsNotNull(pointer));
-    llvm::Value* object = b_.CreateSelect(readable, pointer, Zeros());
-    return b_.CreateICmpEQ(Load(i32_, object, kObjectTypeIndexOffset), tag);
+    llvm::Value* is_object = b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin));
+    llvm::Value* object =
+        b_.CreateSelect(b_.CreateAnd(is_object, b_.CreateIsNotNull(pointer)), pointer, Zeros());
+    return b_.CreateAnd(is_object,
+                        b_.CreateICmpEQ(Load(i32_, object, kObjectTypeIndexOffset), tag));
   }
-  // A SmallStr/SmallBytes holds at most 7 bytes; a SmallStr's eighth byte is its NUL.
-  llvm::Value* SmallFormWellFormed(llvm::Value* tag, llvm::Value* value) {
-    llvm::Value* length_ok =
-        b_.CreateICmpULE(Load(i32_, value, kAnySmallLenOffset), b_.getInt32(7));
-    llvm::Value* terminated =
-        b_.CreateOr(b_.CreateNot(TagIs(tag, kTVMFFISmallStr)),
-                    b_.CreateICmpEQ(Load(i8_, value, kAnySmallLastByteOffset), b_.getInt8(0)));
-    return b_.CreateAnd(length_ok, terminated);
+  // Whether the value is the inline form `small_tag` and well-formed: at most 7 bytes, and for a
+  // SmallStr a NUL eighth byte. One compare: (length | eighth byte << 3) <= 7.
+  llvm::Value* WellFormedSmall(llvm::Value* tag, llvm::Value* value, int32_t small_tag) {
+    llvm::Value* length = Load(i32_, value, kAnySmallLenOffset);
+    if (small_tag == kTVMFFISmallStr) {
+      llvm::Value* last = b_.CreateZExt(Load(i8_, value, kAnySmallLastByteOffset), i32_);
+      length = b_.CreateOr(length, b_.CreateShl(last, 3));
+    }
+    return b_.CreateAnd(TagIs(tag, small_tag), b_.CreateICmpULE(length, b_.getInt32(7)));
   }
-  // ndim >= 0, and a shape when ndim > 0 (`tensor` is a DLTensor or the zero stand-in).
-  void RequireWellFormedTensor(llvm::Value* tensor) {
+  // A DLTensor (or the zero stand-in) has ndim >= 0 and a shape when ndim > 0. With a checked
+  // rank, ndim == rank settles the sign: only a positive rank needs the shape test.
+  void RequireWellFormedTensor(const TensorCheck& check, llvm::Value* tensor) {
+    llvm::Value* shape_present = b_.CreateIsNotNull(Load(ptr_, tensor, kTensorShapeOffset));
+    if (check.rank > 0) {
+      Require(shape_present);
+      return;
+    }
+    if (check.rank == 0) return;
     llvm::Value* ndim = Load(i32_, tensor, kTensorNdimOffset);
-    llvm::Value* shape = Load(ptr_, tensor, kTensorShapeOffset);
-    Require(b_.CreateAnd(
-        b_.CreateICmpSGE(ndim, b_.getInt32(0)),
-        b_.CreateOr(b_.CreateICmpEQ(ndim, b_.getInt32(0)), b_.CreateIsNotNull(shape))));
+    Require(b_.CreateAnd(b_.CreateICmpSGE(ndim, b_.getInt32(0)),
+                         b_.CreateOr(b_.CreateICmpEQ(ndim, b_.getInt32(0)), shape_present)));
   }
   // The whole contract for an `any` parameter (every form passes), out of line.
   void RequireWellFormedAny(llvm::Value* value) {
     Require(b_.CreateICmpEQ(CallHelper(kAnyDefectSymbol, i32_, {ptr_}, {value}), b_.getInt32(0)));
-  }
-  // The contract for the forms `c` accepts inline (kTensor: the object; the DLTensor itself is
-  // RequireWellFormedTensor's).
-  void RequireWellFormed(Conversion c, llvm::Value* tag, llvm::Value* value, llvm::Value* payload) {
-    auto unless_tag = [&](llvm::Value* is_form, llvm::Value* ok) {
-      Require(b_.CreateOr(b_.CreateNot(is_form), ok));
-    };
-    switch (c) {
-      case Conversion::kStr:
-        unless_tag(TagIs(tag, kTVMFFIStr), ObjectHeaderIs(tag, payload, kTVMFFIStr));
-        unless_tag(TagIs(tag, kTVMFFISmallStr), SmallFormWellFormed(tag, value));
-        return;
-      case Conversion::kBytes:
-        unless_tag(TagIn(tag, kTVMFFIStr, 2), ObjectHeaderIsTag(tag, payload));
-        unless_tag(TagIn(tag, kTVMFFISmallStr, 2), SmallFormWellFormed(tag, value));
-        return;
-      case Conversion::kObject:
-        unless_tag(b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin)),
-                   ObjectHeaderIsTag(tag, payload));
-        return;
-      default:
-        return;
-    }
   }
 
   // The range condition for an integer conversion; nullptr when every Int fits (i64).
