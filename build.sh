@@ -7,6 +7,7 @@
 #   ./build.sh nojit   build without LLVM (the interpreted bridge alone) and run its test suite
 #   ./build.sh tsan    build and run the threaded suites (runtime, interpreter, JIT) under TSan
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
+#                      (fuzz_values, hostile call values on both tiers, in a JIT-enabled build)
 #   ./build.sh bench   build and run ffijit_bench (Release)
 #   ./build.sh report  run the benchmarks once; write docs/performance.{md,svg} and the README table
 #   ./build.sh aarch64 cross-build for Linux AArch64 and run the test suite under qemu-aarch64-static
@@ -137,6 +138,17 @@ case "$cmd" in
       "$f" -max_total_time="$FUZZ_SECONDS" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
         "$work" "tests/fuzz/seeds/${name#fuzz_}"
     done
+    # Hostile call values need the JIT (both tiers must answer alike): a second, JIT-enabled build
+    # of that one target.
+    CC=clang-19 CXX=clang++-19 cmake -S . -B build/fuzz-jit -G Ninja -DFFIJIT_WERROR=ON \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF \
+      -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON
+    cmake --build build/fuzz-jit -j "$JOBS" --target fuzz_values
+    mkdir -p build/fuzz-jit/corpus/fuzz_values
+    echo "== fuzz_values for ${FUZZ_SECONDS}s"
+    FFIJIT_JIT_LOG=0 build/fuzz-jit/bin/fuzz_values -max_total_time="$FUZZ_SECONDS" -timeout=5 \
+      -rss_limit_mb=2048 -print_final_stats=1 build/fuzz-jit/corpus/fuzz_values \
+      tests/fuzz/seeds/values
     ;;
   aarch64)
     deps

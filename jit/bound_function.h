@@ -107,6 +107,10 @@ int FFIJITRaiseRangeError(const ffijit::BoundFunction* fn, int32_t param, const 
 int FFIJITRaiseParseError(const ffijit::BoundFunction* fn, int32_t param, const TVMFFIAny* got);
 // ValueError: the tensor's element type, rank or a static dim differs from the parameter's.
 int FFIJITRaiseTensorError(const ffijit::BoundFunction* fn, int32_t param, const DLTensor* got);
+// ValueError: `got` breaks the value-validity contract (details::FindAnyDefect). `steps` is the
+// number of structure steps taken to reach it (the parameter's whole path for a leaf).
+int FFIJITRaiseMalformedError(const ffijit::BoundFunction* fn, int32_t param, int32_t steps,
+                              const TVMFFIAny* got);
 // A structure step failed: TypeError when the container has the wrong type, ValueError when an
 // Array has the wrong length, KeyError when a Map lacks the key.
 int FFIJITRaisePathError(const ffijit::BoundFunction* fn, int32_t param, int32_t step,

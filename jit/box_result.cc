@@ -6,6 +6,7 @@
 #include "ffijit/any.h"
 #include "ffijit/c_ext.h"
 #include "float16.h"
+#include "marshal.h"
 
 namespace ffijit {
 namespace {
@@ -50,9 +51,10 @@ int BoxObject(const BoundFunction* fn, int32_t index, TVMFFIObject* obj, TVMFFIA
   const ResultSlot& slot = fn->plan->results[static_cast<size_t>(index)];
   *out = TVMFFIAny{};
   if (obj == nullptr) return 0;  // None
-  const int32_t want =
-      slot.conversion == Conversion::kTensor ? int32_t{kTVMFFITensor} : slot.object_type_index;
-  if (obj->type_index < kTVMFFIStaticObjectBegin ||
+  const int32_t want = slot.conversion == Conversion::kTensor
+                           ? int32_t{kTVMFFITensor}
+                           : ObjectTypeIndexOf(slot.object_type_index, slot.object_type_key);
+  if (obj->type_index < kTVMFFIStaticObjectBegin || want == kUnresolvedTypeIndex ||
       (want != kTVMFFIObject && obj->type_index != want &&
        !FFIJITObjectIsInstance(obj->type_index, want))) {
     int32_t got = obj->type_index;
@@ -168,6 +170,14 @@ int FFIJITBoxResult(const BoundFunction* fn, int32_t index, const uint64_t raw[2
       return 0;
     case Conversion::kAnyView: {
       TVMFFIAny any = Low<TVMFFIAny>(raw);
+      const ffijit::details::AnyDefect defect = ffijit::details::FindAnyDefect(any);
+      if (defect != ffijit::details::AnyDefect::kNone) {
+        // Not handed on: a caller would read through it. Its object, if any, is the native's.
+        return ffijit::RaiseResultError(
+            "RuntimeError",
+            "`" + fn->plan->function_name + "` returned a malformed value for result #" +
+                std::to_string(index) + ": " + ffijit::details::AnyDefectText(any, defect));
+      }
       if (any.type_index == kTVMFFIRawStr || any.type_index == kTVMFFIByteArrayPtr ||
           any.type_index == kTVMFFIDLTensorPtr || any.type_index == kTVMFFIObjectRValueRef) {
         // Borrowed forms cannot be handed over: keep an owned copy.

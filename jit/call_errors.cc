@@ -130,7 +130,7 @@ int FFIJITRaiseParseError(const BoundFunction* fn, int32_t param, const TVMFFIAn
     }
     return "Invalid value on argument " + ffijit::FullLabel(plan, param) + " when calling: `" +
            plan.declaration + "`. Expected `" + plan.params[static_cast<size_t>(param)].type_text +
-           "` but got \"" + text + "\"";
+           "` but got \"" + ffijit::Excerpt(text) + "\"";
   });
 }
 
@@ -146,6 +146,16 @@ int FFIJITRaiseTensorError(const BoundFunction* fn, int32_t param, const DLTenso
     return "Mismatched tensor on argument " + ffijit::FullLabel(plan, param) + " when calling: `" +
            plan.declaration + "`. Expected `" + plan.params[static_cast<size_t>(param)].type_text +
            "` but got an ndarray of " + ffijit::DataTypeText(got->dtype) + " with shape " + shape;
+  });
+}
+
+int FFIJITRaiseMalformedError(const BoundFunction* fn, int32_t param, int32_t steps,
+                              const TVMFFIAny* got) {
+  return ffijit::Raise("ValueError", [&] {
+    const CallPlan& plan = *fn->plan;
+    return "Malformed value on argument " + ffijit::ArgumentLabel(plan, param, steps) +
+           " when calling: `" + plan.declaration + "`. Got " +
+           ffijit::details::AnyDefectText(*got, ffijit::details::FindAnyDefect(*got));
   });
 }
 

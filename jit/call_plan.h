@@ -114,6 +114,9 @@ struct TensorCheck {
   std::vector<int64_t> dims;  // one per rank when rank >= 0; -1 = dynamic (not checked)
 };
 
+// An object type key no type has yet (lowering allocates no type index for it).
+inline constexpr int32_t kUnresolvedTypeIndex = -1;
+
 // One native argument parameter, in native call order.
 struct NativeParam {
   // Source: the packed argument at `position` (0-based, after keyword binding), then `path` steps
@@ -123,10 +126,12 @@ struct NativeParam {
   int32_t path_size = 0;
   // The conversion, and its inputs.
   Conversion conversion = Conversion::kI64;
-  bool nullable = false;                      // kStr, kObject: None accepted (as NULL)
-  int32_t object_type_index = kTVMFFIObject;  // kObject
-  std::string object_type_key;                // kObject: as written ("" = any object)
-  TensorCheck tensor;                         // kTensor
+  bool nullable = false;  // kStr, kObject: None accepted (as NULL)
+  // kObject: the type index, or kUnresolvedTypeIndex while no type has object_type_key; resolved
+  // on first need (ObjectTypeIndexOf in marshal.h), so naming an unknown key allocates nothing.
+  mutable int32_t object_type_index = kTVMFFIObject;
+  std::string object_type_key;  // kObject: as written ("" = any object)
+  TensorCheck tensor;           // kTensor
   // The native type as written in the signature (TypeToString), the `Expected ...` of messages.
   std::string type_text;
   // Platform placement.
@@ -151,8 +156,10 @@ struct ResultSlot {
   // native (NULL -> None), kDataType / kDevice -> DataType / Device, kAnyView -> the TVMFFIAny
   // itself, owned (the native hands it over).
   Conversion conversion = Conversion::kI64;
-  // kObject: the returned object must be of this type or a subtype (else RuntimeError).
-  int32_t object_type_index = kTVMFFIObject;
+  // kObject: the returned object must be of this type or a subtype (else RuntimeError); resolved
+  // from object_type_key on first need, like NativeParam's.
+  mutable int32_t object_type_index = kTVMFFIObject;
+  std::string object_type_key;
   std::string type_text;
   // true: returned by value (CallPlan::return_kind says where); false: the native takes a trailing
   // pointer parameter at `out_abi` to a zeroed 16-byte buffer and writes the result there.

@@ -32,6 +32,16 @@ void DiscardRaised() {
 
 }  // namespace
 
+int32_t ResolveTypeKey(const std::string& key) noexcept {
+  TVMFFIByteArray bytes{key.data(), key.size()};
+  int32_t index = kUnresolvedTypeIndex;
+  if (TVMFFITypeKeyToIndex(&bytes, &index) != 0) {
+    DiscardRaised();
+    return kUnresolvedTypeIndex;
+  }
+  return index;
+}
+
 ConvertStatus ConvertDataTypeString(const TVMFFIAny* value, uint64_t out[2]) {
   TVMFFIByteArray text = StringView(value);
   DLDataType dtype;
@@ -72,6 +82,11 @@ const TVMFFIAny* FFIJITResolvePath(const BoundFunction* fn, int32_t param, const
   const TVMFFIAny* current = arg;
   for (int32_t s = 0; s < p.path_size; ++s) {
     const PathStep& step = plan.path_steps[static_cast<size_t>(p.path_begin + s)];
+    // A container is read through: it must be well-formed before its tag is believed.
+    if (ffijit::details::FindAnyDefect(*current) != ffijit::details::AnyDefect::kNone) {
+      FFIJITRaiseMalformedError(fn, param, s, current);
+      return nullptr;
+    }
     if (step.kind == PathStep::kArrayIndex) {
       if (current->type_index != kTVMFFIArray) {
         FFIJITRaisePathError(fn, param, s, current);
@@ -120,6 +135,8 @@ int FFIJITConvertParam(const BoundFunction* fn, int32_t param, const TVMFFIAny* 
                                         : static_cast<const DLTensor*>(value->v_ptr));
     case ConvertStatus::kBadString:
       return FFIJITRaiseParseError(fn, param, value);
+    case ConvertStatus::kMalformed:
+      return FFIJITRaiseMalformedError(fn, param, p.path_size, value);
   }
   return FFIJITRaiseArgumentError(fn, param, value);
 }

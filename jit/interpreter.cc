@@ -122,25 +122,40 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
         }
         break;
       case InterpOpcode::kStr:
+        // The validity contract inline: a Str's object exists and is a Str; a SmallStr fits and
+        // ends in NUL. Anything else is the general path's to convert or reject.
         if (value->type_index == kTVMFFIStr) {
+          const TVMFFIObject* obj = value->v_obj;
+          if (__builtin_expect(obj == nullptr || obj->type_index != kTVMFFIStr, 0)) break;
           frame[op.dest] = reinterpret_cast<uintptr_t>(CellOf<FFIJITBytesCell>(value->v_obj)->data);
           continue;
         }
         if (value->type_index == kTVMFFISmallStr) {
+          if (__builtin_expect(value->small_str_len > 7 || value->v_bytes[7] != 0, 0)) break;
           frame[op.dest] = reinterpret_cast<uintptr_t>(value->v_bytes);
           continue;
         }
         break;
       case InterpOpcode::kTensor: {
-        const DLTensor* t = value->type_index == kTVMFFITensor ? CellOf<DLTensor>(value->v_obj)
-                            : value->type_index == kTVMFFIDLTensorPtr
-                                ? static_cast<const DLTensor*>(value->v_ptr)
-                                : nullptr;
+        // The validity contract inline: a Tensor's object exists and is a Tensor, and a tensor's
+        // shape exists when ndim > 0.
+        const DLTensor* t = nullptr;
+        if (value->type_index == kTVMFFITensor) {
+          const TVMFFIObject* obj = value->v_obj;
+          if (__builtin_expect(obj != nullptr && obj->type_index == kTVMFFITensor, 1)) {
+            t = CellOf<DLTensor>(value->v_obj);
+          }
+        } else if (value->type_index == kTVMFFIDLTensorPtr) {
+          t = static_cast<const DLTensor*>(value->v_ptr);
+        }
         if (__builtin_expect(t != nullptr, 1)) {
           uint32_t dtype;
           std::memcpy(&dtype, &t->dtype, sizeof dtype);
+          // With a checked rank, ndim == rank settles the sign; the shape must exist when ndim > 0
+          // (before the static dims read it).
           const bool matches = (!op.tensor_check_dtype || dtype == op.tensor_dtype) &&
-                               (op.tensor_rank < 0 || t->ndim == op.tensor_rank) &&
+                               (op.tensor_rank < 0 ? t->ndim >= 0 : t->ndim == op.tensor_rank) &&
+                               (t->shape != nullptr || t->ndim == 0) &&
                                (!op.tensor_has_static_dim || TensorMatches(op.native->tensor, t));
           if (__builtin_expect(!matches, 0)) break;
           frame[op.dest] = reinterpret_cast<uintptr_t>(t);

@@ -9,6 +9,7 @@
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/signature.h"
+#include "marshal.h"
 #include "platform/abi.h"
 
 namespace ffijit {
@@ -91,19 +92,13 @@ DLDataType TensorElementType(ScalarKind kind) {
   return make(0, 0);  // unreachable: kAny is never checked
 }
 
-// The runtime type index for an object type key. A key no module registered yet gets a forward
-// reference, not a type-table index: allocating one here (under ffi.Object, without child slots)
-// would pin the key before its module registers it with its real parent and child slots, and
-// header-compiled IsInstance checks would then disagree with the table.
+// The runtime type index for an object type key, or kUnresolvedTypeIndex when no module registered
+// the key yet. Nothing is allocated for an unknown key (neither a type index nor a forward
+// reference): a plan resolves it on first need (ObjectTypeIndexOf), so any number of functions
+// may name keys that never appear without using up the type table.
 int32_t ObjectTypeIndex(const std::string& key) {
   if (key.empty()) return kTVMFFIObject;
-  TVMFFIByteArray bytes{key.data(), key.size()};
-  int32_t index = -1;
-  if (FFIJITTypeKeyToIndexOrForward(&bytes, &index) != 0) {
-    Error cause = Error::MoveFromRaised();
-    throw ValueError("cannot resolve the object type key `" + key + "`: " + cause.message());
-  }
-  return index;
+  return ResolveTypeKey(key);
 }
 
 class Lowerer {
@@ -258,6 +253,7 @@ void LowerResults(const Signature& sig, CallPlan& plan) {
     ResultSlot slot;
     slot.conversion = leaf.conversion;
     slot.object_type_index = leaf.object_type_index;
+    slot.object_type_key = leaf.object_type_key;
     slot.type_text = leaf.type_text;
     plan.results.push_back(std::move(slot));
   }

@@ -23,12 +23,26 @@ enum class ConvertStatus : uint8_t {
   kBadRange,   // an integer that does not fit: ValueError
   kBadTensor,  // a tensor of the wrong dtype/rank/dims: ValueError
   kBadString,  // a string that does not parse as a DataType / Device: ValueError
+  kMalformed,  // the value breaks the validity contract (details::FindAnyDefect): ValueError
 };
 
 // Slow forms, out of line (convert.cc): strings parsed as DataType / Device. They leave no error
 // raised; a string that does not parse returns kBadString.
 ConvertStatus ConvertDataTypeString(const TVMFFIAny* value, uint64_t out[2]);
 ConvertStatus ConvertDeviceString(const TVMFFIAny* value, uint64_t out[2]);
+
+// The type index of `key`, or kUnresolvedTypeIndex if no type has it (convert.cc; allocates
+// nothing, raises nothing).
+int32_t ResolveTypeKey(const std::string& key) noexcept;
+
+// A plan's object type index, resolved from its key the first time a type has it.
+inline int32_t ObjectTypeIndexOf(int32_t& cached, const std::string& key) noexcept {
+  const int32_t index = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(index != kUnresolvedTypeIndex, 1)) return index;
+  const int32_t resolved = ResolveTypeKey(key);
+  if (resolved != kUnresolvedTypeIndex) __atomic_store_n(&cached, resolved, __ATOMIC_RELEASE);
+  return resolved;
+}
 
 // The payload cell of a Str/Bytes/Tensor/Array object.
 template <typename Cell>
@@ -111,6 +125,11 @@ inline ConvertStatus StoreFloat(Conversion c, const TVMFFIAny* v, uint64_t* out)
 
 // Converts `v` for `p` into out[0] (and out[1] for the second eightbyte of a kBytes struct).
 inline ConvertStatus ConvertValue(const NativeParam& p, const TVMFFIAny* v, uint64_t out[2]) {
+  // The validity contract first, whatever the conversion: nothing below reads through a value
+  // that breaks it, and every executor reports it before any type mismatch.
+  if (__builtin_expect(details::FindAnyDefect(*v) != details::AnyDefect::kNone, 0)) {
+    return ConvertStatus::kMalformed;
+  }
   const int32_t tag = v->type_index;
   switch (p.conversion) {
     case Conversion::kBool:
@@ -223,8 +242,10 @@ inline ConvertStatus ConvertValue(const NativeParam& p, const TVMFFIAny* v, uint
       return ConvertStatus::kBadType;
     case Conversion::kObject:
       if (tag >= kTVMFFIStaticObjectBegin) {
-        if (p.object_type_index != kTVMFFIObject && tag != p.object_type_index &&
-            !FFIJITObjectIsInstance(tag, p.object_type_index)) {
+        const int32_t want = ObjectTypeIndexOf(p.object_type_index, p.object_type_key);
+        // An unresolved key names a type nobody registered: no object is an instance of it.
+        if (want == kUnresolvedTypeIndex ||
+            (want != kTVMFFIObject && tag != want && !FFIJITObjectIsInstance(tag, want))) {
           return ConvertStatus::kBadType;
         }
         out[0] = reinterpret_cast<uintptr_t>(v->v_obj);

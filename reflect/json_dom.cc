@@ -188,7 +188,9 @@ const char* JsonValue::KindName() const {
 }
 
 void ThrowAt(const char* format, size_t offset, const std::string& what) {
-  throw ValueError(std::string(format) + ": at offset " + std::to_string(offset) + ": " + what);
+  // A safety net: each site already quotes inputs through Excerpt.
+  throw ValueError(std::string(format) + ": at offset " + std::to_string(offset) + ": " +
+                   Excerpt(what, 4 * kExcerptLimit));
 }
 
 JsonValue ParseJsonDom(std::string_view text, const char* format, int max_depth) {

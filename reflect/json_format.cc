@@ -96,7 +96,7 @@ class JsonTypeReader {
     if (n == "object") return Type::Object();
     if (n == "DataType") return Type::Simple(TypeKind::kDataType);
     if (n == "Device") return Type::Simple(TypeKind::kDevice);
-    ThrowAt(kFormat, v.offset, "unknown type name \"" + n + "\"");
+    ThrowAt(kFormat, v.offset, "unknown type name \"" + Excerpt(n) + "\"");
   }
 
   void CheckArity(const JsonValue& v, size_t min_items, size_t max_items,
@@ -115,7 +115,8 @@ class JsonTypeReader {
     ScalarKind kind = ScalarKind::kAny;
     if (elt.kind == JsonValue::Kind::kString) {
       if (!LookupScalar(elt.string, &kind)) {
-        ThrowAt(kFormat, elt.offset, "unknown ndarray element type \"" + elt.string + "\"");
+        ThrowAt(kFormat, elt.offset,
+                "unknown ndarray element type \"" + Excerpt(elt.string) + "\"");
       }
     } else if (elt.kind != JsonValue::Kind::kNull) {
       ThrowAt(kFormat, elt.offset,
@@ -215,7 +216,7 @@ class JsonTypeReader {
     if (tag == "sdict_kwargs") {
       ThrowAt(kFormat, v.offset, "sdict_kwargs is only allowed as the last top-level argument");
     }
-    ThrowAt(kFormat, v.items[0].offset, "unknown type record tag \"" + tag + "\"");
+    ThrowAt(kFormat, v.items[0].offset, "unknown type record tag \"" + Excerpt(tag) + "\"");
   }
 };
 
@@ -321,7 +322,8 @@ Signature ParseJson(std::string_view text) {
     const JsonValue& value = root.items[i];
     const JsonValue** slot = key == "a" ? &args : key == "r" ? &results : nullptr;
     if (slot != nullptr) {
-      if (*slot != nullptr) ThrowAt(kFormat, root.key_offsets[i], "duplicate key \"" + key + "\"");
+      if (*slot != nullptr)
+        ThrowAt(kFormat, root.key_offsets[i], "duplicate key \"" + Excerpt(key) + "\"");
       *slot = &RequireArray(value, key == "a" ? "\"a\" (the arguments)" : "\"r\" (the results)");
     } else if (key == "v") {
       if (value.kind != JsonValue::Kind::kInt || value.integer != 1) {
@@ -358,7 +360,7 @@ Signature ParseJson(std::string_view text) {
   std::unordered_set<std::string> keywords;
   for (const TypePtr& arg : sig.args) {
     if (arg->kind == TypeKind::kNamed && !keywords.insert(arg->name).second) {
-      ThrowAt(kFormat, args->offset, "duplicate keyword argument \"" + arg->name + "\"");
+      ThrowAt(kFormat, args->offset, "duplicate keyword argument \"" + Excerpt(arg->name) + "\"");
     }
   }
   for (const JsonValue& v : results->items)

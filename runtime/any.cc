@@ -1,4 +1,4 @@
-// Out-of-line helpers of any.h: type names and the conversion errors.
+// Out-of-line helpers of any.h: type names, the conversion errors and the malformed-value text.
 #include <cstdio>
 #include <string>
 
@@ -46,6 +46,56 @@ std::string AnyTypeName(const TVMFFIAny& any) {
   } catch (const Error&) {
     return "object#" + std::to_string(any.type_index);
   }
+}
+
+namespace {
+
+// The type key of a header's type index, or "object#N" for an index nobody registered.
+std::string HeaderTypeName(int32_t index) {
+  try {
+    return "`" + TypeIndexToKey(index) + "`";
+  } catch (const Error&) {
+    return "object#" + std::to_string(index);
+  }
+}
+
+}  // namespace
+
+std::string AnyDefectText(const TVMFFIAny& any, AnyDefect defect) {
+  const std::string tag =
+      "`" + AnyTypeName(any) + "` (type index " + std::to_string(any.type_index) + ")";
+  switch (defect) {
+    case AnyDefect::kNone:
+      return "a well-formed " + tag;
+    case AnyDefect::kNullObject:
+      return "a value tagged " + tag + " with a NULL object";
+    case AnyDefect::kObjectMismatch:
+      return "a value tagged " + tag + " whose object is a " +
+             HeaderTypeName(any.v_obj->type_index) + " (type index " +
+             std::to_string(any.v_obj->type_index) + ")";
+    case AnyDefect::kSmallLength:
+      return "an inline " + tag + " of length " + std::to_string(any.small_str_len) +
+             " (at most 7 fit)";
+    case AnyDefect::kSmallUnterminated:
+      return "an inline " + tag + " whose eighth byte is not NUL";
+    case AnyDefect::kTensorNdim:
+    case AnyDefect::kTensorShape: {
+      const DLTensor& t = any.type_index == kTVMFFIDLTensorPtr
+                              ? *static_cast<const DLTensor*>(any.v_ptr)
+                              : *reinterpret_cast<const DLTensor*>(any.v_obj + 1);
+      return defect == AnyDefect::kTensorNdim
+                 ? "an " + tag + " with ndim " + std::to_string(t.ndim)
+                 : "an " + tag + " with ndim " + std::to_string(t.ndim) + " and a NULL shape";
+    }
+  }
+  return tag;
+}
+
+void ThrowMalformed(const char* where, const TVMFFIAny& any, AnyDefect defect) {
+  std::string message = where == nullptr ? std::string() : std::string(where) + ": ";
+  message += "malformed value: ";
+  message += AnyDefectText(any, defect);
+  throw Error("ValueError", message);
 }
 
 void ThrowMismatch(const char* expected, const TVMFFIAny& got) {

@@ -57,7 +57,7 @@ bool ParseNumber(std::string_view text, uint64_t limit, uint64_t* out) {
 }
 
 Error BadDataType(std::string_view text, const char* why) {
-  return Error("ValueError", "cannot parse data type \"" + std::string(text) + "\": " + why);
+  return Error("ValueError", "cannot parse data type \"" + Excerpt(text) + "\": " + why);
 }
 
 }  // namespace
@@ -152,12 +152,12 @@ DLDevice ParseDevice(std::string_view text) {
     if (name != entry.name) continue;
     uint64_t id = 0;
     if (colon != std::string_view::npos && !ParseNumber(id_text, INT32_MAX, &id)) {
-      throw Error("ValueError", "cannot parse device \"" + std::string(text) +
+      throw Error("ValueError", "cannot parse device \"" + Excerpt(text) +
                                     "\": expected a device id from 0 to 2147483647 after ':'");
     }
     return DLDevice{static_cast<DLDeviceType>(entry.type), static_cast<int32_t>(id)};
   }
-  throw Error("ValueError", "cannot parse device \"" + std::string(text) +
+  throw Error("ValueError", "cannot parse device \"" + Excerpt(text) +
                                 "\": unknown device type \"" + std::string(name) + "\"");
 }
 

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ffijit/any.h"
 #include "ffijit/object.h"
 #include "internal.h"
 
@@ -568,6 +569,11 @@ int FFIJITMapCreate(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n,
       internal::RequireNonNull(keys, "FFIJITMapCreate", "keys");
       internal::RequireNonNull(values, "FFIJITMapCreate", "values");
     }
+    // Keys are hashed before they are copied: every key and value is checked first.
+    for (int64_t i = 0; i < n; ++i) {
+      details::RequireWellFormed(keys[i], "FFIJITMapCreate");
+      details::RequireWellFormed(values[i], "FFIJITMapCreate");
+    }
     // Position of each distinct key (compared by content, whatever its string form).
     std::unordered_map<const TVMFFIAny*, size_t, ViewHash, ViewEqual> position;
     std::vector<int64_t> last_value;
@@ -608,6 +614,7 @@ int FFIJITMapGet(TVMFFIObjectHandle map, const TVMFFIAny* key, const TVMFFIAny**
     MapObject* obj = MapOf(map, "FFIJITMapGet");
     internal::RequireNonNull(key, "FFIJITMapGet", "key");
     internal::RequireNonNull(out_value, "FFIJITMapGet", "out_value");
+    details::RequireWellFormed(*key, "FFIJITMapGet");
     const KeyValue* entry = Find(obj, *key);
     *out_value = entry == nullptr ? nullptr : &entry->value;
   });

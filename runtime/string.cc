@@ -102,13 +102,8 @@ void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out) {
       (view.type_index > kTVMFFISmallBytes && view.type_index < kTVMFFIStaticObjectBegin)) {
     throw Error("TypeError", "unknown type index " + std::to_string(view.type_index));
   }
-  if (view.type_index >= kTVMFFIStaticObjectBegin) {
-    if (view.v_obj == nullptr) {
-      throw Error("ValueError", "object view of type index " + std::to_string(view.type_index) +
-                                    " holds a NULL pointer");
-    }
-    details::IncRef(view.v_obj);
-  }
+  details::RequireWellFormed(view, nullptr);
+  if (view.type_index >= kTVMFFIStaticObjectBegin) details::IncRef(view.v_obj);
   *out = view;
 }
 

@@ -356,6 +356,12 @@ class TypeTable {
                                     Describe(key, static_index, parent_index) +
                                     " has negative depth " + std::to_string(depth));
     }
+    if (parent_index < -1) {
+      // -1 alone means "no parent" (a root type); other negative indices name nothing.
+      throw Error("ValueError",
+                  std::string(func) + ": " + Describe(key, static_index, parent_index) +
+                      " has a negative parent index (only -1, no parent, is allowed)");
+    }
     TypeEntry* parent = nullptr;
     if (parent_index >= 0) {
       parent = Mutable(parent_index);

@@ -35,7 +35,7 @@ class ValueBuilder {
   bool number_unsigned(json::number_unsigned_t v) { return Add(json(v)); }
   bool number_float(json::number_float_t v, const std::string& text) {
     if (text.find_first_of(".eE") == std::string::npos) {
-      return Fail("integer " + text + " does not fit in 64 bits");
+      return Fail("integer " + Excerpt(text) + " does not fit in 64 bits");
     }
     return Add(json(v));
   }

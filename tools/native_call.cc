@@ -109,7 +109,7 @@ std::string JsonHint(const std::string& text) {
       std::strchr("[{\"-0123456789tfnNI", text[0]) != nullptr) {
     return "";
   }
-  return " (a string argument needs JSON quotes, e.g. '\"" + text + "\"')";
+  return " (a string argument needs JSON quotes, e.g. '\"" + Excerpt(text) + "\"')";
 }
 
 // Lines the JIT logs while the tool compiles; shown only when the compile fails.

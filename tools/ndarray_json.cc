@@ -57,7 +57,8 @@ DLDataType DtypeFromName(const json& name) {
   }
   std::string known;
   for (const DtypeName& d : kDtypes) known += std::string(known.empty() ? "" : ", ") + d.name;
-  throw ValueError("unknown ndarray dtype \"" + text + "\" (expected one of " + known + ")");
+  throw ValueError("unknown ndarray dtype \"" + Excerpt(text) + "\" (expected one of " + known +
+                   ")");
 }
 
 // IEEE-style binary formats narrower than float: f16 (5 exponent bits, 10 mantissa bits) and

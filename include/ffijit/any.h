@@ -44,6 +44,65 @@ inline bool IsBytesForm(int32_t t) noexcept {
   return t == kTVMFFIByteArrayPtr || t == kTVMFFISmallBytes || t == kTVMFFIBytes;
 }
 
+// The value-validity contract (docs/guide.md, "Malformed values"): what every path checks about an
+// incoming TVMFFIAny before it reads any byte the value points at. An object tag carries a
+// non-NULL object whose header type index equals the tag or is a subtype of it; a SmallStr or
+// SmallBytes holds at most 7 bytes, and a SmallStr's eighth byte is its NUL; a tensor (Tensor
+// object or non-NULL DLTensorPtr) has ndim >= 0 and a shape when ndim > 0. Memory the caller owns
+// and describes wrongly (a shape with too few elements, a dangling pointer) cannot be checked.
+enum class AnyDefect : uint8_t {
+  kNone,
+  kNullObject,         // an object tag with a NULL object
+  kObjectMismatch,     // the object's header type is neither the tag nor a subtype of it
+  kSmallLength,        // SmallStr/SmallBytes longer than 7
+  kSmallUnterminated,  // a SmallStr whose eighth byte is not NUL
+  kTensorNdim,         // a tensor with ndim < 0
+  kTensorShape,        // a tensor with ndim > 0 and a NULL shape
+};
+
+inline AnyDefect TensorDefect(const DLTensor& t) noexcept {
+  if (t.ndim < 0) return AnyDefect::kTensorNdim;
+  if (t.ndim > 0 && t.shape == nullptr) return AnyDefect::kTensorShape;
+  return AnyDefect::kNone;
+}
+
+// The first defect of `any` under the contract above (kNone for a well-formed value). The common
+// case costs one compare of the header against the tag; the subtype walk runs only on mismatch.
+inline AnyDefect FindAnyDefect(const TVMFFIAny& any) noexcept {
+  const int32_t tag = any.type_index;
+  if (tag >= kTVMFFIStaticObjectBegin) {
+    if (any.v_obj == nullptr) return AnyDefect::kNullObject;
+    const int32_t header = any.v_obj->type_index;
+    if (header != tag && FFIJITObjectIsInstance(header, tag) != 1) {
+      return AnyDefect::kObjectMismatch;
+    }
+    if (tag == kTVMFFITensor)
+      return TensorDefect(*reinterpret_cast<const DLTensor*>(any.v_obj + 1));
+    return AnyDefect::kNone;
+  }
+  if (tag == kTVMFFISmallStr || tag == kTVMFFISmallBytes) {
+    if (any.small_str_len > 7) return AnyDefect::kSmallLength;
+    if (tag == kTVMFFISmallStr && any.v_bytes[7] != 0) return AnyDefect::kSmallUnterminated;
+    return AnyDefect::kNone;
+  }
+  if (tag == kTVMFFIDLTensorPtr && any.v_ptr != nullptr) {
+    return TensorDefect(*static_cast<const DLTensor*>(any.v_ptr));
+  }
+  return AnyDefect::kNone;
+}
+
+// What is wrong with `any`, e.g. "a value tagged `str` with a NULL object" (reads no more than
+// FindAnyDefect did).
+FFIJIT_API std::string AnyDefectText(const TVMFFIAny& any, AnyDefect defect);
+// ValueError: "<where>: malformed value: <AnyDefectText>".
+[[noreturn]] FFIJIT_API void ThrowMalformed(const char* where, const TVMFFIAny& any,
+                                            AnyDefect defect);
+// Throws ThrowMalformed's ValueError unless `any` is well-formed.
+inline void RequireWellFormed(const TVMFFIAny& any, const char* where) {
+  const AnyDefect defect = FindAnyDefect(any);
+  if (defect != AnyDefect::kNone) ThrowMalformed(where, any, defect);
+}
+
 // Borrowed characters of any str or bytes form (the Any must stay alive).
 inline std::string_view ViewChars(const TVMFFIAny& any) noexcept {
   switch (any.type_index) {
@@ -186,6 +245,7 @@ struct TypeTraits<details::OwnedBytes<kIsStr>> {
         kIsStr ? details::IsStrForm(any.type_index)
                : details::IsBytesForm(any.type_index) || details::IsStrForm(any.type_index);
     if (!accepted) details::ThrowMismatch(kName, any);
+    details::RequireWellFormed(any, nullptr);
     if (any.type_index == Owned::kSmallIndex || any.type_index == Owned::kHeapIndex) {
       return CopyOf(any);
     }
@@ -206,6 +266,7 @@ struct TypeTraits<std::string> {
   static void ToAny(const std::string& value, TVMFFIAny* out) { *out = String(value).release(); }
   static std::string FromAny(const TVMFFIAny& any) {
     if (!details::IsStrForm(any.type_index)) details::ThrowMismatch(kName, any);
+    details::RequireWellFormed(any, nullptr);
     return std::string(details::ViewChars(any));
   }
 };
@@ -218,6 +279,7 @@ struct TypeTraits<std::string_view> {
   static void ToAny(std::string_view value, TVMFFIAny* out) { *out = String(value).release(); }
   static std::string_view FromAny(const TVMFFIAny& any) {
     if (!details::IsStrForm(any.type_index)) details::ThrowMismatch(kName, any);
+    details::RequireWellFormed(any, nullptr);
     return details::ViewChars(any);
   }
 };
@@ -233,6 +295,7 @@ struct TypeTraits<const char*> {
   }
   static const char* FromAny(const TVMFFIAny& any) {
     if (!details::IsStrForm(any.type_index)) details::ThrowMismatch(kName, any);
+    details::RequireWellFormed(any, nullptr);
     return any.type_index == kTVMFFIRawStr ? any.v_c_str : details::ViewChars(any).data();
   }
 };
@@ -248,7 +311,10 @@ struct TypeTraits<T,
   }
   static T FromAny(const TVMFFIAny& any) {
     if (any.type_index == kTVMFFIDataType) return any.v_dtype;
-    if (details::IsStrForm(any.type_index)) return ParseDataType(details::ViewChars(any));
+    if (details::IsStrForm(any.type_index)) {
+      details::RequireWellFormed(any, nullptr);
+      return ParseDataType(details::ViewChars(any));
+    }
     details::ThrowMismatch(kName, any);
   }
 };
@@ -263,7 +329,10 @@ struct TypeTraits<T, std::enable_if_t<std::is_same_v<T, DLDevice> || std::is_sam
   }
   static T FromAny(const TVMFFIAny& any) {
     if (any.type_index == kTVMFFIDevice) return any.v_device;
-    if (details::IsStrForm(any.type_index)) return ParseDevice(details::ViewChars(any));
+    if (details::IsStrForm(any.type_index)) {
+      details::RequireWellFormed(any, nullptr);
+      return ParseDevice(details::ViewChars(any));
+    }
     details::ThrowMismatch(kName, any);
   }
 };
@@ -286,6 +355,7 @@ struct TypeTraits<T, std::enable_if_t<std::is_base_of_v<ObjectRef, T>>> {
     if (any.type_index < kTVMFFIStaticObjectBegin || !IsInstance(any.type_index, T::kTypeIndex)) {
       details::ThrowMismatch(kName, any);
     }
+    details::RequireWellFormed(any, nullptr);
     return T(ObjectPtr<>::Borrow(any.v_obj));
   }
 };

@@ -8,6 +8,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <string_view>
 
 #include "ffijit/c_api.h"
 
@@ -35,6 +36,22 @@ class FFIJIT_API Error : public std::exception {
  private:
   std::string kind_, message_, traceback_, what_;
 };
+
+// At most `limit` bytes of an input quoted in an error message: the input itself when it fits,
+// else its first `limit` bytes, "…" and its total length ("abc… (1048576 bytes)"), so a message
+// never grows with what a caller passed.
+inline constexpr size_t kExcerptLimit = 200;
+inline std::string Excerpt(std::string_view input, size_t limit = kExcerptLimit) {
+  if (input.size() <= limit) return std::string(input);
+  // Cut before a UTF-8 continuation byte rather than through a character.
+  size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(input[cut]) & 0xC0) == 0x80) --cut;
+  std::string out(input.substr(0, cut));
+  out += "\xe2\x80\xa6 (";
+  out += std::to_string(input.size());
+  out += " bytes)";
+  return out;
+}
 
 // Shorthands for the kinds docs/design.md uses.
 inline Error TypeError(std::string msg) {

@@ -161,6 +161,13 @@ TVMFFIAny BoxParam(const CallPlan& plan, size_t index, const uint64_t* word,
 }
 
 // Converts a returned value for result `index` with the call contract's rules.
+// ValueError: the packed function returned a value that breaks the validity contract.
+[[noreturn]] void ThrowMalformedResult(const CallPlan& plan, size_t index, const TVMFFIAny& value) {
+  throw ValueError("Callback `" + plan.declaration + "` returned a malformed value for result #" +
+                   std::to_string(index) + ": " +
+                   details::AnyDefectText(value, details::FindAnyDefect(value)));
+}
+
 uint64_t UnboxResult(const CallPlan& plan, size_t index, const TVMFFIAny& value) {
   const ResultSlot& slot = plan.results[index];
   NativeParam as_param;
@@ -176,6 +183,8 @@ uint64_t UnboxResult(const CallPlan& plan, size_t index, const TVMFFIAny& value)
     case ConvertStatus::kBadString:
       throw ValueError("Callback `" + plan.declaration + "` returned a string for result #" +
                        std::to_string(index) + " that is not a valid `" + slot.type_text + "`");
+    case ConvertStatus::kMalformed:
+      ThrowMalformedResult(plan, index, value);
     default:
       throw TypeError("Callback `" + plan.declaration + "` returned `" +
                       details::AnyTypeName(value) + "` for result #" + std::to_string(index) +
@@ -191,7 +200,10 @@ void StoreNative(Conversion c, uint64_t word, void* out) {
 struct OwnedResult {
   TVMFFIAny any{};
   ~OwnedResult() {
-    if (any.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(any.v_obj);
+    // A NULL object (a malformed result) holds no reference.
+    if (any.type_index >= kTVMFFIStaticObjectBegin && any.v_obj != nullptr) {
+      TVMFFIObjectDecRef(any.v_obj);
+    }
   }
 };
 
@@ -225,6 +237,9 @@ void Invoke(details::NativeCallbackState* state, const uint64_t* words, uint64_t
   if (num_results == 1) {
     deliver(0, result.any);
     return;
+  }
+  if (details::FindAnyDefect(result.any) != details::AnyDefect::kNone) {
+    ThrowMalformedResult(plan, 0, result.any);
   }
   if (result.any.type_index != kTVMFFIArray) {
     throw TypeError("Callback `" + plan.declaration + "` must return an Array of " +

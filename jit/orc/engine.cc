@@ -10,6 +10,8 @@
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -103,6 +105,10 @@ std::unique_ptr<OrcEngine> OrcEngine::Create(const SymbolTable& runtime_symbols,
   // Runtime functions are absolute symbols in one dylib every unit links against, so generated
   // code refers to them by name and a cached object works in the next process too.
   auto& session = engine->jit_->getExecutionSession();
+  // LLVM's own errors (a link that fails, a symbol not found) go to the JIT log and obey its
+  // switch, instead of LLVM's default report on stderr.
+  session.setErrorReporter(
+      [](llvm::Error err) { LogJit("ffijit: JIT session error: " + ToString(std::move(err))); });
   engine->runtime_dylib_ = &session.createBareJITDylib("ffijit.runtime");
   llvm::orc::SymbolMap symbols;
   for (const auto& [name, address] : runtime_symbols) {
@@ -260,6 +266,18 @@ std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>
   std::vector<CompiledSymbol> results(requests.size());
   auto context = std::make_unique<llvm::LLVMContext>();
   context->setDiscardValueNames(true);  // nothing reads them; naming costs compile time
+  // Code generator diagnostics go to the JIT log too (LLVM prints them on stderr by default).
+  context->setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo* info, void*) {
+        // Remarks and notes are not problems (LLVM's default handler drops them too).
+        if (info->getSeverity() == llvm::DS_Remark || info->getSeverity() == llvm::DS_Note) return;
+        std::string text;
+        llvm::raw_string_ostream stream(text);
+        llvm::DiagnosticPrinterRawOStream printer(stream);
+        info->print(printer);
+        LogJit("ffijit: LLVM diagnostic: " + stream.str());
+      },
+      nullptr, /*RespectFilters=*/true);
   auto module = std::make_unique<llvm::Module>("ffijit.unit", *context);
   module->setDataLayout(jit_->getDataLayout());
   module->setTargetTriple(jit_->getTargetTriple().str());

@@ -75,7 +75,7 @@ std::string ThunkKey(const CallPlan& plan) {
     if (p.conversion == Conversion::kObject) {
       // Two appends, not "|" + to_string(): GCC 12 at -O3 flags that form with a false -Wrestrict.
       key += '|';
-      key += std::to_string(p.object_type_index);
+      key += std::to_string(__atomic_load_n(&p.object_type_index, __ATOMIC_ACQUIRE));
     }
   }
   return key;

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "bound_function.h"
+#include "ffijit/any.h"
 #include "ffijit/c_ext.h"
 #include "float16.h"
 #include "llvm/IR/IRBuilder.h"
@@ -19,6 +20,8 @@ namespace {
 constexpr uint64_t kAnyValueOffset = offsetof(TVMFFIAny, v_int64);
 constexpr uint64_t kAnySmallLenOffset = offsetof(TVMFFIAny, small_str_len);
 constexpr uint64_t kObjectCellOffset = sizeof(TVMFFIObject);
+constexpr uint64_t kObjectTypeIndexOffset = offsetof(TVMFFIObject, type_index);
+constexpr uint64_t kAnySmallLastByteOffset = offsetof(TVMFFIAny, v_bytes) + 7;
 constexpr uint64_t kTargetOffset = offsetof(BoundFunction, target);
 constexpr uint64_t kCallCountOffset = offsetof(BoundFunction, calls_until_hot);
 constexpr uint64_t kTensorNdimOffset = offsetof(DLTensor, ndim);
@@ -123,6 +126,8 @@ class ThunkEmitter {
   static constexpr const char* kFallbackSymbol = "ffijit_orc_thunk_fallback";
   // The common side of a branch: taken every call but one in this many.
   static constexpr uint32_t kLikelyWeight = 1u << 20;
+  // Bound by ThunkRuntimeSymbols to AnyDefectCode.
+  static constexpr const char* kAnyDefectSymbol = "ffijit_orc_any_defect";
 
  private:
   // Unnamed: value and block names cost time and nothing reads them.
@@ -235,7 +240,10 @@ class ThunkEmitter {
     const NativeParam& p = plan_.params[static_cast<size_t>(index)];
     const Conversion c = p.conversion;
     llvm::Value* value = ValueOf(index, true);
-    if (c == Conversion::kAnyView) return;
+    if (c == Conversion::kAnyView) {
+      RequireWellFormedAny(value);
+      return;
+    }
     llvm::Value* tag = b_.CreateLoad(i32_, value);
     llvm::Value* payload = AtOffset(value, kAnyValueOffset);
     if (c == Conversion::kBool) {
@@ -250,32 +258,97 @@ class ThunkEmitter {
       Require(b_.CreateICmpEQ(b_.CreateAnd(tag, b_.getInt32(~uint32_t{kTVMFFIOpaquePtr})),
                               b_.getInt32(0)));
     } else if (c == Conversion::kStr) {
-      // A NULL RawStr is the fallback's to accept (nullable) or reject.
+      // A NULL RawStr is the fallback's to accept (nullable) or reject. The object form's check
+      // implies its tag (a wrong tag reads the zero stand-in's header).
       llvm::Value* raw =
           b_.CreateAnd(TagIs(tag, kTVMFFIRawStr), b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
-      Require(b_.CreateOr(b_.CreateOr(raw, TagIs(tag, kTVMFFISmallStr)), TagIs(tag, kTVMFFIStr)));
+      Require(b_.CreateOr(b_.CreateOr(raw, WellFormedSmall(tag, value, kTVMFFISmallStr)),
+                          ObjectHeaderIs(tag, payload, kTVMFFIStr)));
     } else if (c == Conversion::kBytes) {
       llvm::Value* array = b_.CreateAnd(TagIs(tag, kTVMFFIByteArrayPtr),
                                         b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
-      Require(b_.CreateOr(b_.CreateOr(array, TagIn(tag, kTVMFFISmallStr, 2)),
-                          TagIn(tag, kTVMFFIStr, 2)));
+      llvm::Value* small = b_.CreateOr(WellFormedSmall(tag, value, kTVMFFISmallStr),
+                                       WellFormedSmall(tag, value, kTVMFFISmallBytes));
+      llvm::Value* object =
+          b_.CreateAnd(TagIn(tag, kTVMFFIStr, 2), ObjectHeaderIsTag(tag, payload));
+      Require(b_.CreateOr(b_.CreateOr(array, small), object));
     } else if (c == Conversion::kTensor) {
       llvm::Value* pointer = b_.CreateAnd(TagIs(tag, kTVMFFIDLTensorPtr),
                                           b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
-      llvm::Value* accepted = b_.CreateOr(pointer, TagIs(tag, kTVMFFITensor));
+      llvm::Value* accepted = b_.CreateOr(pointer, ObjectHeaderIs(tag, payload, kTVMFFITensor));
       Require(accepted);
-      // The dtype and rank are read through a stand-in when the tag is wrong: no branch yet.
-      CheckTensor(p.tensor, b_.CreateSelect(accepted, TensorOf(tag, payload), Zeros()));
+      // The dtype and rank are read through a stand-in when the form is wrong: no branch yet.
+      llvm::Value* tensor = b_.CreateSelect(accepted, TensorOf(tag, payload), Zeros());
+      RequireWellFormedTensor(p.tensor, tensor);
+      CheckTensor(p.tensor, tensor);
     } else if (c == Conversion::kDataType) {
       Require(TagIs(tag, kTVMFFIDataType));
     } else if (c == Conversion::kDevice) {
       Require(TagIs(tag, kTVMFFIDevice));
     } else if (c == Conversion::kObject) {
       // Subtypes and None take the fallback, which asks the type registry.
-      Require(p.object_type_index == kTVMFFIObject
-                  ? b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin))
-                  : TagIs(tag, p.object_type_index));
+      // A key no type has yet (the index is read once, here): always the fallback's.
+      const int32_t want = __atomic_load_n(&p.object_type_index, __ATOMIC_ACQUIRE);
+      // The header check implies an object tag (a non-object tag reads the stand-in's zero).
+      Require(want == kTVMFFIObject          ? ObjectHeaderIsTag(tag, payload)
+              : want == kUnresolvedTypeIndex ? b_.getFalse()
+                                             : ObjectHeaderIs(tag, payload, want));
     }
+  }
+
+  // ---- The value-validity contract (details::FindAnyDefect), the one place thunks emit it ----
+  //
+  // Each helper adds to ok_ that the forms the conversion accepts inline are well-formed; a value
+  // that is not takes the fallback, whose interpreter raises the contract's error. The common case
+  // costs one compare of the object header against the tag: a NULL object reads a zero header
+  // through the stand-in, which no object tag equals. Subtypes (a header that differs from the tag)
+  // take the fallback too, which walks the type table.
+
+  // Whether the object in `payload` exists and its header type index is `type_index`. Loads only
+  // through an object the tag says is one, and through the zero stand-in otherwise.
+  llvm::Value* ObjectHeaderIs(llvm::Value* tag, llvm::Value* payload, int32_t type_index) {
+    llvm::Value* pointer = b_.CreateLoad(ptr_, payload);
+    llvm::Value* readable = b_.CreateAnd(TagIs(tag, type_index), b_.CreateIsNotNull(pointer));
+    llvm::Value* object = b_.CreateSelect(readable, pointer, Zeros());
+    return b_.CreateICmpEQ(Load(i32_, object, kObjectTypeIndexOffset),
+                           b_.getInt32(static_cast<uint32_t>(type_index)));
+  }
+  // The same against the tag itself: an object tag, object non-NULL, header == tag. (The tag test
+  // stays in the result: None's tag 0 equals the stand-in's zero header.)
+  llvm::Value* ObjectHeaderIsTag(llvm::Value* tag, llvm::Value* payload) {
+    llvm::Value* pointer = b_.CreateLoad(ptr_, payload);
+    llvm::Value* is_object = b_.CreateICmpSGE(tag, b_.getInt32(kTVMFFIStaticObjectBegin));
+    llvm::Value* object =
+        b_.CreateSelect(b_.CreateAnd(is_object, b_.CreateIsNotNull(pointer)), pointer, Zeros());
+    return b_.CreateAnd(is_object,
+                        b_.CreateICmpEQ(Load(i32_, object, kObjectTypeIndexOffset), tag));
+  }
+  // Whether the value is the inline form `small_tag` and well-formed: at most 7 bytes, and for a
+  // SmallStr a NUL eighth byte. One compare: (length | eighth byte << 3) <= 7.
+  llvm::Value* WellFormedSmall(llvm::Value* tag, llvm::Value* value, int32_t small_tag) {
+    llvm::Value* length = Load(i32_, value, kAnySmallLenOffset);
+    if (small_tag == kTVMFFISmallStr) {
+      llvm::Value* last = b_.CreateZExt(Load(i8_, value, kAnySmallLastByteOffset), i32_);
+      length = b_.CreateOr(length, b_.CreateShl(last, 3));
+    }
+    return b_.CreateAnd(TagIs(tag, small_tag), b_.CreateICmpULE(length, b_.getInt32(7)));
+  }
+  // A DLTensor (or the zero stand-in) has ndim >= 0 and a shape when ndim > 0. With a checked
+  // rank, ndim == rank settles the sign: only a positive rank needs the shape test.
+  void RequireWellFormedTensor(const TensorCheck& check, llvm::Value* tensor) {
+    llvm::Value* shape_present = b_.CreateIsNotNull(Load(ptr_, tensor, kTensorShapeOffset));
+    if (check.rank > 0) {
+      Require(shape_present);
+      return;
+    }
+    if (check.rank == 0) return;
+    llvm::Value* ndim = Load(i32_, tensor, kTensorNdimOffset);
+    Require(b_.CreateAnd(b_.CreateICmpSGE(ndim, b_.getInt32(0)),
+                         b_.CreateOr(b_.CreateICmpEQ(ndim, b_.getInt32(0)), shape_present)));
+  }
+  // The whole contract for an `any` parameter (every form passes), out of line.
+  void RequireWellFormedAny(llvm::Value* value) {
+    Require(b_.CreateICmpEQ(CallHelper(kAnyDefectSymbol, i32_, {ptr_}, {value}), b_.getInt32(0)));
   }
 
   // The range condition for an integer conversion; nullptr when every Int fits (i64).
@@ -597,6 +670,11 @@ int ThunkFallback(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIA
   return InterpreterSafeCall(handle, args, num_args, result);
 }
 
+// details::FindAnyDefect for generated code: 0 for a well-formed value.
+int32_t AnyDefectCode(const TVMFFIAny* v) {
+  return static_cast<int32_t>(details::FindAnyDefect(*v));
+}
+
 // f16/bf16 parameters from a Float, Int or Bool (the thunk checked the tag): one rounding from the
 // exact input, as the interpreter.
 uint16_t AnyToF16Bits(const TVMFFIAny* v) {
@@ -633,6 +711,7 @@ llvm::FunctionType* NativeCallType(const CallPlan& plan, llvm::Module& module) {
 OrcEngine::SymbolTable ThunkRuntimeSymbols() {
   return {
       {ThunkEmitter::kFallbackSymbol, reinterpret_cast<void*>(&ThunkFallback)},
+      {ThunkEmitter::kAnyDefectSymbol, reinterpret_cast<void*>(&AnyDefectCode)},
       {"FFIJITResolvePath", reinterpret_cast<void*>(&FFIJITResolvePath)},
       {"FFIJITBoxResult", reinterpret_cast<void*>(&FFIJITBoxResult)},
       {"FFIJITBoxResults", reinterpret_cast<void*>(&FFIJITBoxResults)},
