@@ -125,30 +125,21 @@ case "$cmd" in
     CC=clang-19 CXX=clang++-19 build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF \
       -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=OFF
-    # The JIT module loaders need LLVM: a second, JIT-enabled build of just their two targets.
+    # The JIT module loaders and hostile call values (both tiers must answer alike) need LLVM: a
+    # second, JIT-enabled build of just those targets.
     CC=clang-19 CXX=clang++-19 cmake -S . -B build/fuzz-jit -G Ninja -DFFIJIT_WERROR=ON \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF \
       -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON
-    cmake --build build/fuzz-jit -j "$JOBS" --target fuzz_object fuzz_bitcode
-    for f in build/fuzz/bin/fuzz_* build/fuzz-jit/bin/fuzz_object build/fuzz-jit/bin/fuzz_bitcode; do
+    cmake --build build/fuzz-jit -j "$JOBS" --target fuzz_object fuzz_bitcode fuzz_values
+    for f in build/fuzz/bin/fuzz_* build/fuzz-jit/bin/fuzz_object build/fuzz-jit/bin/fuzz_bitcode \
+             build/fuzz-jit/bin/fuzz_values; do
       name=$(basename "$f")
       work=build/fuzz/corpus/$name
       mkdir -p "$work"
       echo "== $name for ${FUZZ_SECONDS}s"
-      "$f" -max_total_time="$FUZZ_SECONDS" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
-        "$work" "tests/fuzz/seeds/${name#fuzz_}"
+      FFIJIT_JIT_LOG=0 "$f" -max_total_time="$FUZZ_SECONDS" -timeout=5 -rss_limit_mb=2048 \
+        -print_final_stats=1 "$work" "tests/fuzz/seeds/${name#fuzz_}"
     done
-    # Hostile call values need the JIT (both tiers must answer alike): a second, JIT-enabled build
-    # of that one target.
-    CC=clang-19 CXX=clang++-19 cmake -S . -B build/fuzz-jit -G Ninja -DFFIJIT_WERROR=ON \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF \
-      -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON
-    cmake --build build/fuzz-jit -j "$JOBS" --target fuzz_values
-    mkdir -p build/fuzz-jit/corpus/fuzz_values
-    echo "== fuzz_values for ${FUZZ_SECONDS}s"
-    FFIJIT_JIT_LOG=0 build/fuzz-jit/bin/fuzz_values -max_total_time="$FUZZ_SECONDS" -timeout=5 \
-      -rss_limit_mb=2048 -print_final_stats=1 build/fuzz-jit/corpus/fuzz_values \
-      tests/fuzz/seeds/values
     ;;
   aarch64)
     deps
