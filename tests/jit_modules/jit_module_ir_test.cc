@@ -139,12 +139,14 @@ TEST(IrModuleTest, MalformedIrText) {
 TEST(IrModuleTest, IrForAnotherArchitecture) {
   JitModule mod = JitModule::Create("arm");
   ffijit::Error error = CatchError([&] {
-    mod.AddIR("target triple = \"aarch64-unknown-linux-gnu\"\ndefine i64 @f() {\n  ret i64 0\n}\n",
+    mod.AddIR("target triple = \"" FFIJIT_FOREIGN_ARCH
+              "-unknown-linux-gnu\"\ndefine i64 @f() {\n  ret i64 0\n}\n",
               "arm.ll");
   });
   EXPECT_EQ(error.kind(), "ValueError");
   EXPECT_EQ(
-      error.message().rfind("arm.ll: IR for `aarch64-unknown-linux-gnu`, but this machine is ", 0),
+      error.message().rfind(
+          "arm.ll: IR for `" FFIJIT_FOREIGN_ARCH "-unknown-linux-gnu`, but this machine is ", 0),
       0u)
       << error.message();
 }

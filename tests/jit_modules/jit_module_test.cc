@@ -248,10 +248,12 @@ TEST_P(BadInputTest, CorruptObject) {
 }
 
 TEST_P(BadInputTest, ObjectForAnotherArchitecture) {
-  const std::string path = Fixture("other", "aarch64.o");
+  const std::string path = Fixture("other", "foreign.o");
   ffijit::Error error = CatchError([&] { Module::Load(path); });
   EXPECT_EQ(error.kind(), "ValueError");
-  EXPECT_EQ(error.message().rfind(path + ": an object for aarch64, but this machine is x86_64", 0),
+  EXPECT_EQ(error.message().rfind(path + ": an object for " FFIJIT_FOREIGN_ARCH
+                                         ", but this machine is " FFIJIT_HOST_ARCH,
+                                  0),
             0u)
       << error.message();
 }
