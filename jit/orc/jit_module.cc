@@ -518,6 +518,40 @@ class ModuleJit {
 
 // ---- Checks before linking ----
 
+// A ValueError unless `contents` (an .eh_frame section) is a sequence of in-bounds CIE and FDE
+// records, each FDE pointing back at a CIE. LLVM 19's .eh_frame parser returns an uninitialised
+// llvm::Error for an FDE whose CIE pointer misses every CIE (a fuzzed object), so check first.
+void CheckEHFrame(llvm::StringRef contents, const std::string& file) {
+  auto fail = [&](uint64_t offset, const std::string& what) {
+    throw ValueError(file + ": corrupt .eh_frame section: the record at offset " +
+                     std::to_string(offset) + " " + what);
+  };
+  auto read32 = [&](uint64_t at) {
+    uint32_t value = 0;
+    std::memcpy(&value, contents.data() + at, sizeof(value));
+    return value;
+  };
+  std::unordered_set<uint64_t> cies;
+  uint64_t offset = 0;
+  while (offset < contents.size()) {
+    if (contents.size() - offset < 4) fail(offset, "is truncated");
+    const uint32_t length = read32(offset);
+    if (length == 0) break;  // the terminator
+    if (length == 0xffffffffu) fail(offset, "uses a 64-bit length, which is not supported");
+    if (length < 4 || length > contents.size() - offset - 4) {
+      fail(offset, "has length " + std::to_string(length) + ", which does not fit the section");
+    }
+    const uint64_t id_at = offset + 4;
+    const uint32_t id = read32(id_at);
+    if (id == 0) {
+      cies.insert(offset);
+    } else if (id > id_at || cies.count(id_at - id) == 0) {
+      fail(offset, "is an FDE whose CIE pointer does not point at a CIE");
+    }
+    offset = id_at + length;
+  }
+}
+
 // A ValueError unless `buffer` is an ELF relocatable object for this machine whose sections and
 // symbols all lie within the file.
 void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
@@ -547,6 +581,12 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
     if (!contents) {
       throw ValueError(
           file + ": truncated or corrupt object: " + Excerpt(DescribeError(contents.takeError())));
+    }
+  }
+  for (const llvm::object::SectionRef& section : obj.sections()) {
+    auto name = section.getName();
+    if (name && *name == ".eh_frame" && !section.isBSS()) {
+      CheckEHFrame(llvm::cantFail(section.getContents()), file);
     }
   }
   // JITLink trusts relocations; check each names a symbol that exists, a type this target has
