@@ -602,6 +602,16 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
           file + ": corrupt relocation section: " + Excerpt(DescribeError(target.takeError())));
     }
     if (*target == obj.section_end()) continue;
+    // LLVM's relocation iterator aborts the process on a table that does not fit the file.
+    const auto* shdr = elf->getSection(section.getRawDataRefImpl());
+    if (shdr->sh_type != llvm::ELF::SHT_RELA) {
+      throw ValueError(file + ": unsupported relocation section type " +
+                       std::to_string(shdr->sh_type) + " (x86-64 objects use SHT_RELA)");
+    }
+    if (auto relas = elf->getELFFile().relas(*shdr); !relas) {
+      throw ValueError(file + ": truncated or corrupt relocation section: " +
+                       Excerpt(DescribeError(relas.takeError())));
+    }
     const uint64_t target_size = (*target)->getSize();
     for (const llvm::object::RelocationRef& relocation : section.relocations()) {
       const llvm::object::DataRefImpl raw = relocation.getRawDataRefImpl();
