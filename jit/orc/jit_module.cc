@@ -585,7 +585,7 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
   }
   for (const llvm::object::SectionRef& section : obj.sections()) {
     auto name = section.getName();
-    if (name && *name == ".eh_frame" && !section.isBSS()) {
+    if (name && *name == ".eh_frame" && !section.isBSS() && !section.isVirtual()) {
       CheckEHFrame(llvm::cantFail(section.getContents()), file);
     }
   }
@@ -607,6 +607,12 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
     if (shdr->sh_type != llvm::ELF::SHT_RELA) {
       throw ValueError(file + ": unsupported relocation section type " +
                        std::to_string(shdr->sh_type) + " (x86-64 objects use SHT_RELA)");
+    }
+    auto symtab = elf->getELFFile().getSection(shdr->sh_link);
+    if (!symtab || (*symtab)->sh_type != llvm::ELF::SHT_SYMTAB) {
+      if (!symtab) llvm::consumeError(symtab.takeError());
+      throw ValueError(file + ": truncated or corrupt relocation section: its symbol table link (" +
+                       std::to_string(shdr->sh_link) + ") does not name the symbol table");
     }
     if (auto relas = elf->getELFFile().relas(*shdr); !relas) {
       throw ValueError(file + ": truncated or corrupt relocation section: " +
