@@ -583,6 +583,18 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
           file + ": truncated or corrupt object: " + Excerpt(DescribeError(contents.takeError())));
     }
   }
+  // JITLink gives a zero-fill section without SHF_ALLOC no memory, then fixes up references to
+  // its symbols through a null pointer (a fuzzed object): such a section is meaningless anyway.
+  for (const llvm::object::ELFSectionRef section : obj.sections()) {
+    if (section.getType() == llvm::ELF::SHT_NOBITS && section.getSize() != 0 &&
+        (section.getFlags() & llvm::ELF::SHF_ALLOC) == 0) {
+      auto name = section.getName();
+      if (!name) llvm::consumeError(name.takeError());
+      throw ValueError(file + ": corrupt object: zero-filled section " +
+                       Quote(name ? name->str() : "#" + std::to_string(section.getIndex())) +
+                       " is not allocated (SHF_ALLOC is missing)");
+    }
+  }
   for (const llvm::object::SectionRef& section : obj.sections()) {
     auto name = section.getName();
     if (name && *name == ".eh_frame" && !section.isBSS() && !section.isVirtual()) {
