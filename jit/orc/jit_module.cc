@@ -518,6 +518,40 @@ class ModuleJit {
 
 // ---- Checks before linking ----
 
+// A ValueError unless `contents` (an .eh_frame section) is a sequence of in-bounds CIE and FDE
+// records, each FDE pointing back at a CIE. LLVM 19's .eh_frame parser returns an uninitialised
+// llvm::Error for an FDE whose CIE pointer misses every CIE (a fuzzed object), so check first.
+void CheckEHFrame(llvm::StringRef contents, const std::string& file) {
+  auto fail = [&](uint64_t offset, const std::string& what) {
+    throw ValueError(file + ": corrupt .eh_frame section: the record at offset " +
+                     std::to_string(offset) + " " + what);
+  };
+  auto read32 = [&](uint64_t at) {
+    uint32_t value = 0;
+    std::memcpy(&value, contents.data() + at, sizeof(value));
+    return value;
+  };
+  std::unordered_set<uint64_t> cies;
+  uint64_t offset = 0;
+  while (offset < contents.size()) {
+    if (contents.size() - offset < 4) fail(offset, "is truncated");
+    const uint32_t length = read32(offset);
+    if (length == 0) break;  // the terminator
+    if (length == 0xffffffffu) fail(offset, "uses a 64-bit length, which is not supported");
+    if (length < 4 || length > contents.size() - offset - 4) {
+      fail(offset, "has length " + std::to_string(length) + ", which does not fit the section");
+    }
+    const uint64_t id_at = offset + 4;
+    const uint32_t id = read32(id_at);
+    if (id == 0) {
+      cies.insert(offset);
+    } else if (id > id_at || cies.count(id_at - id) == 0) {
+      fail(offset, "is an FDE whose CIE pointer does not point at a CIE");
+    }
+    offset = id_at + length;
+  }
+}
+
 // A ValueError unless `buffer` is an ELF relocatable object for this machine whose sections and
 // symbols all lie within the file.
 void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
@@ -549,6 +583,24 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
           file + ": truncated or corrupt object: " + Excerpt(DescribeError(contents.takeError())));
     }
   }
+  // JITLink gives a zero-fill section without SHF_ALLOC no memory, then fixes up references to
+  // its symbols through a null pointer (a fuzzed object): such a section is meaningless anyway.
+  for (const llvm::object::ELFSectionRef section : obj.sections()) {
+    if (section.getType() == llvm::ELF::SHT_NOBITS && section.getSize() != 0 &&
+        (section.getFlags() & llvm::ELF::SHF_ALLOC) == 0) {
+      auto name = section.getName();
+      if (!name) llvm::consumeError(name.takeError());
+      throw ValueError(file + ": corrupt object: zero-filled section " +
+                       Quote(name ? name->str() : "#" + std::to_string(section.getIndex())) +
+                       " is not allocated (SHF_ALLOC is missing)");
+    }
+  }
+  for (const llvm::object::SectionRef& section : obj.sections()) {
+    auto name = section.getName();
+    if (name && *name == ".eh_frame" && !section.isBSS() && !section.isVirtual()) {
+      CheckEHFrame(llvm::cantFail(section.getContents()), file);
+    }
+  }
   // JITLink trusts relocations; check each names a symbol that exists, a type this target has
   // and a place inside its section (a fuzzed object made LLVM 19 crash otherwise).
   const uint64_t symbol_count =
@@ -562,6 +614,22 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
           file + ": corrupt relocation section: " + Excerpt(DescribeError(target.takeError())));
     }
     if (*target == obj.section_end()) continue;
+    // LLVM's relocation iterator aborts the process on a table that does not fit the file.
+    const auto* shdr = elf->getSection(section.getRawDataRefImpl());
+    if (shdr->sh_type != llvm::ELF::SHT_RELA) {
+      throw ValueError(file + ": unsupported relocation section type " +
+                       std::to_string(shdr->sh_type) + " (x86-64 objects use SHT_RELA)");
+    }
+    auto symtab = elf->getELFFile().getSection(shdr->sh_link);
+    if (!symtab || (*symtab)->sh_type != llvm::ELF::SHT_SYMTAB) {
+      if (!symtab) llvm::consumeError(symtab.takeError());
+      throw ValueError(file + ": truncated or corrupt relocation section: its symbol table link (" +
+                       std::to_string(shdr->sh_link) + ") does not name the symbol table");
+    }
+    if (auto relas = elf->getELFFile().relas(*shdr); !relas) {
+      throw ValueError(file + ": truncated or corrupt relocation section: " +
+                       Excerpt(DescribeError(relas.takeError())));
+    }
     const uint64_t target_size = (*target)->getSize();
     for (const llvm::object::RelocationRef& relocation : section.relocations()) {
       const llvm::object::DataRefImpl raw = relocation.getRawDataRefImpl();

@@ -4,11 +4,16 @@
 // process and the other modules keep working.
 #include <gtest/gtest.h>
 
+#include <elf.h>
+
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch_error.h"
@@ -353,3 +358,47 @@ TEST_P(ObjectModuleTest, TheCliCallsAnObjectsFunction) {
 }
 
 }  // namespace
+
+// The object's .eh_frame contents as (offset, size) in the file; (0, 0) when it has none.
+static std::pair<size_t, size_t> EHFrameOf(const std::string& bytes) {
+  Elf64_Ehdr header;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  auto section = [&](size_t index) {
+    Elf64_Shdr shdr;
+    std::memcpy(&shdr, bytes.data() + header.e_shoff + index * sizeof(Elf64_Shdr), sizeof(shdr));
+    return shdr;
+  };
+  const Elf64_Shdr names = section(header.e_shstrndx);
+  for (size_t i = 0; i < header.e_shnum; ++i) {
+    const Elf64_Shdr shdr = section(i);
+    if (std::string(bytes.data() + names.sh_offset + shdr.sh_name) == ".eh_frame") {
+      return {shdr.sh_offset, shdr.sh_size};
+    }
+  }
+  return {0, 0};
+}
+
+// A fuzzed object whose FDE's CIE pointer missed every CIE crashed LLVM 19's .eh_frame parser.
+TEST_P(ObjectModuleTest, RejectsAnEHFrameFDEWhoseCIEPointerMissesTheCIE) {
+  std::string bytes = ReadBytes(Object("adder"));
+  const auto [offset, size] = EHFrameOf(bytes);
+  ASSERT_GT(size, 8u) << "the adder fixture has an .eh_frame section";
+  uint32_t cie_length = 0;
+  std::memcpy(&cie_length, bytes.data() + offset, sizeof(cie_length));
+  const size_t fde_id = offset + 4 + cie_length + 4;  // the first FDE's CIE pointer
+  ASSERT_LT(fde_id + 4, offset + size);
+  uint32_t cie_pointer = 0;
+  std::memcpy(&cie_pointer, bytes.data() + fde_id, sizeof(cie_pointer));
+  ASSERT_NE(cie_pointer, 0u) << "the record after the first CIE is an FDE";
+  cie_pointer += 1;
+  std::memcpy(bytes.data() + fde_id, &cie_pointer, sizeof(cie_pointer));
+
+  JitModule mod = JitModule::Create("ehframe");
+  ffijit::Error error = CatchError([&] { mod.AddObject(bytes, "bad_cie.o"); });
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_NE(error.message().find("bad_cie.o: corrupt .eh_frame section"), std::string::npos)
+      << error.message();
+  EXPECT_NE(error.message().find("CIE pointer"), std::string::npos) << error.message();
+  // The intact object still loads into the same module.
+  mod.AddObject(ReadBytes(Object("adder")), "adder.o");
+}
