@@ -70,6 +70,7 @@ constexpr size_t kExcerptLimit = 600;
 constexpr const char* kFunctionPrefix = "__tvm_ffi_";
 // Names the symbol that stands for an object's initialisers (see AddObject).
 constexpr const char* kInitAnchorPrefix = "__ffijit_init_anchor.";
+constexpr uint64_t kMaxZeroFillBytes = uint64_t{256} << 20;  // .bss and friends, per object
 
 // At most kExcerptLimit bytes of `text`, saying how much was left out.
 std::string Excerpt(const std::string& text) {
@@ -585,7 +586,18 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
   }
   // JITLink gives a zero-fill section without SHF_ALLOC no memory, then fixes up references to
   // its symbols through a null pointer (a fuzzed object): such a section is meaningless anyway.
+  // It also allocates and clears every zero-fill byte up front, so a header claiming gigabytes
+  // (a fuzzed `.bss` of 4 GiB took seconds and a gigabyte of memory) is refused over a cap.
+  uint64_t zero_fill_bytes = 0;
   for (const llvm::object::ELFSectionRef section : obj.sections()) {
+    if (section.getType() == llvm::ELF::SHT_NOBITS) {
+      zero_fill_bytes += std::min<uint64_t>(section.getSize(), kMaxZeroFillBytes + 1);
+      if (zero_fill_bytes > kMaxZeroFillBytes) {
+        throw ValueError(file + ": zero-filled sections (.bss) claim more than " +
+                         std::to_string(kMaxZeroFillBytes >> 20) +
+                         " MiB, the most an object module may reserve");
+      }
+    }
     if (section.getType() == llvm::ELF::SHT_NOBITS && section.getSize() != 0 &&
         (section.getFlags() & llvm::ELF::SHF_ALLOC) == 0) {
       auto name = section.getName();

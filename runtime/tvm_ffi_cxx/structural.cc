@@ -446,8 +446,9 @@ class HashHandler {
       uint64_t key_hash = 0;
       if (OrderIndependentHash(key, &key_hash)) items.emplace_back(key_hash, &value);
     });
-    std::stable_sort(items.begin(), items.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    // Equal key hashes are combined once, without their values, so their order does not matter.
+    std::sort(items.begin(), items.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
     for (size_t i = 0; i < items.size();) {
       size_t k = i + 1;
       while (k < items.size() && items[k].first == items[i].first) ++k;

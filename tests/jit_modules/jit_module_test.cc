@@ -6,6 +6,7 @@
 
 #include <elf.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -360,22 +361,48 @@ TEST_P(ObjectModuleTest, TheCliCallsAnObjectsFunction) {
 }  // namespace
 
 // The object's .eh_frame contents as (offset, size) in the file; (0, 0) when it has none.
-static std::pair<size_t, size_t> EHFrameOf(const std::string& bytes) {
+// The file offset of the first section header `match` accepts (given the header and its name),
+// or 0 when none does.
+template <typename Match>
+static size_t FindSectionHeader(const std::string& bytes, Match match) {
   Elf64_Ehdr header;
   std::memcpy(&header, bytes.data(), sizeof(header));
-  auto section = [&](size_t index) {
-    Elf64_Shdr shdr;
-    std::memcpy(&shdr, bytes.data() + header.e_shoff + index * sizeof(Elf64_Shdr), sizeof(shdr));
-    return shdr;
-  };
-  const Elf64_Shdr names = section(header.e_shstrndx);
+  auto at = [&](size_t index) { return header.e_shoff + index * sizeof(Elf64_Shdr); };
+  Elf64_Shdr names;
+  std::memcpy(&names, bytes.data() + at(header.e_shstrndx), sizeof(names));
   for (size_t i = 0; i < header.e_shnum; ++i) {
-    const Elf64_Shdr shdr = section(i);
-    if (std::string(bytes.data() + names.sh_offset + shdr.sh_name) == ".eh_frame") {
-      return {shdr.sh_offset, shdr.sh_size};
-    }
+    Elf64_Shdr shdr;
+    std::memcpy(&shdr, bytes.data() + at(i), sizeof(shdr));
+    if (match(shdr, std::string(bytes.data() + names.sh_offset + shdr.sh_name))) return at(i);
   }
-  return {0, 0};
+  return 0;
+}
+
+// The .eh_frame section's offset and size in the file ({0, 0} when there is none).
+static std::pair<size_t, size_t> EHFrameOf(const std::string& bytes) {
+  const size_t at = FindSectionHeader(
+      bytes, [](const Elf64_Shdr&, const std::string& name) { return name == ".eh_frame"; });
+  if (at == 0) return {0, 0};
+  Elf64_Shdr shdr;
+  std::memcpy(&shdr, bytes.data() + at, sizeof(shdr));
+  return {shdr.sh_offset, shdr.sh_size};
+}
+
+// A fuzzed `.bss` of 4 GiB made JITLink allocate and clear it all: refused over a cap instead.
+TEST_P(ObjectModuleTest, RejectsZeroFillSectionsOverTheCap) {
+  std::string bytes = ReadBytes(Object("adder"));
+  const size_t at = FindSectionHeader(
+      bytes, [](const Elf64_Shdr& shdr, const std::string&) { return shdr.sh_type == SHT_NOBITS; });
+  ASSERT_NE(at, 0u) << "the adder fixture has a .bss section";
+  const uint64_t huge = 0xfffffff0;
+  std::memcpy(bytes.data() + at + offsetof(Elf64_Shdr, sh_size), &huge, sizeof(huge));
+  JitModule mod = JitModule::Create("bss");
+  ffijit::Error error = CatchError([&] { mod.AddObject(bytes, "huge_bss.o"); });
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_EQ(error.message(),
+            "huge_bss.o: zero-filled sections (.bss) claim more than 256 MiB, the most an object "
+            "module may reserve");
+  mod.AddObject(ReadBytes(Object("adder")), "adder.o");
 }
 
 // A fuzzed object whose FDE's CIE pointer missed every CIE crashed LLVM 19's .eh_frame parser.
