@@ -97,8 +97,8 @@ struct JitEngineOptions {
   // Persistent object cache directory ("" = none). Keys include the LLVM version and host CPU.
   std::string cache_dir;
   // At most this many functions run a hot-tier thunk at once (each is its own loaded code unit,
-  // about 8 KiB resident); past it a function stays on its cold-tier thunk. The default engine reads
-  // FFIJIT_JIT_HOT_MAX.
+  // about 8 KiB resident); past it a function stays on its cold-tier thunk. The default engine
+  // reads FFIJIT_JIT_HOT_MAX.
   int64_t max_hot_thunks = 256;
 };
 
