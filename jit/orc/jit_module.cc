@@ -703,6 +703,8 @@ std::string Extension(const std::string& path) {
 }
 
 bool IsBitcode(std::string_view bytes) {
+  // llvm::isBitcode reads the 4-byte magic without checking the length (a 1-byte input over-read).
+  if (bytes.size() < 4) return false;
   auto start = reinterpret_cast<const unsigned char*>(bytes.data());
   return llvm::isBitcode(start, start + bytes.size());
 }

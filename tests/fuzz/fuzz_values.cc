@@ -62,7 +62,11 @@ int64_t TakeStrAndObject(const char* s, TVMFFIObject* o) {
   return static_cast<int64_t>(std::strlen(s)) * 1000 + o->type_index;
 }
 int64_t TakeDtypeDevice(DLDataType t, DLDevice d) {
-  return t.code * 100000 + t.bits * 100 + d.device_type * 10 + d.device_id;
+  // A device type is any 32-bit value a caller sends (DLPack's list grows), so it is read as one:
+  // as the C++ enum an unknown value would be undefined behaviour in this native, not in ffijit.
+  int32_t device_type = 0;
+  std::memcpy(&device_type, &d.device_type, sizeof(device_type));
+  return t.code * 100000 + t.bits * 100 + int64_t{device_type} * 10 + d.device_id;
 }
 int64_t TakePtr(void* p) {
   return p == nullptr ? 0 : 1;

@@ -136,6 +136,16 @@ TEST(IrModuleTest, MalformedIrText) {
   EXPECT_NE(error.message().find("%y"), std::string::npos) << error.message();
 }
 
+// Shorter than bitcode's 4-byte magic: LLVM's check would read past the end (fuzz_bitcode).
+TEST(IrModuleTest, InputShorterThanTheBitcodeMagicIsMalformedText) {
+  JitModule mod = JitModule::Create("short");
+  for (std::string_view input : {std::string_view("B"), std::string_view("BC\xC0")}) {
+    ffijit::Error error = CatchError([&] { mod.AddIR(input, "short.bc"); });
+    EXPECT_EQ(error.kind(), "ValueError");
+    EXPECT_EQ(error.message().rfind("short.bc:", 0), 0u) << error.message();
+  }
+}
+
 TEST(IrModuleTest, IrForAnotherArchitecture) {
   JitModule mod = JitModule::Create("arm");
   ffijit::Error error = CatchError([&] {
