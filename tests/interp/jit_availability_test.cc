@@ -27,9 +27,13 @@ TEST(JitAvailability, MatchesTheBuild) {
 // (the AArch64 lane runs the tests under qemu) cannot re-run a foreign binary: there the lane sets
 // FFIJIT_TEST_FORK_DEATH_TESTS and each case runs in a forked child instead, which is just as
 // fresh because ctest runs every test in a process of its own (nothing read the policy before).
-TEST(JitSettings, EnvironmentPolicyIsReadAndABadOneIsReported) {
+void UseFreshProcessDeathTests() {
   GTEST_FLAG_SET(death_test_style,
                  std::getenv("FFIJIT_TEST_FORK_DEATH_TESTS") != nullptr ? "fast" : "threadsafe");
+}
+
+TEST(JitSettings, EnvironmentPolicyIsReadAndABadOneIsReported) {
+  UseFreshProcessDeathTests();
   EXPECT_EXIT(
       {
         setenv("FFIJIT_JIT", "after:7", 1);
@@ -58,7 +62,7 @@ TEST(JitSettings, EnvironmentPolicyIsReadAndABadOneIsReported) {
 
 // The hot tier's policy: FFIJIT_JIT_HOT ("never", "off", "after:N"), read like FFIJIT_JIT.
 TEST(JitSettings, EnvironmentHotPolicyIsReadAndABadOneIsReported) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  UseFreshProcessDeathTests();
   EXPECT_EQ(JitOptions{}.hot_after_calls, 100000);
   EXPECT_EXIT(
       {
