@@ -35,10 +35,12 @@ endforeach()
 # libLLVM carries its own RUNPATH, which governs its dependencies, so the emulator gets the
 # sysroot's library directories through LD_LIBRARY_PATH rather than an rpath. qemu-user cannot
 # execute a foreign binary from inside the guest (no binfmt hand-off), so death tests that would
-# re-run the test binary fork instead (FFIJIT_TEST_FORK_DEATH_TESTS, read by those tests).
+# re-run the test binary fork instead (FFIJIT_TEST_FORK_DEATH_TESTS, read by those tests). The
+# emulator's own translation cache grows with every new code address the guest runs, so the
+# guest's resident set measures the emulator too (FFIJIT_TEST_UNDER_EMULATOR, read by the leak test).
 list(JOIN _ffijit_a64_libdirs ":" _ffijit_a64_ld_path)
 # For a test that needs its own LD_LIBRARY_PATH in front of the emulator's (tests/modules).
 set(FFIJIT_EMULATOR_LIBRARY_PATH "${_ffijit_a64_ld_path}")
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -L /usr/aarch64-linux-gnu
                                   -E LD_LIBRARY_PATH=${_ffijit_a64_ld_path}
-                                  -E FFIJIT_TEST_FORK_DEATH_TESTS=1)
+                                  -E FFIJIT_TEST_FORK_DEATH_TESTS=1 -E FFIJIT_TEST_UNDER_EMULATOR=1)

@@ -555,6 +555,21 @@ void CheckEHFrame(llvm::StringRef contents, const std::string& file) {
 
 // A ValueError unless `buffer` is an ELF relocatable object for this machine whose sections and
 // symbols all lie within the file.
+
+// The relocation types a relocatable object of `arch` may hold (the ELF numbers of its psABI):
+// JITLink trusts them, so anything else is refused first. Unknown architectures were refused
+// before this is asked.
+bool IsStaticRelocationType(llvm::Triple::ArchType arch, uint32_t type) {
+  switch (arch) {
+    case llvm::Triple::x86_64:
+      return type >= 1 && type <= 42;  // R_X86_64_64 .. R_X86_64_REX_GOTPCRELX
+    case llvm::Triple::aarch64:
+      return type >= 257 && type <= 580;  // R_AARCH64_ABS64 .. the TLS descriptor relocations
+    default:
+      return false;
+  }
+}
+
 void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
   auto object = llvm::object::ObjectFile::createObjectFile(buffer);
   if (!object) {
@@ -630,7 +645,8 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
     const auto* shdr = elf->getSection(section.getRawDataRefImpl());
     if (shdr->sh_type != llvm::ELF::SHT_RELA) {
       throw ValueError(file + ": unsupported relocation section type " +
-                       std::to_string(shdr->sh_type) + " (x86-64 objects use SHT_RELA)");
+                       std::to_string(shdr->sh_type) +
+                       " (x86-64 and AArch64 objects use SHT_RELA)");
     }
     auto symtab = elf->getELFFile().getSection(shdr->sh_link);
     if (!symtab || (*symtab)->sh_type != llvm::ELF::SHT_SYMTAB) {
@@ -652,7 +668,7 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
         throw ValueError(file + ": truncated or corrupt object: a relocation names symbol #" +
                          std::to_string(symbol_index) + " of " + std::to_string(symbol_count));
       }
-      if (type == 0 || type > 42) {  // R_X86_64_64 .. R_X86_64_REX_GOTPCRELX
+      if (!IsStaticRelocationType(obj.getArch(), type)) {
         throw ValueError(file + ": unsupported relocation type " + std::to_string(type));
       }
       if (relocation.getOffset() > target_size || target_size - relocation.getOffset() < 4) {
