@@ -688,6 +688,17 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
       throw ValueError(file + ": symbol " + Quote(name->str()) +
                        " has a bad section index: " + Excerpt(DescribeError(section.takeError())));
     }
+    // The runtime writes the module's handle into the library context when it binds the module:
+    // in a section JITLink maps read-only that write would fault (a fuzzed object).
+    if (*name == "__tvm_ffi__library_ctx" && *section != obj.section_end()) {
+      const llvm::object::ELFSectionRef holder(**section);
+      const uint64_t needed = llvm::ELF::SHF_ALLOC | llvm::ELF::SHF_WRITE;
+      if ((holder.getFlags() & needed) != needed) {
+        throw ValueError(file +
+                         ": `__tvm_ffi__library_ctx` must be writable data, but its "
+                         "section is not allocated and writable");
+      }
+    }
   }
 }
 
