@@ -1,6 +1,7 @@
 // Thunk code generation: per-parameter tag checks and conversions, the native call, result boxing.
 #include "orc/thunk_codegen.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 
@@ -34,12 +35,14 @@ namespace {
 
 // Everything needed while emitting one thunk.
 //
-// Shape: the arity test; then one straight run of loads and compares that decides whether every
-// argument has a common form (branching only where a check must dereference what an earlier one
-// validated); then the call block, which converts each argument from its (now known good) form
-// and calls the target. Any other input -- a rare form, an error -- takes the interpreter, which
-// by definition converts and fails exactly as the interpreter does. Few blocks and no per-argument
-// phis keep instruction selection on FastISel's path and the call path free of spills.
+// Shape: one straight run of loads and compares (the arity among them on the cold tier, a branch of
+// its own on the hot tier) that decides whether every argument has a common form (branching only
+// where a check must dereference what an earlier one validated); then the call block, which
+// converts each argument from its (now known good) form and calls the target. Any other input --
+// a rare form, an error -- takes the interpreter, which by definition converts and fails exactly as
+// the interpreter does. On the cold tier, few blocks and no per-argument phis keep instruction
+// selection on FastISel's path and the call path free of spills; the hot tier branches where a
+// predicted branch beats computing both sides (ThunkOptions::optimized).
 class ThunkEmitter {
  public:
   ThunkEmitter(const CallPlan& plan, llvm::Module& module, const ThunkOptions& options = {})
@@ -88,14 +91,26 @@ class ThunkEmitter {
     if (any_path) paths_ = b_.CreateAlloca(llvm::ArrayType::get(ptr_, n_params));
 
     fallback_ = NewBlock();
-    auto* check = NewBlock();
-    CondBr(b_.CreateICmpEQ(num_args_, b_.getInt32(plan_.num_args())), check, fallback_);
-    b_.SetInsertPoint(fallback_);
-    b_.CreateRet(CallHelper(kFallbackSymbol, i32_, {ptr_, ptr_, i32_, ptr_},
-                            {handle_, args_, num_args_, result_}, options_.cold_error_paths));
-
-    b_.SetInsertPoint(check);
-    ok_ = b_.getTrue();
+    llvm::Value* arity_ok = b_.CreateICmpEQ(num_args_, b_.getInt32(plan_.num_args()));
+    if (options_.optimized || plan_.num_args() == 0) {
+      auto* check = NewBlock();
+      CondBr(arity_ok, check, fallback_);
+      b_.SetInsertPoint(check);
+      ok_ = b_.getTrue();
+    } else {
+      // The arity joins the other checks in one block: a branch here would make the fast register
+      // allocator spill `args` and reload it for the first tag load, a store-to-load round trip on
+      // every call's critical path. A wrong-arity call's checks read zeros (None tags) instead.
+      args_ = b_.CreateSelect(arity_ok, args_, Zeros(16 * plan_.num_args()));
+      ok_ = arity_ok;
+    }
+    {
+      llvm::IRBuilderBase::InsertPointGuard keep(b_);
+      b_.SetInsertPoint(fallback_);
+      b_.CreateRet(CallHelper(kFallbackSymbol, i32_, {ptr_, ptr_, i32_, ptr_},
+                              {handle_, fn_->getArg(1), num_args_, result_},
+                              options_.cold_error_paths));
+    }
     if (options_.count_calls) CountCall();
     for (size_t i = 0; i < n_params; ++i) CheckParam(static_cast<int32_t>(i));
     Flush();
@@ -198,15 +213,21 @@ class ThunkEmitter {
     ok_ = b_.getTrue();
   }
 
-  // 64 zero bytes: where a speculated load reads when the form it serves is not the one present,
-  // so the call block picks among forms with selects instead of branches.
-  llvm::Value* Zeros() {
-    llvm::GlobalVariable* zeros = module_.getGlobalVariable("ffijit.zeros", true);
-    if (zeros == nullptr) {
-      auto* type = llvm::ArrayType::get(i64_, 8);
-      zeros = new llvm::GlobalVariable(module_, type, true, llvm::GlobalValue::PrivateLinkage,
-                                       llvm::ConstantAggregateZero::get(type), "ffijit.zeros");
-      zeros->setAlignment(llvm::Align(16));
+  // At least `bytes` (64 by default) zero bytes: where a speculated load reads when the form it
+  // serves is not the one present, so the call block picks among forms with selects instead of
+  // branches. One constant per module, as large as its largest user needs.
+  llvm::Value* Zeros(uint64_t bytes = 64) {
+    const uint64_t words = std::max<uint64_t>(8, (bytes + 7) / 8);
+    llvm::GlobalVariable* old = module_.getGlobalVariable("ffijit.zeros", true);
+    if (old != nullptr && old->getValueType()->getArrayNumElements() >= words) return old;
+    auto* type = llvm::ArrayType::get(i64_, words);
+    auto* zeros = new llvm::GlobalVariable(module_, type, true, llvm::GlobalValue::PrivateLinkage,
+                                           llvm::ConstantAggregateZero::get(type), "ffijit.zeros");
+    zeros->setAlignment(llvm::Align(16));
+    if (old != nullptr) {
+      zeros->takeName(old);
+      old->replaceAllUsesWith(zeros);
+      old->eraseFromParent();
     }
     return zeros;
   }
@@ -424,16 +445,18 @@ class ThunkEmitter {
       words[0] = payload_word();
     } else if (c == Conversion::kF64) {
       llvm::Value* bits = payload_word();
-      llvm::Value* from_int = b_.CreateBitCast(b_.CreateSIToFP(bits, f64_), i64_);
-      words[0] = b_.CreateSelect(TagIs(tag(), kTVMFFIFloat), bits, from_int);
+      words[0] = FloatOrConverted(TagIs(tag(), kTVMFFIFloat), bits, [&] {
+        return b_.CreateBitCast(b_.CreateSIToFP(bits, f64_), i64_);
+      });
     } else if (c == Conversion::kF32) {
       // One rounding from the exact input, as the interpreter: an Int goes straight to float.
-      // The select picks between bit patterns: a float select would become a branch at -O0.
+      // The words are bit patterns: a float select would become a branch at -O0.
       llvm::Value* is_float = TagIs(tag(), kTVMFFIFloat);
-      llvm::Value* from_float =
-          b_.CreateBitCast(b_.CreateFPTrunc(b_.CreateLoad(f64_, payload), f32_), i32_);
-      llvm::Value* from_int = b_.CreateBitCast(b_.CreateSIToFP(payload_word(), f32_), i32_);
-      words[0] = b_.CreateZExt(b_.CreateSelect(is_float, from_float, from_int), i64_);
+      llvm::Value* from_float = b_.CreateZExt(
+          b_.CreateBitCast(b_.CreateFPTrunc(b_.CreateLoad(f64_, payload), f32_), i32_), i64_);
+      words[0] = FloatOrConverted(is_float, from_float, [&] {
+        return b_.CreateZExt(b_.CreateBitCast(b_.CreateSIToFP(payload_word(), f32_), i32_), i64_);
+      });
     } else if (c == Conversion::kF16 || c == Conversion::kBF16) {
       const char* helper =
           c == Conversion::kF16 ? "ffijit_orc_any_to_f16" : "ffijit_orc_any_to_bf16";
@@ -465,6 +488,27 @@ class ThunkEmitter {
     } else if (c == Conversion::kDataType) {
       words[0] = b_.CreateZExt(b_.CreateLoad(i32_, payload), i64_);
     }
+  }
+
+  // A float parameter's word: `from_float` when the argument is a Float, else what `from_int`
+  // emits (an Int or Bool converted). Optimized code converts only on the unlikely Int side, behind
+  // a predicted branch; the cold tier computes both and selects (a block costs spills at -O0).
+  template <typename EmitFromInt>
+  llvm::Value* FloatOrConverted(llvm::Value* is_float, llvm::Value* from_float,
+                                EmitFromInt from_int) {
+    if (!options_.optimized) return b_.CreateSelect(is_float, from_float, from_int());
+    llvm::BasicBlock* given_float = b_.GetInsertBlock();
+    auto* convert = NewBlock();
+    auto* join = NewBlock();
+    CondBr(is_float, join, convert);
+    b_.SetInsertPoint(convert);
+    llvm::Value* converted = from_int();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode* word = b_.CreatePHI(i64_, 2);
+    word->addIncoming(from_float, given_float);
+    word->addIncoming(converted, convert);
+    return word;
   }
 
   // Passes parameter `index`'s words as the IR types the platform layer chose for it.

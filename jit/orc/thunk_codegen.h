@@ -27,7 +27,7 @@ class Module;
 namespace ffijit::orc {
 
 // Bumped whenever the generated code changes: part of every persistent-cache key.
-inline constexpr const char* kThunkCodegenVersion = "thunk-v5";
+inline constexpr const char* kThunkCodegenVersion = "thunk-v6";
 
 // How EmitThunk specialises the thunk. The defaults make the cold tier's shared thunk.
 struct ThunkOptions {
@@ -44,6 +44,11 @@ struct ThunkOptions {
   // takes the fallback, which calls ThunkReachedHotCount: how a function on the cold tier asks
   // for the hot one.
   bool count_calls = true;
+  // The code goes through the optimizing pipeline. The emitter then branches where the cold tier
+  // computes both sides and selects: at -O0 every block boundary costs spills of the live values,
+  // while optimized code pays nothing for a predicted branch and a select puts both sides (two
+  // float conversions, the arity's safe-array pick) on the critical path.
+  bool optimized = false;
 };
 
 // The options of the hot tier's thunk for the native at `target`.
@@ -52,6 +57,7 @@ inline ThunkOptions HotThunkOptions(void* target) {
   options.target = target;
   options.cold_error_paths = true;
   options.count_calls = false;
+  options.optimized = true;
   return options;
 }
 

@@ -1,7 +1,9 @@
 // The hot tier: the count on the cold tier, the per-function optimised thunk and its swap, the cap,
-// release with the function, refusals, and a native given as IR in the thunk's own module.
+// release with the function, refusals, and a native given as IR in the thunk's own module; and the
+// arity check both tiers fold into their check runs differently.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -33,6 +35,10 @@ uint32_t HotFold(uint32_t a, uint8_t b) {
 }
 int64_t HotPair(int64_t a, int64_t b) {
   return a - b;
+}
+int64_t HotWide(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int64_t g,
+                int64_t h, int64_t i, double j) {
+  return a + b + c + d + e + f + g + h + i + static_cast<int64_t>(j);
 }
 
 template <typename F>
@@ -129,6 +135,37 @@ TEST(HotTier, ResultsAndErrorsMatchTheInterpreter) {
     std::string want = ErrorOf(interp, args);
     EXPECT_FALSE(want.empty());
     EXPECT_EQ(ErrorOf(hot, args), want);
+  }
+}
+
+// The cold tier checks the arity in the same run as the tags, reading a constant of zeros instead
+// of the caller's arguments when the count is wrong: any count, fewer or more, and a signature
+// wider than that constant's default size, must fail as the interpreter fails.
+TEST(HotTier, EveryWrongArityFailsOnBothTiersAsInTheInterpreter) {
+  RegisterOptions interpreted;
+  interpreted.interpret_only = true;
+  Function interp = MakeFunction("hot_wide", &HotWide, interpreted);
+  Function cold = Make("hot_wide", &HotWide, {JitPolicy::kNever, 0, 0});
+  ASSERT_NO_THROW(JitEngine::Default().CompileNow(cold));
+  Function hot = Make("hot_wide", &HotWide, {JitPolicy::kNever, 0, 0});
+  ASSERT_NO_THROW(JitEngine::Default().CompileHotNow(hot));
+  ASSERT_TRUE(IsJitCompiled(cold));
+  ASSERT_FALSE(IsHotCompiled(cold));
+  ASSERT_TRUE(IsHotCompiled(hot));
+  std::vector<Any> args;
+  for (int64_t i = 1; i <= 9; ++i) args.push_back(Any(i));
+  args.push_back(Any(0.5));
+  for (Function* f : {&interp, &cold, &hot}) {
+    EXPECT_EQ(f->CallPacked(reinterpret_cast<TVMFFIAny*>(args.data()), 10).cast<int64_t>(), 45);
+  }
+  for (size_t count = 0; count <= 12; ++count) {
+    if (count == 10) continue;
+    std::vector<Any> wrong(args.begin(), args.begin() + std::min<size_t>(count, 10));
+    while (wrong.size() < count) wrong.push_back(Any(int64_t{1}));
+    const std::string want = ErrorOf(interp, wrong);
+    EXPECT_NE(want.find("10"), std::string::npos) << want;
+    EXPECT_EQ(ErrorOf(cold, wrong), want) << count << " arguments";
+    EXPECT_EQ(ErrorOf(hot, wrong), want) << count << " arguments";
   }
 }
 
