@@ -13,6 +13,22 @@
 // on Linux (the variadic part travels like any other argument).
 #if defined(__aarch64__) && defined(__linux__)
 
+// Loads every argument register from the array at x10, calls x9, and stores the return
+// registers to the array at x19.
+.macro CALL_WITH_REGS
+        ldp     d0, d1, [x10, #64]
+        ldp     d2, d3, [x10, #80]
+        ldp     d4, d5, [x10, #96]
+        ldp     d6, d7, [x10, #112]
+        ldp     x0, x1, [x10, #0]
+        ldp     x2, x3, [x10, #16]
+        ldp     x4, x5, [x10, #32]
+        ldp     x6, x7, [x10, #48]
+        blr     x9
+        stp     x0, x1, [x19, #0]
+        stp     d0, d1, [x19, #16]
+.endm
+
         .text
         .globl  ffijit_call_stub
         .hidden ffijit_call_stub
@@ -45,18 +61,8 @@ ffijit_call_stub:
         add     x12, x12, #1
         b       1b
 2:
-        ldp     d0, d1, [x10, #64]
-        ldp     d2, d3, [x10, #80]
-        ldp     d4, d5, [x10, #96]
-        ldp     d6, d7, [x10, #112]
-        ldp     x0, x1, [x10, #0]
-        ldp     x2, x3, [x10, #16]
-        ldp     x4, x5, [x10, #32]
-        ldp     x6, x7, [x10, #48]
-        blr     x9
+        CALL_WITH_REGS
 
-        stp     x0, x1, [x19, #0]
-        stp     d0, d1, [x19, #16]
 
         mov     sp, x29
         ldr     x19, [sp, #16]
@@ -89,17 +95,7 @@ ffijit_call_stub_regs:
         mov     x19, x2
         mov     x9, x0
         mov     x10, x1
-        ldp     d0, d1, [x10, #64]
-        ldp     d2, d3, [x10, #80]
-        ldp     d4, d5, [x10, #96]
-        ldp     d6, d7, [x10, #112]
-        ldp     x0, x1, [x10, #0]
-        ldp     x2, x3, [x10, #16]
-        ldp     x4, x5, [x10, #32]
-        ldp     x6, x7, [x10, #48]
-        blr     x9
-        stp     x0, x1, [x19, #0]
-        stp     d0, d1, [x19, #16]
+        CALL_WITH_REGS
         ldr     x19, [sp, #16]
         ldp     x29, x30, [sp], #32
         .cfi_def_cfa_offset 0

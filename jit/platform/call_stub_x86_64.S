@@ -11,6 +11,34 @@
 // registers used, which makes variadic targets correct too.
 #if defined(__x86_64__) && defined(__ELF__) && !defined(_WIN32)
 
+// Loads every argument register from the array at r10 and calls r11.
+.macro CALL_WITH_REGS
+        movq    48(%r10), %xmm0
+        movq    56(%r10), %xmm1
+        movq    64(%r10), %xmm2
+        movq    72(%r10), %xmm3
+        movq    80(%r10), %xmm4
+        movq    88(%r10), %xmm5
+        movq    96(%r10), %xmm6
+        movq    104(%r10), %xmm7
+        movq    0(%r10), %rdi
+        movq    8(%r10), %rsi
+        movq    16(%r10), %rdx
+        movq    24(%r10), %rcx
+        movq    32(%r10), %r8
+        movq    40(%r10), %r9
+        movl    $8, %eax
+        callq   *%r11
+.endm
+
+// Stores the return registers to the array at `out`.
+.macro STORE_RETURN out
+        movq    %rax, 0(\out)
+        movq    %rdx, 8(\out)
+        movq    %xmm0, 16(\out)
+        movq    %xmm1, 24(\out)
+.endm
+
         .text
         .globl  ffijit_call_stub
         .hidden ffijit_call_stub
@@ -44,27 +72,9 @@ ffijit_call_stub:
         incq    %rax
         jmp     1b
 2:
-        movq    48(%r10), %xmm0
-        movq    56(%r10), %xmm1
-        movq    64(%r10), %xmm2
-        movq    72(%r10), %xmm3
-        movq    80(%r10), %xmm4
-        movq    88(%r10), %xmm5
-        movq    96(%r10), %xmm6
-        movq    104(%r10), %xmm7
-        movq    0(%r10), %rdi
-        movq    8(%r10), %rsi
-        movq    16(%r10), %rdx
-        movq    24(%r10), %rcx
-        movq    32(%r10), %r8
-        movq    40(%r10), %r9
-        movl    $8, %eax
-        callq   *%r11
+        CALL_WITH_REGS
 
-        movq    %rax, 0(%r12)
-        movq    %rdx, 8(%r12)
-        movq    %xmm0, 16(%r12)
-        movq    %xmm1, 24(%r12)
+        STORE_RETURN %r12
 
         leaq    -16(%rbp), %rsp
         popq    %r12
@@ -91,26 +101,8 @@ ffijit_call_stub_regs:
         movq    %rdx, %rbx
         movq    %rdi, %r11
         movq    %rsi, %r10
-        movq    48(%r10), %xmm0
-        movq    56(%r10), %xmm1
-        movq    64(%r10), %xmm2
-        movq    72(%r10), %xmm3
-        movq    80(%r10), %xmm4
-        movq    88(%r10), %xmm5
-        movq    96(%r10), %xmm6
-        movq    104(%r10), %xmm7
-        movq    0(%r10), %rdi
-        movq    8(%r10), %rsi
-        movq    16(%r10), %rdx
-        movq    24(%r10), %rcx
-        movq    32(%r10), %r8
-        movq    40(%r10), %r9
-        movl    $8, %eax
-        callq   *%r11
-        movq    %rax, 0(%rbx)
-        movq    %rdx, 8(%rbx)
-        movq    %xmm0, 16(%rbx)
-        movq    %xmm1, 24(%rbx)
+        CALL_WITH_REGS
+        STORE_RETURN %rbx
         popq    %rbx
         .cfi_def_cfa_offset 8
         ret
