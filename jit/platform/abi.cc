@@ -53,19 +53,24 @@ void AssignAbiGeneric(CallPlan& plan) {
   for (ResultSlot& r : plan.results) {
     if (!r.by_return) r.out_abi = {AbiClass::kStack, slot++};
   }
-  if (plan.convention == CallConvention::kStatus) {
-    plan.return_kind = ReturnKind::kStatus;
-  } else if (!plan.results.empty() && plan.results[0].by_return) {
-    const Conversion c = plan.results[0].conversion;
-    plan.return_kind = IsFloatConversion(c)                                   ? ReturnKind::kSse
-                       : c == Conversion::kBytes || c == Conversion::kAnyView ? ReturnKind::kGprPair
-                                                                              : ReturnKind::kGpr;
-  } else {
-    plan.return_kind = ReturnKind::kVoid;
-  }
+  plan.return_kind = ReturnKindOf(plan);
   plan.num_gpr = 0;
   plan.num_sse = 0;
   plan.num_stack = slot;
+}
+
+// x86-64 System V: floats in xmm0, a struct of two INTEGER eightbytes in rax:rdx, everything else
+// in rax. AAPCS64: floats in v0 (h0/s0/d0), a 16-byte composite in x0:x1, everything else in x0.
+// Bool and narrow integers define only their low bits (the boxer truncates). A result over 16
+// bytes would need a hidden pointer (rdi / x8), which no CallPlan result needs. The generic
+// platform's libffi descriptions use the same classes.
+ReturnKind ReturnKindOf(const CallPlan& plan) {
+  if (plan.convention == CallConvention::kStatus) return ReturnKind::kStatus;
+  if (plan.results.empty() || !plan.results[0].by_return) return ReturnKind::kVoid;
+  const Conversion c = plan.results[0].conversion;
+  if (IsFloatConversion(c)) return ReturnKind::kSse;
+  if (c == Conversion::kBytes || c == Conversion::kAnyView) return ReturnKind::kGprPair;
+  return ReturnKind::kGpr;
 }
 
 void ParamIrTypes(const PlatformAbi& abi, const NativeParam& param, std::vector<IrType>* out) {

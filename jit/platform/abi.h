@@ -77,6 +77,9 @@ void AssignAbi(CallPlan& plan, const PlatformAbi& abi);
 void AssignAbiX86_64SysV(CallPlan& plan);
 void AssignAbiAarch64(CallPlan& plan);
 void AssignAbiGeneric(CallPlan& plan);
+// How the plan's native returns, the same on every platform (a float in the first vector register,
+// a 16-byte pair in two integer registers, anything else in one, or a status, or nothing).
+ReturnKind ReturnKindOf(const CallPlan& plan);
 
 // The IR types generated code passes and returns native values as. A platform-neutral vocabulary
 // the code generators map one-to-one onto llvm::Type (jit/orc/abi_ir.cc), so which type a value

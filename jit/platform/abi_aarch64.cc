@@ -44,15 +44,6 @@ class Allocator {
   int32_t ngrn_ = 0, nsrn_ = 0, nsaa_ = 0;
 };
 
-ReturnKind ReturnKindOf(Conversion c) {
-  // Floats in v0 (h0/s0/d0); a 16-byte composite in x0:x1; everything else in x0 (narrow integers:
-  // only the low bits are defined). A result larger than 16 bytes would go through x8, which no
-  // CallPlan result needs.
-  if (IsFloatConversion(c)) return ReturnKind::kSse;
-  if (c == Conversion::kBytes || c == Conversion::kAnyView) return ReturnKind::kGprPair;
-  return ReturnKind::kGpr;
-}
-
 }  // namespace
 
 void AssignAbiAarch64(CallPlan& plan) {
@@ -75,13 +66,7 @@ void AssignAbiAarch64(CallPlan& plan) {
       note(r.out_abi);
     }
   }
-  if (plan.convention == CallConvention::kStatus) {
-    plan.return_kind = ReturnKind::kStatus;
-  } else if (!plan.results.empty() && plan.results[0].by_return) {
-    plan.return_kind = ReturnKindOf(plan.results[0].conversion);
-  } else {
-    plan.return_kind = ReturnKind::kVoid;
-  }
+  plan.return_kind = ReturnKindOf(plan);
   plan.num_gpr = gpr_used;
   plan.num_sse = alloc.fpr();
   plan.num_stack = alloc.stack();

@@ -47,15 +47,6 @@ class Allocator {
   int32_t gpr_ = 0, sse_ = 0, stack_ = 0;
 };
 
-ReturnKind ReturnKindOf(Conversion c) {
-  // Floats in xmm0; a 16-byte struct of two INTEGER eightbytes in rax:rdx; everything else in rax
-  // (bool and narrow integers: only the low bits are defined, the boxer truncates). A result
-  // larger than 16 bytes would need a hidden pointer in rdi, which no CallPlan result needs.
-  if (IsFloatConversion(c)) return ReturnKind::kSse;
-  if (c == Conversion::kBytes || c == Conversion::kAnyView) return ReturnKind::kGprPair;
-  return ReturnKind::kGpr;
-}
-
 }  // namespace
 
 void AssignAbiX86_64SysV(CallPlan& plan) {
@@ -68,13 +59,7 @@ void AssignAbiX86_64SysV(CallPlan& plan) {
   for (ResultSlot& r : plan.results) {
     if (!r.by_return) r.out_abi = alloc.Scalar(false);
   }
-  if (plan.convention == CallConvention::kStatus) {
-    plan.return_kind = ReturnKind::kStatus;
-  } else if (!plan.results.empty() && plan.results[0].by_return) {
-    plan.return_kind = ReturnKindOf(plan.results[0].conversion);
-  } else {
-    plan.return_kind = ReturnKind::kVoid;
-  }
+  plan.return_kind = ReturnKindOf(plan);
   plan.num_gpr = alloc.gpr();
   plan.num_sse = alloc.sse();
   plan.num_stack = alloc.stack();
