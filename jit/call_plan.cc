@@ -1,4 +1,4 @@
-// CallPlan printing: C type names of conversions and a readable dump of a whole plan.
+// CallPlan printing: a readable dump of a whole plan.
 #include <sstream>
 #include <string>
 
@@ -46,75 +46,6 @@ std::string Location(const AbiLocation& loc) {
 }
 
 }  // namespace
-
-bool IsFloatConversion(Conversion c) {
-  return c == Conversion::kF16 || c == Conversion::kBF16 || c == Conversion::kF32 ||
-         c == Conversion::kF64;
-}
-
-bool IsIntegerConversion(Conversion c) {
-  switch (c) {
-    case Conversion::kI8:
-    case Conversion::kI16:
-    case Conversion::kI32:
-    case Conversion::kI64:
-    case Conversion::kU8:
-    case Conversion::kU16:
-    case Conversion::kU32:
-    case Conversion::kU64:
-      return true;
-    default:
-      return false;
-  }
-}
-
-const char* ConversionCTypeName(Conversion c) {
-  switch (c) {
-    case Conversion::kBool:
-      return "bool";
-    case Conversion::kI8:
-      return "int8_t";
-    case Conversion::kI16:
-      return "int16_t";
-    case Conversion::kI32:
-      return "int32_t";
-    case Conversion::kI64:
-      return "int64_t";
-    case Conversion::kU8:
-      return "uint8_t";
-    case Conversion::kU16:
-      return "uint16_t";
-    case Conversion::kU32:
-      return "uint32_t";
-    case Conversion::kU64:
-      return "uint64_t";
-    case Conversion::kF16:
-      return "_Float16";
-    case Conversion::kBF16:
-      return "__bf16";
-    case Conversion::kF32:
-      return "float";
-    case Conversion::kF64:
-      return "double";
-    case Conversion::kOpaquePtr:
-      return "void*";
-    case Conversion::kStr:
-      return "const char*";
-    case Conversion::kBytes:
-      return "TVMFFIByteArray";
-    case Conversion::kTensor:
-      return "DLTensor*";
-    case Conversion::kDataType:
-      return "DLDataType";
-    case Conversion::kDevice:
-      return "DLDevice";
-    case Conversion::kObject:
-      return "TVMFFIObject*";
-    case Conversion::kAnyView:
-      return "const TVMFFIAny*";
-  }
-  return "?";
-}
 
 std::string PlanToString(const CallPlan& plan) {
   std::ostringstream out;

@@ -13,6 +13,7 @@
 #ifndef FFIJIT_CALL_PLAN_H_
 #define FFIJIT_CALL_PLAN_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -66,12 +67,60 @@ enum class Conversion : uint8_t {
   kAnyView,
 };
 
-// The C type name of a conversion, e.g. "int32_t", "DLTensor*" (for generated code and messages).
-const char* ConversionCTypeName(Conversion c);
-// f16, bf16, f32, f64: passed in vector registers.
-bool IsFloatConversion(Conversion c);
-// i8..i64, u8..u64 (not bool).
-bool IsIntegerConversion(Conversion c);
+// What the executors and code generators know of each conversion's native type: one row per
+// Conversion, the one place such a property is written down.
+struct ConversionInfo {
+  const char* c_type;  // the C type, e.g. "int32_t", "DLTensor*" (generated code and messages)
+  uint8_t bytes;       // its size: how many low bytes of a register word are defined
+  bool is_integer;     // i8..i64, u8..u64 (not bool)
+  bool is_signed;      // i8..i64
+  bool is_float;       // f16, bf16, f32, f64: passed in vector registers
+  // Every value of the C type converts unchanged and without a check that can fail, so a typed
+  // C++ caller may pass it to the native directly (not u64: above INT64_MAX it has no Int).
+  bool direct_from_cpp;
+  int64_t min, max;  // integers: the Int values that fit
+};
+
+// Indexed by Conversion, in its order.
+inline constexpr ConversionInfo kConversionInfo[] = {
+    {"bool", 1, false, false, false, true, 0, 0},
+    {"int8_t", 1, true, true, false, true, INT8_MIN, INT8_MAX},
+    {"int16_t", 2, true, true, false, true, INT16_MIN, INT16_MAX},
+    {"int32_t", 4, true, true, false, true, INT32_MIN, INT32_MAX},
+    {"int64_t", 8, true, true, false, true, INT64_MIN, INT64_MAX},
+    {"uint8_t", 1, true, false, false, true, 0, UINT8_MAX},
+    {"uint16_t", 2, true, false, false, true, 0, UINT16_MAX},
+    {"uint32_t", 4, true, false, false, true, 0, UINT32_MAX},
+    {"uint64_t", 8, true, false, false, false, 0, INT64_MAX},
+    {"_Float16", 2, false, false, true, false, 0, 0},
+    {"__bf16", 2, false, false, true, false, 0, 0},
+    {"float", 4, false, false, true, true, 0, 0},
+    {"double", 8, false, false, true, true, 0, 0},
+    {"void*", 8, false, false, false, true, 0, 0},
+    {"const char*", 8, false, false, false, false, 0, 0},
+    {"TVMFFIByteArray", 16, false, false, false, false, 0, 0},
+    {"DLTensor*", 8, false, false, false, false, 0, 0},
+    {"DLDataType", 4, false, false, false, true, 0, 0},
+    {"DLDevice", 8, false, false, false, true, 0, 0},
+    {"TVMFFIObject*", 8, false, false, false, false, 0, 0},
+    {"const TVMFFIAny*", 8, false, false, false, false, 0, 0},
+};
+static_assert(sizeof(kConversionInfo) / sizeof(kConversionInfo[0]) ==
+                  static_cast<size_t>(Conversion::kAnyView) + 1,
+              "one row per Conversion");
+
+inline const ConversionInfo& InfoOf(Conversion c) {
+  return kConversionInfo[static_cast<size_t>(c)];
+}
+inline const char* ConversionCTypeName(Conversion c) {
+  return InfoOf(c).c_type;
+}
+inline bool IsFloatConversion(Conversion c) {
+  return InfoOf(c).is_float;
+}
+inline bool IsIntegerConversion(Conversion c) {
+  return InfoOf(c).is_integer;
+}
 
 // Where the platform C ABI puts one native parameter (or reads one result). The rules of each
 // platform are in jit/platform/ (abi.h); the register numbers below are indices into that

@@ -66,31 +66,8 @@ inline bool TensorMatches(const TensorCheck& check, const DLTensor* t) {
 
 // Range-checks an integer for an integer conversion and stores it extended to 64 bits.
 inline ConvertStatus StoreInteger(Conversion c, int64_t v, uint64_t* out) {
-  switch (c) {
-    case Conversion::kI8:
-      if (v < INT8_MIN || v > INT8_MAX) return ConvertStatus::kBadRange;
-      break;
-    case Conversion::kI16:
-      if (v < INT16_MIN || v > INT16_MAX) return ConvertStatus::kBadRange;
-      break;
-    case Conversion::kI32:
-      if (v < INT32_MIN || v > INT32_MAX) return ConvertStatus::kBadRange;
-      break;
-    case Conversion::kU8:
-      if (v < 0 || v > UINT8_MAX) return ConvertStatus::kBadRange;
-      break;
-    case Conversion::kU16:
-      if (v < 0 || v > UINT16_MAX) return ConvertStatus::kBadRange;
-      break;
-    case Conversion::kU32:
-      if (v < 0 || v > static_cast<int64_t>(UINT32_MAX)) return ConvertStatus::kBadRange;
-      break;
-    case Conversion::kU64:
-      if (v < 0) return ConvertStatus::kBadRange;
-      break;
-    default:  // kI64: every Int fits
-      break;
-  }
+  const ConversionInfo& info = InfoOf(c);
+  if (v < info.min || v > info.max) return ConvertStatus::kBadRange;
   *out = static_cast<uint64_t>(v);
   return ConvertStatus::kOk;
 }

@@ -1,4 +1,5 @@
 // NativeCallback: boxes a native call's parameters, calls the packed function, unboxes the result.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -23,45 +24,20 @@ struct details::NativeCallbackState {
 
 namespace {
 
-bool IsSigned(Conversion c) {
-  return c == Conversion::kI8 || c == Conversion::kI16 || c == Conversion::kI32 ||
-         c == Conversion::kI64;
-}
-
-int NativeWidth(Conversion c) {
-  switch (c) {
-    case Conversion::kBool:
-    case Conversion::kI8:
-    case Conversion::kU8:
-      return 1;
-    case Conversion::kI16:
-    case Conversion::kU16:
-    case Conversion::kF16:
-    case Conversion::kBF16:
-      return 2;
-    case Conversion::kI32:
-    case Conversion::kU32:
-    case Conversion::kF32:
-    case Conversion::kDataType:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
-// The low `width` bytes of a register word, extended to 64 bits (the caller may leave the upper
-// bits of a narrow argument undefined).
+// The low bytes of a register word that an integer conversion's type defines, extended to 64 bits
+// (the caller may leave the upper bits of a narrow argument undefined).
 int64_t Narrow(Conversion c, uint64_t word) {
-  switch (NativeWidth(c)) {
+  const ConversionInfo& info = InfoOf(c);
+  switch (info.bytes) {
     case 1:
-      return IsSigned(c) ? static_cast<int8_t>(word)
-                         : static_cast<int64_t>(static_cast<uint8_t>(word));
+      return info.is_signed ? static_cast<int8_t>(word)
+                            : static_cast<int64_t>(static_cast<uint8_t>(word));
     case 2:
-      return IsSigned(c) ? static_cast<int16_t>(word)
-                         : static_cast<int64_t>(static_cast<uint16_t>(word));
+      return info.is_signed ? static_cast<int16_t>(word)
+                            : static_cast<int64_t>(static_cast<uint16_t>(word));
     case 4:
-      return IsSigned(c) ? static_cast<int32_t>(word)
-                         : static_cast<int64_t>(static_cast<uint32_t>(word));
+      return info.is_signed ? static_cast<int32_t>(word)
+                            : static_cast<int64_t>(static_cast<uint32_t>(word));
     default:
       return static_cast<int64_t>(word);
   }
@@ -193,7 +169,8 @@ uint64_t UnboxResult(const CallPlan& plan, size_t index, const TVMFFIAny& value)
 }
 
 void StoreNative(Conversion c, uint64_t word, void* out) {
-  std::memcpy(out, &word, static_cast<size_t>(NativeWidth(c)));  // little-endian: the low bytes
+  std::memcpy(out, &word,
+              std::min<size_t>(InfoOf(c).bytes, sizeof word));  // little-endian: the low bytes
 }
 
 // Owns the packed call's result Any.

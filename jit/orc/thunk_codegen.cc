@@ -374,27 +374,13 @@ class ThunkEmitter {
 
   // The range condition for an integer conversion; nullptr when every Int fits (i64).
   llvm::Value* Fits(Conversion c, llvm::Value* v) {
-    auto signed_fits = [&](llvm::Type* narrow) {
-      return b_.CreateICmpEQ(v, b_.CreateSExt(b_.CreateTrunc(v, narrow), i64_));
-    };
-    switch (c) {
-      case Conversion::kI8:
-        return signed_fits(i8_);
-      case Conversion::kI16:
-        return signed_fits(i16_);
-      case Conversion::kI32:
-        return signed_fits(i32_);
-      case Conversion::kU8:
-        return b_.CreateICmpULE(v, b_.getInt64(UINT8_MAX));
-      case Conversion::kU16:
-        return b_.CreateICmpULE(v, b_.getInt64(UINT16_MAX));
-      case Conversion::kU32:
-        return b_.CreateICmpULE(v, b_.getInt64(UINT32_MAX));
-      case Conversion::kU64:
-        return b_.CreateICmpSGE(v, b_.getInt64(0));
-      default:
-        return nullptr;
+    const ConversionInfo& info = InfoOf(c);
+    if (!info.is_integer || (info.min == INT64_MIN && info.max == INT64_MAX)) return nullptr;
+    if (info.is_signed) {  // the value survives narrowing to the type's width and back
+      return b_.CreateICmpEQ(v,
+                             b_.CreateSExt(b_.CreateTrunc(v, b_.getIntNTy(8 * info.bytes)), i64_));
     }
+    return b_.CreateICmpULE(v, b_.getInt64(static_cast<uint64_t>(info.max)));  // and not negative
   }
 
   // The DLTensor of a DLTensorPtr or Tensor argument (no load through it).
@@ -586,28 +572,12 @@ class ThunkEmitter {
       return;
     }
     if (IsIntegerConversion(c) && c != Conversion::kU64) {
+      // Only the type's low bytes of the returned register are defined.
+      const ConversionInfo& info = InfoOf(c);
       llvm::Value* v = word;
-      switch (c) {
-        case Conversion::kI8:
-          v = b_.CreateSExt(b_.CreateTrunc(word, i8_), i64_);
-          break;
-        case Conversion::kI16:
-          v = b_.CreateSExt(b_.CreateTrunc(word, i16_), i64_);
-          break;
-        case Conversion::kI32:
-          v = b_.CreateSExt(b_.CreateTrunc(word, i32_), i64_);
-          break;
-        case Conversion::kU8:
-          v = b_.CreateZExt(b_.CreateTrunc(word, i8_), i64_);
-          break;
-        case Conversion::kU16:
-          v = b_.CreateZExt(b_.CreateTrunc(word, i16_), i64_);
-          break;
-        case Conversion::kU32:
-          v = b_.CreateZExt(b_.CreateTrunc(word, i32_), i64_);
-          break;
-        default:
-          break;
+      if (info.bytes < 8) {
+        llvm::Value* low = b_.CreateTrunc(word, b_.getIntNTy(8 * info.bytes));
+        v = info.is_signed ? b_.CreateSExt(low, i64_) : b_.CreateZExt(low, i64_);
       }
       StoreAny(kTVMFFIInt, v);
       b_.CreateRet(b_.getInt32(0));

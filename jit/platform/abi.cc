@@ -104,17 +104,12 @@ IrType ReturnIrType(const PlatformAbi& abi, const CallPlan& plan) {
     case ReturnKind::kGpr:
       break;
   }
-  switch (plan.results[0].conversion) {
-    case Conversion::kBool:
-    case Conversion::kI8:
-    case Conversion::kU8:
+  switch (InfoOf(plan.results[0].conversion).bytes) {
+    case 1:
       return IrType::kI8;
-    case Conversion::kI16:
-    case Conversion::kU16:
+    case 2:
       return IrType::kI16;
-    case Conversion::kI32:
-    case Conversion::kU32:
-    case Conversion::kDataType:
+    case 4:
       return IrType::kI32;
     default:
       return IrType::kI64;
