@@ -35,15 +35,22 @@ T Low(const uint64_t raw[2]) {
   return v;
 }
 
+// Releases the reference an `any` result holds, if it holds one: an object tag with a non-NULL
+// object. Malformed values too (an object under the wrong tag still counts its references in its
+// own header); a NULL object holds nothing and is not touched.
+void ReleaseAnyResult(const TVMFFIAny& any) {
+  if (any.type_index >= kTVMFFIStaticObjectBegin && any.v_obj != nullptr) {
+    details::DecRef(any.v_obj);
+  }
+}
+
 // Releases a reference that a native handed over but that will not be boxed (error paths).
 void ReleaseRaw(Conversion c, const uint64_t raw[2]) {
   if (c == Conversion::kObject || c == Conversion::kTensor) {
     auto* obj = Low<TVMFFIObject*>(raw);
-    if (obj != nullptr) TVMFFIObjectDecRef(obj);
+    if (obj != nullptr) details::DecRef(obj);
   } else if (c == Conversion::kAnyView) {
-    TVMFFIAny any;
-    std::memcpy(&any, raw, sizeof any);
-    if (any.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(any.v_obj);
+    ReleaseAnyResult(Low<TVMFFIAny>(raw));
   }
 }
 
@@ -171,12 +178,15 @@ int FFIJITBoxResult(const BoundFunction* fn, int32_t index, const uint64_t raw[2
     case Conversion::kAnyView: {
       TVMFFIAny any = Low<TVMFFIAny>(raw);
       const ffijit::details::AnyDefect defect = ffijit::details::FindAnyDefect(any);
-      if (defect != ffijit::details::AnyDefect::kNone) {
-        // Not handed on: a caller would read through it. Its object, if any, is the native's.
-        return ffijit::RaiseResultError(
+      if (__builtin_expect(defect != ffijit::details::AnyDefect::kNone, 0)) {
+        // Not handed on: a caller would read through it. The text reads the object's header, so
+        // it is built before the reference the native handed over is released.
+        const int status = ffijit::RaiseResultError(
             "RuntimeError",
             "`" + fn->plan->function_name + "` returned a malformed value for result #" +
                 std::to_string(index) + ": " + ffijit::details::AnyDefectText(any, defect));
+        ffijit::ReleaseAnyResult(any);
+        return status;
       }
       if (any.type_index == kTVMFFIRawStr || any.type_index == kTVMFFIByteArrayPtr ||
           any.type_index == kTVMFFIDLTensorPtr || any.type_index == kTVMFFIObjectRValueRef) {

@@ -66,6 +66,28 @@ std::string ArgumentLabel(const CallPlan& plan, int32_t param, int32_t steps) {
   return out;
 }
 
+// The shape of a mismatched tensor as the check saw it, reading no shape element the check did
+// not have the right to compare: "shape (2, 3)" when the tensor has the rank the signature asks
+// for (then its dims, at most kShownDims of them), else "ndim 5" (the caller's ndim may be huge, or
+// its shape shorter than it claims: only a signature's own rank bounds what is read).
+std::string TensorShapeText(const TensorCheck& check, const DLTensor& got) {
+  constexpr int32_t kShownDims = 8;
+  if (check.rank < 0 || got.ndim != check.rank) return "ndim " + std::to_string(got.ndim);
+  std::string out = "shape (";
+  const int32_t shown = got.ndim < kShownDims ? got.ndim : kShownDims;
+  for (int32_t i = 0; i < shown; ++i) {
+    if (i) out += ", ";
+    out += std::to_string(got.shape[i]);
+  }
+  if (shown < got.ndim) {
+    out += ", \xe2\x80\xa6) of ndim ";
+    out += std::to_string(got.ndim);
+    return out;
+  }
+  out += got.ndim == 1 ? ",)" : ")";
+  return out;
+}
+
 std::string FullLabel(const CallPlan& plan, int32_t param) {
   return ArgumentLabel(plan, param, plan.params[static_cast<size_t>(param)].path_size);
 }
@@ -119,15 +141,10 @@ int FFIJITRaiseRangeError(const BoundFunction* fn, int32_t param, const TVMFFIAn
 int FFIJITRaiseParseError(const BoundFunction* fn, int32_t param, const TVMFFIAny* got) {
   return ffijit::Raise("ValueError", [&] {
     const CallPlan& plan = *fn->plan;
-    std::string text;
-    if (got->type_index == kTVMFFIRawStr) {
-      if (got->v_c_str != nullptr) text = got->v_c_str;
-    } else if (got->type_index == kTVMFFISmallStr) {
-      text.assign(got->v_bytes, got->small_str_len);
-    } else if (got->type_index == kTVMFFIStr) {
-      const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(got->v_obj + 1);
-      text.assign(cell->data, cell->size);
-    }
+    // Quoted from a view: only the excerpt is copied, however long the string.
+    const std::string_view text = ffijit::details::IsStrForm(got->type_index)
+                                      ? ffijit::details::ViewChars(*got)
+                                      : std::string_view();
     return "Invalid value on argument " + ffijit::FullLabel(plan, param) + " when calling: `" +
            plan.declaration + "`. Expected `" + plan.params[static_cast<size_t>(param)].type_text +
            "` but got \"" + ffijit::Excerpt(text) + "\"";
@@ -137,15 +154,10 @@ int FFIJITRaiseParseError(const BoundFunction* fn, int32_t param, const TVMFFIAn
 int FFIJITRaiseTensorError(const BoundFunction* fn, int32_t param, const DLTensor* got) {
   return ffijit::Raise("ValueError", [&] {
     const CallPlan& plan = *fn->plan;
-    std::string shape = "(";
-    for (int32_t i = 0; i < got->ndim; ++i) {
-      if (i) shape += ", ";
-      shape += std::to_string(got->shape[i]);
-    }
-    shape += got->ndim == 1 ? ",)" : ")";
+    const ffijit::NativeParam& p = plan.params[static_cast<size_t>(param)];
     return "Mismatched tensor on argument " + ffijit::FullLabel(plan, param) + " when calling: `" +
-           plan.declaration + "`. Expected `" + plan.params[static_cast<size_t>(param)].type_text +
-           "` but got an ndarray of " + ffijit::DataTypeText(got->dtype) + " with shape " + shape;
+           plan.declaration + "`. Expected `" + p.type_text + "` but got an ndarray of " +
+           ffijit::DataTypeText(got->dtype) + " with " + ffijit::TensorShapeText(p.tensor, *got);
   });
 }
 

@@ -42,7 +42,7 @@ std::string AnyTypeName(const TVMFFIAny& any) {
   }
   if (any.type_index < kTVMFFIStaticObjectBegin) return "type#" + std::to_string(any.type_index);
   try {
-    return TypeIndexToKey(any.type_index);
+    return Excerpt(TypeIndexToKey(any.type_index));
   } catch (const Error&) {
     return "object#" + std::to_string(any.type_index);
   }
@@ -53,7 +53,7 @@ namespace {
 // The type key of a header's type index, or "object#N" for an index nobody registered.
 std::string HeaderTypeName(int32_t index) {
   try {
-    return "`" + TypeIndexToKey(index) + "`";
+    return "`" + Excerpt(TypeIndexToKey(index)) + "`";
   } catch (const Error&) {
     return "object#" + std::to_string(index);
   }
@@ -96,6 +96,15 @@ void ThrowMalformed(const char* where, const TVMFFIAny& any, AnyDefect defect) {
   message += "malformed value: ";
   message += AnyDefectText(any, defect);
   throw Error("ValueError", message);
+}
+
+void ThrowMalformedResult(const TVMFFIAny& owned, AnyDefect defect) {
+  Error error("ValueError",
+              "a called function returned a malformed value: " + AnyDefectText(owned, defect));
+  if (owned.type_index >= kTVMFFIStaticObjectBegin && owned.v_obj != nullptr) {
+    DecRef(owned.v_obj);
+  }
+  throw error;
 }
 
 void ThrowMismatch(const char* expected, const TVMFFIAny& got) {

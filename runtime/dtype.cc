@@ -158,7 +158,7 @@ DLDevice ParseDevice(std::string_view text) {
     return DLDevice{static_cast<DLDeviceType>(entry.type), static_cast<int32_t>(id)};
   }
   throw Error("ValueError", "cannot parse device \"" + Excerpt(text) +
-                                "\": unknown device type \"" + std::string(name) + "\"");
+                                "\": unknown device type \"" + Excerpt(name) + "\"");
 }
 
 std::string DeviceToString(DLDevice device) {

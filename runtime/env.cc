@@ -108,7 +108,7 @@ int TVMFFIEnvRegisterCAPI(const char* name, void* symbol) {
     } else if (key == "PyGILState_Release") {
       hooks.gil_release.store(reinterpret_cast<void (*)(void*)>(symbol), std::memory_order_release);
     } else {
-      throw Error("ValueError", "Unknown env API " + key +
+      throw Error("ValueError", "Unknown env API " + Excerpt(key) +
                                     " (known: PyErr_CheckSignals, PyGILState_Ensure, "
                                     "PyGILState_Release)");
     }

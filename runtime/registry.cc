@@ -26,7 +26,8 @@ class GlobalTable {
     if (!inserted) {
       if (!allow_override) {
         // TVM FFI's kind and wording, so callers matching either runtime's text agree.
-        throw Error("RuntimeError", "Global Function `" + name + "` is already registered");
+        throw Error("RuntimeError",
+                    "Global Function `" + Excerpt(name) + "` is already registered");
       }
       replaced = std::exchange(it->second, std::move(func));
     }
@@ -83,8 +84,9 @@ int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, i
     auto* obj = static_cast<TVMFFIObject*>(f);
     internal::RequireNonNull(obj, "TVMFFIFunctionSetGlobal", "f");
     if (!IsInstance(obj->type_index, kTVMFFIFunction)) {
-      throw Error("TypeError", "TVMFFIFunctionSetGlobal: `" + key + "` is not a Function but `" +
-                                   TypeIndexToKey(obj->type_index) + "`");
+      throw Error("TypeError", "TVMFFIFunctionSetGlobal: `" + Excerpt(key) +
+                                   "` is not a Function but `" + TypeIndexToKey(obj->type_index) +
+                                   "`");
     }
     GlobalTable::Get().Set(key, ObjectPtr<>::Borrow(obj), allow_override != 0);
   });
@@ -95,12 +97,13 @@ int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info, i
     internal::RequireNonNull(method_info, "TVMFFIFunctionSetGlobalFromMethodInfo", "method_info");
     std::string key = NameOf(&method_info->name, "TVMFFIFunctionSetGlobalFromMethodInfo");
     const TVMFFIAny& method = method_info->method;
+    details::RequireWellFormed(method, "TVMFFIFunctionSetGlobalFromMethodInfo");
     ObjectPtr<> func;  // None registers a null entry, which lookups report as missing
     if (method.type_index != kTVMFFINone) {
       if (method.type_index < kTVMFFIStaticObjectBegin || method.v_obj == nullptr ||
           !IsInstance(method.v_obj->type_index, kTVMFFIFunction)) {
-        throw Error("TypeError", "TVMFFIFunctionSetGlobalFromMethodInfo: the method of `" + key +
-                                     "` must be a Function or None, not `" +
+        throw Error("TypeError", "TVMFFIFunctionSetGlobalFromMethodInfo: the method of `" +
+                                     Excerpt(key) + "` must be a Function or None, not `" +
                                      TypeIndexToKey(method.type_index) + "`");
       }
       func = ObjectPtr<>::Borrow(method.v_obj);
@@ -122,7 +125,7 @@ int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name) {
   return internal::GuardCBoundary([&] {
     std::string key = NameOf(name, "FFIJITFunctionRemoveGlobal");
     if (!GlobalTable::Get().Remove(key)) {
-      throw Error("KeyError", "global function `" + key + "` is not registered");
+      throw Error("KeyError", "global function `" + Excerpt(key) + "` is not registered");
     }
   });
 }

@@ -119,6 +119,11 @@ int ModuleImportsSetter(void* field, const TVMFFIAny* value) {
     TVMFFIErrorSetRaisedFromCStr("TypeError", "ffi.Module.imports_ must be set to an ffi.Array");
     return -1;
   }
+  const details::AnyDefect defect = details::FindAnyDefect(*value);
+  if (defect != details::AnyDefect::kNone) {
+    return internal::GuardCBoundary(
+        [&] { details::ThrowMalformed("ffi.Module.imports_", *value, defect); });
+  }
   auto** slot = static_cast<TVMFFIObject**>(field);
   details::IncRef(value->v_obj);
   TVMFFIObject* old = *slot;
@@ -160,47 +165,12 @@ class TypeTable {
   int32_t FindKey(const std::string& key) const {
     std::lock_guard lock(mutex_);
     auto it = by_key_.find(key);
-    if (it == by_key_.end()) throw Error("InternalError", "Cannot find type `" + key + "`");
+    if (it == by_key_.end())
+      throw Error("InternalError", "Cannot find type `" + Excerpt(key) + "`");
     return it->second;
   }
 
   const TVMFFITypeInfo* Unknown() const { return &unknown_.info; }
-
-  // The index of `key`, or a forward reference (>= kFFIJITForwardTypeIndexBegin) that Resolve
-  // maps to the key's index once some module registers it. Allocates nothing in the type table,
-  // so the module later registers the key with its real parent and child slots.
-  int32_t IndexOrForward(const std::string& key) {
-    if (key.empty()) throw Error("ValueError", "a type key must not be empty");
-    std::lock_guard lock(mutex_);
-    if (auto it = by_key_.find(key); it != by_key_.end()) return it->second;
-    if (auto it = forward_by_key_.find(key); it != forward_by_key_.end()) return it->second;
-    if (static_cast<int32_t>(forward_keys_.size()) == kMaxForwards) {
-      throw Error("RuntimeError", "cannot refer to type `" + key +
-                                      "` before it is registered: " + std::to_string(kMaxForwards) +
-                                      " forward references are in use");
-    }
-    int32_t forward = kFFIJITForwardTypeIndexBegin + static_cast<int32_t>(forward_keys_.size());
-    forward_keys_.push_back(key);
-    forward_by_key_[key] = forward;
-    return forward;
-  }
-
-  // A forward reference's current target (-1 while unregistered); other indices unchanged.
-  int32_t Resolve(int32_t index) const noexcept {
-    if (index < kFFIJITForwardTypeIndexBegin ||
-        index >= kFFIJITForwardTypeIndexBegin + kMaxForwards) {
-      return index;
-    }
-    return forward_targets_[index - kFFIJITForwardTypeIndexBegin].load(std::memory_order_acquire);
-  }
-
-  // The key of a forward reference, or "" for other indices.
-  std::string ForwardKey(int32_t index) const {
-    std::lock_guard lock(mutex_);
-    int32_t slot = index - kFFIJITForwardTypeIndexBegin;
-    if (slot < 0 || slot >= static_cast<int32_t>(forward_keys_.size())) return "";
-    return forward_keys_[slot];
-  }
 
   // Appends the field, or replaces the type's field of the same name (a reloaded module).
   void RegisterField(int32_t index, const TVMFFIFieldInfo& given) {
@@ -234,7 +204,7 @@ class TypeTable {
     std::lock_guard lock(mutex_);
     TypeEntry& entry = MutableLocked(index, "TVMFFITypeRegisterMetadata");
     if (entry.info.metadata != nullptr) {
-      throw Error("RuntimeError", "Overriding " + entry.key +
+      throw Error("RuntimeError", "Overriding " + Excerpt(entry.key) +
                                       ", possible causes:\n- two registrations of metadata for "
                                       "the same type\n- another type with the same key is "
                                       "already registered\nCross check the reflection "
@@ -255,8 +225,9 @@ class TypeTable {
     if (index == 0) return;
     size_t slot = static_cast<size_t>(index);
     if (slot < column.values.size() && column.values.data()[slot].type_index != kTVMFFINone) {
-      throw Error("RuntimeError", "Type attribute `" + name + "` is already set for type `" +
-                                      Find(index)->key + "`");
+      throw Error("RuntimeError", "Type attribute `" + Excerpt(name) +
+                                      "` is already set for type `" + Excerpt(Find(index)->key) +
+                                      "`");
     }
     TVMFFIAny owned = NoneAny();
     internal::CopyToOwned(value, &owned);  // kept forever
@@ -275,7 +246,6 @@ class TypeTable {
  private:
   TypeTable() {
     for (auto& entry : entries_) entry.store(nullptr, std::memory_order_relaxed);
-    for (auto& target : forward_targets_) target.store(-1, std::memory_order_relaxed);
     unknown_.key = kUnknownTypeKey;
     unknown_.info.type_index = -1;
     unknown_.info.type_key = TVMFFIByteArray{unknown_.key.c_str(), unknown_.key.size()};
@@ -338,8 +308,8 @@ class TypeTable {
   }
 
   std::string Describe(const std::string& key, int32_t static_index, int32_t parent_index) const {
-    return "type `" + key + "` (static index " + std::to_string(static_index) + ", parent " +
-           std::to_string(parent_index) + ")";
+    return "type `" + Excerpt(key) + "` (static index " + std::to_string(static_index) +
+           ", parent " + std::to_string(parent_index) + ")";
   }
 
   int32_t AllocLocked(const std::string& key, int32_t static_index, int32_t depth,
@@ -382,13 +352,13 @@ class TypeTable {
       }
       if (const TypeEntry* taken = Find(static_index)) {
         throw Error("RuntimeError", std::string(func) + ": Conflicting static index " +
-                                        std::to_string(static_index) + " between " + taken->key +
-                                        " and " + key);
+                                        std::to_string(static_index) + " between " +
+                                        Excerpt(taken->key) + " and " + Excerpt(key));
       }
       index = static_index;
     } else {
       if (parent == nullptr) {
-        throw Error("ValueError", std::string(func) + ": dynamic type `" + key +
+        throw Error("ValueError", std::string(func) + ": dynamic type `" + Excerpt(key) +
                                       "` needs a parent type index, got " +
                                       std::to_string(parent_index));
       }
@@ -398,12 +368,12 @@ class TypeTable {
         parent->allocated_slots += static_cast<int32_t>(need);
       } else {
         if (!parent->child_slots_can_overflow) {
-          throw Error("RuntimeError", std::string(func) + ": `" + key +
+          throw Error("RuntimeError", std::string(func) + ": `" + Excerpt(key) +
                                           "`: Reach maximum number of sub-classes for " +
                                           parent->key);
         }
         if (overflow_counter_ + need > kMaxTypes) {
-          throw Error("RuntimeError", std::string(func) + ": `" + key +
+          throw Error("RuntimeError", std::string(func) + ": `" + Excerpt(key) +
                                           "`: the type table is full (" +
                                           std::to_string(kMaxTypes) + " indices)");
         }
@@ -440,10 +410,6 @@ class TypeTable {
     entry->info.type_key_hash = std::hash<std::string_view>()(entry->key);
     by_key_[key] = index;
     entries_[index].store(entry.release(), std::memory_order_release);  // never freed
-    if (auto it = forward_by_key_.find(key); it != forward_by_key_.end()) {
-      forward_targets_[it->second - kFFIJITForwardTypeIndexBegin].store(index,
-                                                                        std::memory_order_release);
-    }
     return index;
   }
 
@@ -463,13 +429,14 @@ class TypeTable {
   TVMFFIByteArray CopyString(TypeEntry& entry, const TVMFFIByteArray& text, const char* func,
                              const char* what, bool may_be_empty) {
     if (text.data == nullptr && text.size != 0) {
-      throw Error("ValueError", std::string(func) + ": `" + what + "` of type `" + entry.key +
-                                    "` has NULL data and size " + std::to_string(text.size));
+      throw Error("ValueError", std::string(func) + ": `" + what + "` of type `" +
+                                    Excerpt(entry.key) + "` has NULL data and size " +
+                                    std::to_string(text.size));
     }
     if (text.size == 0) {
       if (!may_be_empty) {
-        throw Error("ValueError",
-                    std::string(func) + ": empty " + what + " for type `" + entry.key + "`");
+        throw Error("ValueError", std::string(func) + ": empty " + what + " for type `" +
+                                      Excerpt(entry.key) + "`");
       }
       return TVMFFIByteArray{nullptr, 0};
     }
@@ -498,18 +465,12 @@ class TypeTable {
   }
 
   static constexpr int32_t kMaxTypes = 16384;
-  static constexpr int32_t kMaxForwards = 4096;
   mutable std::mutex mutex_;  // serialises registrations and key lookups
   std::atomic<TypeEntry*> entries_[kMaxTypes];
   std::unordered_map<std::string, int32_t> by_key_;
   std::unordered_map<std::string, std::unique_ptr<AttrColumn>> columns_;
   int32_t overflow_counter_ = kTVMFFIDynObjectBegin;
   TypeEntry unknown_;
-  // Forward references: forward_targets_[i] is the index key forward_keys_[i] got when it was
-  // registered, -1 until then.
-  std::atomic<int32_t> forward_targets_[kMaxForwards];
-  std::vector<std::string> forward_keys_;
-  std::unordered_map<std::string, int32_t> forward_by_key_;
 };
 
 }  // namespace
@@ -517,13 +478,14 @@ class TypeTable {
 int32_t RegisterType(const std::string& key, int32_t parent_type_index) {
   if (key.empty()) throw Error("ValueError", "RegisterType: the type key must not be empty");
   if (parent_type_index < kTVMFFIStaticObjectBegin) {
-    throw Error("ValueError", "RegisterType: parent of `" + key + "` must be an object type, got " +
+    throw Error("ValueError", "RegisterType: parent of `" + Excerpt(key) +
+                                  "` must be an object type, got " +
                                   std::to_string(parent_type_index));
   }
   TypeTable& table = TypeTable::Global();
   const TVMFFITypeInfo* parent = TVMFFIGetTypeInfo(parent_type_index);
   if (parent->type_index != parent_type_index) {
-    throw Error("ValueError", "RegisterType: `" + key + "`: unknown parent type index " +
+    throw Error("ValueError", "RegisterType: `" + Excerpt(key) + "`: unknown parent type index " +
                                   std::to_string(parent_type_index));
   }
   int32_t index = table.GetOrAlloc(key, -1, parent->type_depth + 1, 0, true, parent_type_index);
@@ -532,7 +494,7 @@ int32_t RegisterType(const std::string& key, int32_t parent_type_index) {
       info->type_depth == 0 ? -1 : info->type_acenstors[info->type_depth - 1]->type_index;
   if (actual_parent != parent_type_index) {
     throw Error("ValueError",
-                "type `" + key + "` is already registered with parent `" +
+                "type `" + Excerpt(key) + "` is already registered with parent `" +
                     (actual_parent < 0 ? std::string("<root>") : TypeIndexToKey(actual_parent)) +
                     "`, not `" + TypeIndexToKey(parent_type_index) + "`");
   }
@@ -544,10 +506,6 @@ int32_t TypeKeyToIndex(const std::string& key) {
 }
 
 std::string TypeIndexToKey(int32_t type_index) {
-  if (type_index >= kFFIJITForwardTypeIndexBegin) {
-    std::string key = TypeTable::Global().ForwardKey(type_index);
-    if (!key.empty()) return key;
-  }
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
   if (info->type_index != type_index) {
     throw Error("KeyError", "unknown type index " + std::to_string(type_index));
@@ -614,7 +572,8 @@ int TVMFFITypeRegisterAttr(int32_t type_index, const TVMFFIByteArray* attr_name,
     std::string name = ViewKey(attr_name, "TVMFFITypeRegisterAttr", "attr_name");
     if (type_index < 0) {
       throw Error("ValueError", "TVMFFITypeRegisterAttr: negative type index " +
-                                    std::to_string(type_index) + " for attribute `" + name + "`");
+                                    std::to_string(type_index) + " for attribute `" +
+                                    Excerpt(name) + "`");
     }
     if (type_index != 0) internal::RequireNonNull(attr_value, "TVMFFITypeRegisterAttr", "value");
     TypeTable::Global().RegisterAttr(type_index, name, type_index == 0 ? NoneAny() : *attr_value);
@@ -630,20 +589,9 @@ const TVMFFITypeAttrColumn* TVMFFIGetTypeAttrColumn(const TVMFFIByteArray* attr_
   }
 }
 
-int FFIJITTypeKeyToIndexOrForward(const TVMFFIByteArray* type_key, int32_t* out_tindex) {
-  return internal::GuardCBoundary([&] {
-    std::string key = ViewKey(type_key, "FFIJITTypeKeyToIndexOrForward", "type_key");
-    internal::RequireNonNull(out_tindex, "FFIJITTypeKeyToIndexOrForward", "out_tindex");
-    *out_tindex = TypeTable::Global().IndexOrForward(key);
-  });
-}
-
 int FFIJITObjectIsInstance(int32_t object_type_index, int32_t target_type_index) {
   if (object_type_index == target_type_index) return 1;
   const TypeTable& table = TypeTable::Global();
-  target_type_index = table.Resolve(target_type_index);
-  if (target_type_index < 0) return 0;  // a forward reference to a type nobody registered yet
-  if (object_type_index == target_type_index) return 1;
   if (target_type_index == kTVMFFIObject) {
     return object_type_index >= kTVMFFIStaticObjectBegin && table.Find(object_type_index) ? 1 : 0;
   }

@@ -97,6 +97,11 @@ FFIJIT_API std::string AnyDefectText(const TVMFFIAny& any, AnyDefect defect);
 // ValueError: "<where>: malformed value: <AnyDefectText>".
 [[noreturn]] FFIJIT_API void ThrowMalformed(const char* where, const TVMFFIAny& any,
                                             AnyDefect defect);
+// ValueError: "a called function returned a malformed value: <AnyDefectText>", for a callee's
+// result that breaks the contract. Releases the reference `owned` holds, if it holds one (an object
+// tag and a non-NULL object: the header counts its references whatever the tag says), exactly once
+// and after the message has read the header; a NULL object is not touched.
+[[noreturn]] FFIJIT_API void ThrowMalformedResult(const TVMFFIAny& owned, AnyDefect defect);
 // Throws ThrowMalformed's ValueError unless `any` is well-formed.
 inline void RequireWellFormed(const TVMFFIAny& any, const char* where) {
   const AnyDefect defect = FindAnyDefect(any);

@@ -83,15 +83,6 @@ FFIJIT_API int FFIJITShapeCreate(const int64_t* dims, size_t n, TVMFFIObjectHand
  * TVMFFIGetTypeInfo(object_type_index)); lock-free.
  */
 FFIJIT_API int FFIJITObjectIsInstance(int32_t object_type_index, int32_t target_type_index);
-/*!
- * For metadata that names a type its module has not registered yet: the index of `type_key` if it
- * is registered, else a forward reference (an index >= kFFIJITForwardTypeIndexBegin, the same for
- * every call with that key) that FFIJITObjectIsInstance resolves to the key's index once some
- * module registers it, and FFIJITTypeIndexToKey names. Nothing is allocated in the type table, so
- * the module still registers the key with its own parent and child slots.
- */
-#define kFFIJITForwardTypeIndexBegin (1 << 24)
-FFIJIT_API int FFIJITTypeKeyToIndexOrForward(const TVMFFIByteArray* type_key, int32_t* out_tindex);
 /*! The registered key of a type index ("ffi.String", "int", ...), as an owned String. */
 FFIJIT_API int FFIJITTypeIndexToKey(int32_t type_index, TVMFFIAny* out);
 

@@ -268,7 +268,8 @@ class Function : public ObjectRef {
   }
 
   // Calls with C++ arguments, packed as borrowed views (details::ArgPacker); throws the callee's
-  // Error on failure, and a ValueError on a null Function.
+  // Error on failure, and a ValueError on a null Function or a malformed result (docs/guide.md,
+  // "Malformed values"; the result's reference is released).
   template <typename... Args>
   Any operator()(Args&&... args) const {
     constexpr size_t kCount = sizeof...(Args);
@@ -288,11 +289,12 @@ class Function : public ObjectRef {
     }
   }
 
-  // Calls with raw arguments; throws the callee's Error on failure.
+  // Calls with raw arguments; throws the callee's Error on failure (and a ValueError for a
+  // malformed result, which it releases).
   Any CallPacked(TVMFFIAny* args, int32_t num_args) const {
     TVMFFIAny result{};
     CheckCall(TVMFFIFunctionCall(get(), args, num_args, &result));
-    return Any::Adopt(result);
+    return AdoptResult(result);
   }
 
  private:
@@ -306,6 +308,16 @@ class Function : public ObjectRef {
     TVMFFIAny result{};
     // Relaxed, as in TVMFFIFunctionCall: the JIT swaps the pointer; either target is correct.
     CheckCall(__atomic_load_n(&cell->safe_call, __ATOMIC_RELAXED)(obj, args, num_args, &result));
+    return AdoptResult(result);
+  }
+
+  // Takes the callee's result after checking it against the value-validity contract: nothing a
+  // caller reads through a result (a cast, an Array's items) may meet a malformed value.
+  static Any AdoptResult(const TVMFFIAny& result) {
+    const details::AnyDefect defect = details::FindAnyDefect(result);
+    if (__builtin_expect(defect != details::AnyDefect::kNone, 0)) {
+      details::ThrowMalformedResult(result, defect);
+    }
     return Any::Adopt(result);
   }
 

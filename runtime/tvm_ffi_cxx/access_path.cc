@@ -111,6 +111,7 @@ int GetObject(void* field, TVMFFIAny* result) {
 
 // Stores None or an object of exactly `type_index` (both types are final).
 int SetObjectOf(void* field, const TVMFFIAny* value, int32_t type_index, const char* what) {
+  details::RequireWellFormed(*value, what);  // callers run it inside GuardCBoundary
   if (value->type_index != kTVMFFINone && value->type_index != type_index) {
     SetRaised("TypeError", std::string(what) + " must be None or an `" +
                                TypeIndexToKey(type_index) + "`, not `" +

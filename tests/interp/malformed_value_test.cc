@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "../catch_error.h"
+#include "ffijit/c_env_api.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
 #include "ffijit/metadata.h"
@@ -193,6 +195,64 @@ TEST_P(MalformedTest, TensorsWithDimensionsHaveAShape) {
       "i64`. Got an `ndarray` (type index 7) with ndim -1");
   t.ndim = 0;  // a scalar needs no shape
   EXPECT_EQ(CallRaw(Tensor(), {RawPtr(kTVMFFIDLTensorPtr, &t)}).cast<int64_t>(), 0);
+}
+
+int64_t TakeFloatMatrix(DLTensor* t) {
+  return t->shape[0] * t->shape[1];
+}
+
+// A tensor mismatch names what the check read and no more: a huge ndim (whose shape, owned by the
+// caller, has only two elements here) is reported by its ndim, and the shape is quoted only when
+// the rank is the signature's, then at most 8 dims of it.
+TEST_P(MalformedTest, TensorMismatchMessagesAreBounded) {
+  Function matrix = Bind("hostile.matrix", &TakeFloatMatrix,
+                         Sig({Type::NDArray(ScalarKind::kF32, 2, {-1, 3})}, {S(ScalarKind::kI64)}),
+                         GetParam());
+  Function any_rank = Bind("hostile.any_rank", &TakeTensor,
+                           Sig({Type::NDArray(ScalarKind::kF32, -1, {})}, {S(ScalarKind::kI64)}),
+                           GetParam());
+  std::vector<int64_t> dims(10, 1);
+  dims[9] = 4;
+  Function rank10 =
+      Bind("hostile.rank10", &TakeTensor,
+           Sig({Type::NDArray(ScalarKind::kF32, 10, dims)}, {S(ScalarKind::kI64)}), GetParam());
+  auto shape = std::make_unique<int64_t[]>(2);  // on the heap: ASan sees any read past it
+  shape[0] = 2;
+  shape[1] = 3;
+  DLTensor huge{};
+  huge.ndim = 1 << 30;
+  huge.shape = shape.get();
+  huge.dtype = DLDataType{kDLFloat, 32, 1};
+  EXPECT_EQ(Failure(matrix, {RawPtr(kTVMFFIDLTensorPtr, &huge)}),
+            "ValueError: Mismatched tensor on argument #0 when calling: "
+            "`hostile.matrix(ndarray<f32,[?,3]>) -> i64`. Expected `ndarray<f32,[?,3]>` but got an "
+            "ndarray of float32 with ndim 1073741824");
+  huge.dtype = DLDataType{kDLInt, 8, 1};
+  EXPECT_EQ(Failure(any_rank, {RawPtr(kTVMFFIDLTensorPtr, &huge)}),
+            "ValueError: Mismatched tensor on argument #0 when calling: "
+            "`hostile.any_rank(ndarray<f32>) -> i64`. Expected `ndarray<f32>` but got an ndarray "
+            "of int8 with ndim 1073741824");
+  // The signature's rank: its dims are quoted.
+  huge.ndim = 2;
+  huge.dtype = DLDataType{kDLFloat, 32, 1};
+  shape[1] = 4;
+  EXPECT_EQ(Failure(matrix, {RawPtr(kTVMFFIDLTensorPtr, &huge)}),
+            "ValueError: Mismatched tensor on argument #0 when calling: "
+            "`hostile.matrix(ndarray<f32,[?,3]>) -> i64`. Expected `ndarray<f32,[?,3]>` but got an "
+            "ndarray of float32 with shape (2, 4)");
+  // A long (signature) rank: the first 8 dims, then the ndim.
+  std::vector<int64_t> ten(10, 1);
+  DLTensor wide{};
+  wide.ndim = 10;
+  wide.shape = ten.data();
+  wide.dtype = DLDataType{kDLFloat, 32, 1};
+  const std::string failure = Failure(rank10, {RawPtr(kTVMFFIDLTensorPtr, &wide)});
+  EXPECT_NE(failure.find("but got an ndarray of float32 with shape (1, 1, 1, 1, 1, 1, 1, 1, "
+                         "\xe2\x80\xa6) of ndim 10"),
+            std::string::npos)
+      << failure;
+  ten[9] = 4;
+  EXPECT_EQ(CallRaw(rank10, {RawPtr(kTVMFFIDLTensorPtr, &wide)}).cast<int64_t>(), 10);
 }
 
 TEST_P(MalformedTest, StructuresCheckContainersAndElements) {
@@ -437,6 +497,64 @@ TEST(MalformedTypes, ErrorsQuoteABoundedExcerpt) {
   EXPECT_LT(e.message().size(), 400u);
   EXPECT_EQ(Excerpt("short"), "short");
   EXPECT_EQ(Excerpt(std::string(201, 'x')), std::string(200, 'x') + "\xe2\x80\xa6 (201 bytes)");
+}
+
+// Reflection setters and global registration read incoming values under the same contract.
+TEST(MalformedRuntime, FieldSettersAndMethodInfoCheckValues) {
+  int32_t module_index = -1;
+  TVMFFIByteArray module_key{"ffi.Module", 10};
+  ASSERT_EQ(TVMFFITypeKeyToIndex(&module_key, &module_index), 0);
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(module_index);
+  const TVMFFIFieldInfo* imports = nullptr;
+  for (int32_t i = 0; i < info->num_fields; ++i) {
+    if (std::string(info->fields[i].name.data, info->fields[i].name.size) == "imports_") {
+      imports = &info->fields[i];
+    }
+  }
+  ASSERT_NE(imports, nullptr);
+  TVMFFIObject* slot = nullptr;  // the field, as it sits in a module object
+  TVMFFIAny null_array = Tagged(kTVMFFIArray, nullptr);
+  EXPECT_EQ(imports->setter(&slot, &null_array), -1);
+  Error e = Error::MoveFromRaised();
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_EQ(e.message(),
+            "ffi.Module.imports_: malformed value: a value tagged `ffi.Array` (type index 71) with "
+            "a NULL object");
+  String text("not an array, though tagged as one");
+  TVMFFIAny mismatched = Tagged(kTVMFFIArray, text.any().v_obj);
+  EXPECT_EQ(imports->setter(&slot, &mismatched), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
+  EXPECT_EQ(slot, nullptr);
+
+  TVMFFIMethodInfo method{};
+  method.name = TVMFFIByteArray{"hostile.method", 14};
+  method.method = Tagged(kTVMFFIFunction, nullptr);
+  EXPECT_EQ(TVMFFIFunctionSetGlobalFromMethodInfo(&method, 0), -1);
+  e = Error::MoveFromRaised();
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_EQ(e.message(),
+            "TVMFFIFunctionSetGlobalFromMethodInfo: malformed value: a value tagged "
+            "`ffi.Function` (type index 68) with a NULL object");
+}
+
+// Names and keys a caller passes are quoted as bounded excerpts in the runtime's errors too.
+TEST(MalformedTypes, RuntimeErrorsQuoteBoundedNames) {
+  const std::string huge(1 << 20, 'k');
+  const TVMFFIByteArray name{huge.data(), huge.size()};
+  auto expect_bounded = [](const char* what) {
+    Error e = Error::MoveFromRaised();
+    EXPECT_LT(e.message().size(), 400u) << what;
+    EXPECT_NE(e.message().find("\xe2\x80\xa6 (1048576 bytes)"), std::string::npos) << what;
+  };
+  EXPECT_EQ(FFIJITFunctionRemoveGlobal(&name), -1);
+  expect_bounded("FFIJITFunctionRemoveGlobal");
+  int32_t index = 0;
+  EXPECT_EQ(TVMFFITypeKeyToIndex(&name, &index), -1);
+  expect_bounded("TVMFFITypeKeyToIndex");
+  EXPECT_EQ(TVMFFIEnvRegisterCAPI(huge.c_str(), nullptr), -1);
+  expect_bounded("TVMFFIEnvRegisterCAPI");
+  Error e = CatchError([&] { ParseDevice(huge + ":0"); });
+  EXPECT_LT(e.message().size(), 600u);
 }
 
 }  // namespace
