@@ -490,7 +490,11 @@ struct TypeTraits<AnyView> {
   static constexpr bool kEnabled = true;
   static constexpr const char* kName = "Any";
   static void ToAny(const AnyView& value, TVMFFIAny* out) { *out = value.ToOwned().release(); }
-  static AnyView FromAny(const TVMFFIAny& any) noexcept { return AnyView(any); }
+  // Checked like a native `any` parameter: a typed callable never sees a malformed value.
+  static AnyView FromAny(const TVMFFIAny& any) {
+    details::RequireWellFormed(any, nullptr);
+    return AnyView(any);
+  }
 };
 
 static_assert(sizeof(Any) == sizeof(TVMFFIAny), "Any is layout-compatible with TVMFFIAny");

@@ -407,6 +407,15 @@ TEST(MalformedRuntime, TypedConversionsAndFunctionCallRejectMalformedValues) {
             "inline `str` (type index 11) of length 40 (at most 7 fit)");
   e = CatchError([&] { AnyView(Tagged(kTVMFFIArray, nullptr)).cast<Array>(); });
   EXPECT_EQ(e.kind(), "ValueError");
+  // A typed callable taking AnyView is checked like a native `any` parameter.
+  Function raw_view = Function::FromTyped(
+      [](AnyView v) { return static_cast<int64_t>(v.type_index()); }, "hostile.view");
+  e = CatchError([&] { raw_view(AnyView(Tagged(kTVMFFIArray, nullptr))); });
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_EQ(e.message(),
+            "Mismatched type on argument #0 when calling `hostile.view`: malformed value: a value "
+            "tagged `ffi.Array` (type index 71) with a NULL object");
+  EXPECT_EQ(raw_view(int64_t{3}).cast<int64_t>(), kTVMFFIInt);
 }
 
 }  // namespace
