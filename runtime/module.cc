@@ -592,7 +592,7 @@ TVMFFIObject* LookupFromImports(ModuleObj* mod, const char* name) {
     }
   }
   if (!func.defined()) {
-    throw Error("RuntimeError", std::string("Cannot find function ") + Excerpt(name) +
+    throw Error("RuntimeError", std::string("Cannot find function ") + ffijit::Excerpt(name) +
                                     " in the imported modules or global registry.");
   }
   std::lock_guard lock(*cache_mutex);
