@@ -205,12 +205,12 @@ int64_t TakeFloatMatrix(DLTensor* t) {
 // caller, has only two elements here) is reported by its ndim, and the shape is quoted only when
 // the rank is the signature's, then at most 8 dims of it.
 TEST_P(MalformedTest, TensorMismatchMessagesAreBounded) {
-  Function matrix = Bind("hostile.matrix", &TakeFloatMatrix,
-                         Sig({Type::NDArray(ScalarKind::kF32, 2, {-1, 3})}, {S(ScalarKind::kI64)}),
-                         GetParam());
-  Function any_rank = Bind("hostile.any_rank", &TakeTensor,
-                           Sig({Type::NDArray(ScalarKind::kF32, -1, {})}, {S(ScalarKind::kI64)}),
-                           GetParam());
+  Function matrix =
+      Bind("hostile.matrix", &TakeFloatMatrix,
+           Sig({Type::NDArray(ScalarKind::kF32, 2, {-1, 3})}, {S(ScalarKind::kI64)}), GetParam());
+  Function any_rank =
+      Bind("hostile.any_rank", &TakeTensor,
+           Sig({Type::NDArray(ScalarKind::kF32, -1, {})}, {S(ScalarKind::kI64)}), GetParam());
   std::vector<int64_t> dims(10, 1);
   dims[9] = 4;
   Function rank10 =
