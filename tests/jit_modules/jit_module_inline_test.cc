@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -266,6 +267,78 @@ TEST_F(InlinedHotThunk, EveryConversionKindAgreesWithTheInterpreterAndTheColdTie
     EXPECT_TRUE(any_error) << c.symbol << " has no call that fails";
   }
   EXPECT_EQ(JitEngine::Default().Stats().hot_inlined - inlined_before, made);
+}
+
+// Seeded random argument lists for a signature: each value drawn from every kind of packed value
+// (often the kind the parameter takes, at its edges), sometimes one argument too few or too many.
+class RandomArguments {
+ public:
+  RandomArguments(uint64_t seed, const Any& tensor, const Any& wrong_tensor, void* pointer)
+      : rng_(seed) {
+    any_ = {Any(0),
+            Any(-1),
+            Any(127),
+            Any(128),
+            Any(255),
+            Any(-32769),
+            Any(65536),
+            Any(int64_t{2147483648}),
+            Any(int64_t{-4294967296}),
+            Any(int64_t{1} << 62),
+            Any(true),
+            Any(false),
+            Any(1.5),
+            Any(-0.0),
+            Any(1e10),
+            Any(3.0e38),
+            Any(nullptr),
+            Any(pointer),
+            Any(std::string("ab")),
+            Any(std::string("a string of more than seven bytes")),
+            Any(std::string("")),
+            Any(std::string("float32")),
+            Any(std::string("cuda:2")),
+            Any(ffijit::Bytes("b\x01")),
+            Any(ffijit::DataType::Float(16)),
+            Any(ffijit::Device(kDLCPU, 0)),
+            tensor,
+            wrong_tensor};
+  }
+
+  std::vector<Any> For(const Signature& sig) {
+    std::vector<Any> args;
+    for (size_t i = 0; i < sig.args.size(); ++i) args.push_back(Pick());
+    const uint64_t arity = rng_() % 20;
+    if (arity == 0) args.push_back(Pick());
+    if (arity == 1 && !args.empty()) args.pop_back();
+    return args;
+  }
+
+ private:
+  Any Pick() { return any_[rng_() % any_.size()]; }
+  std::mt19937_64 rng_;
+  std::vector<Any> any_;
+};
+
+TEST_F(InlinedHotThunk, RandomArgumentsAgreeOnEveryExecutor) {
+  static int target = 0;
+  Any tensor = Any(ffijit::Tensor::Empty({2, 3}, ffijit::DataType::Float(32)));
+  Any wrong_tensor = Any(ffijit::Tensor::Empty({2, 3}, ffijit::DataType::Int(32)));
+  RandomArguments random(20261123, tensor, wrong_tensor, &target);
+  int64_t calls = 0, successes = 0;
+  for (const Case& c : ConversionCases(&target, tensor, wrong_tensor)) {
+    Executors e = Make(*natives_, c.symbol, c.sig);
+    ASSERT_TRUE(ffijit::IsHotInlined(e.hot)) << c.symbol;
+    std::vector<std::vector<Any>> lists;
+    for (int i = 0; i < 150; ++i) lists.push_back(random.For(c.sig));
+    for (const std::string& outcome : ExpectAgree(e, c.symbol, lists)) {
+      ++calls;
+      if (!IsError(outcome)) ++successes;
+    }
+  }
+  // Both outcomes occur often enough for the agreement to mean something.
+  EXPECT_GT(successes, calls / 10) << successes << " of " << calls;
+  EXPECT_LT(successes, calls * 9 / 10) << successes << " of " << calls;
 }
 
 TEST_F(InlinedHotThunk, ResultsAndErrorsAreTheExpectedOnes) {
