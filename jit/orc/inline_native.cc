@@ -193,6 +193,8 @@ llvm::Value* ToThunkResult(llvm::IRBuilder<>& b, llvm::Value* value, llvm::Type*
   if (from->isIntegerTy() && to->isIntegerTy()) {
     const unsigned from_bits = from->getIntegerBitWidth(), to_bits = to->getIntegerBitWidth();
     if (from_bits > to_bits) return b.CreateTrunc(value, to);
+    // A C bool is a byte holding 0 or 1 on every ABI (AArch64's IR says i1 without zeroext).
+    if (from_bits == 1 && to_bits <= 8) return b.CreateZExt(value, to);
     // Only a zeroext/signext result defines bits above its width, and only up to 32.
     if (to_bits <= 32 && ret_attributes.hasAttribute(llvm::Attribute::ZExt)) {
       return b.CreateZExt(value, to);
