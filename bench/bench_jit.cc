@@ -3,8 +3,12 @@
 //
 // Packed paths, each TVMFFIFunctionCall of a registered function with the same arguments:
 //   handwritten  the yardstick: a hand-written C safe_call (handwritten.c) installed as the entry
+//   handwritten_inlined  the same safe_call with the native's body in its translation unit,
+//                inlined by gcc -O2 (handwritten_inlined.c)
 //   jit          the shared cold-tier thunk (compiled up front)
 //   hot          the function's own hot-tier thunk (compiled up front)
+//   hot_inlined  the hot-tier thunk of the native loaded as LLVM bitcode (call_natives.c compiled
+//                by clang-19 -O2) into a JIT module, with the native's body inlined
 // C++ paths, each called with C++ arguments:
 //   typed_direct ffijit::TypedFunction bound to the registered native: a direct call when the
 //                types allow it (not for DLTensor* and const char*, whose conversion can fail)
@@ -21,6 +25,7 @@
 
 #include "call_natives.h"
 #include "ffijit/jit.h"
+#include "ffijit/jit_module.h"
 #include "ffijit/register.h"
 #include "ffijit/typed_function.h"
 #include "handwritten.h"
@@ -77,6 +82,43 @@ void HandwrittenCase(benchmark::State& state, const CallCase& c) {
   __atomic_store_n(&cell->safe_call, FFIJITBenchHandwrittenFor(c.name), __ATOMIC_RELEASE);
   RunPacked(state, func, c.args);
 }
+
+void HandwrittenInlinedCase(benchmark::State& state, const CallCase& c) {
+  Function func = Registered(c, "handwritten_inlined");
+  auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(func.get() + 1);
+  FFIJITBenchHandwrittenInit(cell->safe_call);
+  __atomic_store_n(&cell->safe_call, FFIJITBenchHandwrittenInlinedFor(c.name), __ATOMIC_RELEASE);
+  RunPacked(state, func, c.args);
+}
+
+#ifdef FFIJIT_BENCH_BITCODE
+// The JIT module of the natives' bitcode, loaded once for every hot_inlined case.
+const JitModule& BitcodeNatives() {
+  static const JitModule* natives = [] {
+    auto* mod = new JitModule(JitModule::Create("bench natives"));
+    mod->AddFile(FFIJIT_BENCH_BITCODE);
+    return mod;
+  }();
+  return *natives;
+}
+
+void HotInlinedCase(benchmark::State& state, const CallCase& c) {
+  Function func;
+  try {
+    ScopedJitOptions never({JitPolicy::kNever, 0, 0});
+    func = BitcodeNatives().MakeNative(c.symbol, c.sig);
+    JitEngine::Default().CompileHotNow(func);
+  } catch (const Error& e) {
+    state.SkipWithError(("no hot thunk: " + e.message()).c_str());
+    return;
+  }
+  if (!IsHotInlined(func)) {
+    state.SkipWithError("the hot thunk did not inline the native (the JIT log says why)");
+    return;
+  }
+  RunPacked(state, func, c.args);
+}
+#endif
 
 Function TypedWrapper(const std::string& name) {
   if (name == "i64_i64_i64") {
@@ -355,6 +397,12 @@ const bool kRegistered = [] {
     const std::string sig = c.name;
     benchmark::RegisterBenchmark(("BM_Call/handwritten/" + sig).c_str(),
                                  [&c](benchmark::State& s) { HandwrittenCase(s, c); });
+    benchmark::RegisterBenchmark(("BM_Call/handwritten_inlined/" + sig).c_str(),
+                                 [&c](benchmark::State& s) { HandwrittenInlinedCase(s, c); });
+#ifdef FFIJIT_BENCH_BITCODE
+    benchmark::RegisterBenchmark(("BM_Call/hot_inlined/" + sig).c_str(),
+                                 [&c](benchmark::State& s) { HotInlinedCase(s, c); });
+#endif
     benchmark::RegisterBenchmark(("BM_Call/jit/" + sig).c_str(),
                                  [&c](benchmark::State& s) { JitCase(s, c); });
     benchmark::RegisterBenchmark(("BM_Call/hot/" + sig).c_str(),

@@ -9,7 +9,7 @@
  * registered function keeps it) and is installed as the function's safe_call, exactly as a thunk
  * is. Anything else -- a rare form or an error -- goes to the slow path given to
  * FFIJITBenchHandwrittenInit (the function's interpreter entry), as a thunk's does, so errors are
- * the same byte for byte. C99, compiled -O2.
+ * the same byte for byte. C99, compiled -O2. The bodies are in handwritten_calls.h.
  */
 #ifndef FFIJIT_BENCH_HANDWRITTEN_H_
 #define FFIJIT_BENCH_HANDWRITTEN_H_
@@ -40,6 +40,9 @@ int FFIJITBenchHandwrittenStr(void* handle, const TVMFFIAny* args, int32_t num_a
 
 /* The handwritten safe_call for the call case `name` (call_natives.h), or NULL. */
 TVMFFISafeCallType FFIJITBenchHandwrittenFor(const char* name);
+/* The same safe_call with the native's body in its translation unit, inlined by gcc -O2
+ * (handwritten_inlined.c): it ignores the handle's native and runs call_natives.c's. */
+TVMFFISafeCallType FFIJITBenchHandwrittenInlinedFor(const char* name);
 
 #ifdef __cplusplus
 }

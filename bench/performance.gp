@@ -20,4 +20,6 @@ plot datafile using 2:xtic(1) title columnheader(2), \
      '' using 6 title columnheader(6), \
      '' using 7 title columnheader(7), \
      '' using 8 title columnheader(8), \
-     '' using 9 title columnheader(9)
+     '' using 9 title columnheader(9), \
+     '' using 10 title columnheader(10), \
+     '' using 11 title columnheader(11)

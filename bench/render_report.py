@@ -13,9 +13,10 @@ import re
 import sys
 
 # Every BM_Call/<path>; CHART_PATHS are the bars of the chart (the columns of the .dat file).
-PATHS = ["direct", "handwritten", "jit", "hot", "typed_direct", "typed", "operator", "interp",
-         "libffi"]
-CHART_PATHS = ["direct", "handwritten", "jit", "hot", "typed_direct", "typed", "interp", "libffi"]
+PATHS = ["direct", "handwritten", "jit", "hot", "handwritten_inlined", "hot_inlined",
+         "typed_direct", "typed", "operator", "interp", "libffi"]
+CHART_PATHS = ["direct", "handwritten", "jit", "hot", "handwritten_inlined", "hot_inlined",
+               "typed_direct", "typed", "interp", "libffi"]
 SIGNATURES = ["i64_i64_i64", "i64_f64_i32_f32_ptr", "dev_dtype_i64", "tensor", "str"]
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -83,6 +84,26 @@ def call_table(runs):
         dat.append(sig + " " + " ".join("NaN" if t[p] is None else f"{t[p]:.3f}"
                                         for p in CHART_PATHS))
     return rows, dat
+
+
+def inlined_table(runs):
+    """The natives inlined: the hot tier of a bitcode native against hand-written code with the
+    native's body in the same translation unit."""
+    shown = ["handwritten", "hot", "handwritten_inlined", "hot_inlined"]
+    rows = [
+        "| signature | " + " | ".join(f"{p} ns" for p in shown) +
+        " | hot_inlined / handwritten_inlined | handwritten_inlined / handwritten |"
+        " hot_inlined / hot |",
+        "|---|" + "---:|" * (len(shown) + 3),
+    ]
+    for sig in SIGNATURES:
+        t = times(runs, sig)
+        rows.append(
+            f"| `{sig}` | " + " | ".join(fmt_ns(t[p]) for p in shown) +
+            f" | {fmt_ratio(t['hot_inlined'], t['handwritten_inlined'])}"
+            f" | {fmt_ratio(t['handwritten_inlined'], t['handwritten'])}"
+            f" | {fmt_ratio(t['hot_inlined'], t['hot'])} |")
+    return rows
 
 
 def typed_table(runs):
@@ -170,6 +191,13 @@ def main():
         "conversion contract (gcc -O2), installed as the function's entry point. `jit` is the "
         "shared cold-tier thunk, `hot` the function's own hot-tier thunk. Targets: hot ≤ 1.0× "
         "handwritten; jit ≤ 1.1× handwritten; interp ≤ 0.5× libffi." + floor_note,
+        "",
+        *inlined_table(runs),
+        "",
+        "`handwritten_inlined` is the same hand-written safe_call with the native's body in its "
+        "translation unit (gcc -O2 inlines it); `hot_inlined` the hot-tier thunk of the native "
+        "loaded as LLVM bitcode (the same C source, clang-19 -O2) into a JIT module, its body "
+        "inlined into the thunk. Target: hot_inlined ≤ 1.0× handwritten_inlined.",
         "",
         *typed_table(runs),
         "",

@@ -42,7 +42,8 @@ enum class JitPolicy : uint8_t {
 
 // The hot tier: a function that keeps being called on its shared (cold-tier) thunk is recompiled
 // in the background as a thunk of its own -- its native's address a constant, the error paths out
-// of line, LLVM's O2 pipeline -- and swapped in atomically. `hot_after_calls` counts calls on the
+// of line, LLVM's O2 pipeline; a native of LLVM IR (a JIT module's) inlined into it -- and
+// swapped in atomically. `hot_after_calls` counts calls on the
 // cold tier (0: never go hot). The default engine keeps at most JitEngineOptions::max_hot_thunks.
 struct JitOptions {
   JitPolicy policy = JitPolicy::kAfterCalls;
@@ -91,6 +92,7 @@ struct JitStats {
   int64_t hot_thunks_live = 0;    // functions running a hot-tier thunk
   int64_t hot_compiled = 0;       // hot-tier thunks compiled
   int64_t hot_refused = 0;        // hot compiles refused by the cap or failed (logged)
+  int64_t hot_inlined = 0;        // hot-tier thunks compiled with their native's body inlined
 };
 
 struct JitEngineOptions {
@@ -152,6 +154,10 @@ class FFIJIT_JIT_API JitEngine {
 FFIJIT_JIT_API bool IsJitCompiled(const Function& function);
 // True when `function` currently runs its own hot-tier thunk.
 FFIJIT_JIT_API bool IsHotCompiled(const Function& function);
+// True when `function` runs its own hot-tier thunk with its native's body inlined: a native of
+// LLVM IR (JitModule::MakeNative, jit_module.h) whose IR could be compiled into the thunk. When it
+// could not, the hot thunk calls the native by its address and the JIT log says why.
+FFIJIT_JIT_API bool IsHotInlined(const Function& function);
 
 // Where JIT fallbacks and cache problems are reported. The default writes one line per distinct
 // signature to stderr unless FFIJIT_JIT_LOG=0. Pass nullptr to restore it.

@@ -320,6 +320,9 @@ std::vector<CompiledSymbol> OrcEngine::CompileModule(std::vector<CompileRequest>
     machine = optimizing_target_machine_.get();
     OptimizeModule(*module, *machine);
   }
+  for (size_t i : emitted) {
+    if (requests[i].inspect) requests[i].inspect(*module);
+  }
   llvm::orc::SimpleCompiler compiler(*machine);
   auto object = compiler(*module);
   if (!object) return fail_all("code generation failed: " + ToString(object.takeError()));

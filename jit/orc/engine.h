@@ -51,6 +51,9 @@ struct CompileRequest {
   // for persistent-cache hits: only accepted code is ever saved.
   std::vector<std::string> companion_suffixes;
   AcceptFunction accept;
+  // Optional. Sees the module after the IR pipeline, before code generation (e.g. whether a
+  // function was inlined). Not run for persistent-cache hits.
+  std::function<void(const llvm::Module& module)> inspect;
 };
 
 // How a batch is compiled. kFast: the cold tier's -O0 with FastISel and the fast register

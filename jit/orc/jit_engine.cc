@@ -4,9 +4,12 @@
 #include <map>
 #include <utility>
 
+#include "llvm/IR/Module.h"
 #include "orc/abi_ir.h"
 #include "orc/callback_codegen.h"
+#include "orc/inline_native.h"
 #include "orc/jit_engine_impl.h"
+#include "orc/jit_module.h"
 #include "orc/thunk_codegen.h"
 
 namespace ffijit {
@@ -286,20 +289,65 @@ std::string details::JitEngineImpl::CompileHotAndInstall(BoundFunction* fn) {
   if (!engine) return give_back(why);
   const CallPlan* plan = fn->plan;  // kept alive by the caller's reference
   void* target = fn->target;
-  // No cache key: the code holds this process's address of the native.
-  std::vector<orc::CompileRequest> request;
-  request.push_back({"", [plan, target](llvm::Module& module, const std::string& symbol) {
-                       return orc::EmitThunk(*plan, module, symbol, orc::HotThunkOptions(target));
-                     }});
-  orc::CompiledSymbol compiled =
-      std::move(engine->Compile(std::move(request), orc::CodeGenLevel::kOptimized)[0]);
-  if (compiled.address == nullptr) {
-    hot_refused_.fetch_add(1, std::memory_order_relaxed);
-    LogJit("ffijit: `" + plan->declaration + "` has no hot-tier thunk: " + compiled.failure);
-    return give_back(compiled.failure);
+  TVMFFIObject* native_module = fn->owner;  // kept alive by fn
+  // A native of LLVM IR (a JIT module's) is compiled into the thunk's module, for LLVM to inline.
+  struct InlineAttempt {
+    std::string bitcode, function;
+    orc::LinkedNative linked;
+    bool linked_ok = false, inlined = false;
+    std::string why;  // why the native is called out of line
+  } attempt;
+  const bool have_ir =
+      orc::FindNativeIR(native_module, target, &attempt.bitcode, &attempt.function);
+  auto compile = [&](bool inline_native) {
+    // No cache key: the code holds this process's addresses (the native's, its module's).
+    std::vector<orc::CompileRequest> request;
+    request.push_back({"", [&, inline_native](llvm::Module& module, const std::string& symbol) {
+                         orc::ThunkOptions options = orc::HotThunkOptions(target);
+                         if (inline_native) {
+                           auto resolve = [native_module](const std::vector<std::string>& names,
+                                                          std::vector<void*>* addresses,
+                                                          std::string* why) {
+                             return orc::ResolveInModule(native_module, names, addresses, why);
+                           };
+                           attempt.linked_ok = orc::LinkNativeForInlining(
+                               *plan, module, attempt.bitcode, attempt.function, resolve,
+                               &attempt.linked, &attempt.why);
+                           if (attempt.linked_ok) {
+                             options.native = attempt.linked.adapter;
+                           } else if (attempt.linked.module_changed) {
+                             return attempt.why;  // compiled again without the native's IR
+                           }
+                         }
+                         return orc::EmitThunk(*plan, module, symbol, options);
+                       }});
+    if (inline_native) {
+      request.back().inspect = [&](const llvm::Module& module) {
+        // Inlined: neither the native's copy nor the adapter is left to be called.
+        attempt.inlined = attempt.linked_ok &&
+                          module.getFunction(attempt.linked.native_name) == nullptr &&
+                          module.getFunction(attempt.linked.adapter_name) == nullptr;
+        if (attempt.linked_ok && !attempt.inlined) {
+          attempt.why = "LLVM did not inline it (the thunk calls a copy of it)";
+        }
+      };
+    }
+    return std::move(engine->Compile(std::move(request), orc::CodeGenLevel::kOptimized)[0]);
+  };
+  orc::CompiledSymbol compiled = compile(have_ir);
+  if (have_ir && compiled.address == nullptr) {
+    // Never a wrong call: whatever went wrong with the native's IR, the ordinary hot thunk.
+    attempt.why = compiled.failure;
+    attempt.inlined = false;
+    compiled = compile(false);
   }
-  auto* hot =
-      new HotThunk{reinterpret_cast<TVMFFISafeCallType>(compiled.address), compiled.unit, this};
+  if (have_ir && !attempt.inlined && compiled.address != nullptr) {
+    LogJit("ffijit: `" + plan->declaration +
+           "`: the hot-tier thunk calls its native out of line: " + attempt.why);
+  }
+  auto* hot = new HotThunk{reinterpret_cast<TVMFFISafeCallType>(compiled.address), compiled.unit,
+                           this, native_module, have_ir && attempt.inlined};
+  if (native_module != nullptr) TVMFFIObjectIncRef(native_module);
   orc::NoteThunk(compiled.address, 1);
   HotThunk* expected = nullptr;
   if (!state->hot.compare_exchange_strong(expected, hot, std::memory_order_acq_rel)) {
@@ -307,6 +355,7 @@ std::string details::JitEngineImpl::CompileHotAndInstall(BoundFunction* fn) {
     return "";
   }
   hot_compiled_.fetch_add(1, std::memory_order_relaxed);
+  if (hot->native_inlined) hot_inlined_.fetch_add(1, std::memory_order_relaxed);
   // The last tier: whichever entry is current, later calls run this one.
   SetSafeCall(fn, hot->thunk);
   installs_.fetch_add(1, std::memory_order_relaxed);
@@ -318,6 +367,8 @@ void details::JitEngineImpl::ReleaseHot(HotThunk* hot) {
   // The function is gone (or never ran this code): no call can be inside it.
   if (orc::OrcEngine* engine = CreatedEngine()) engine->Release(hot->unit);
   hot_live_.fetch_sub(1, std::memory_order_acq_rel);
+  // After the code that uses the module's addresses is gone; may free the module.
+  if (hot->native_module != nullptr) TVMFFIObjectDecRef(hot->native_module);
   delete hot;
 }
 
@@ -413,6 +464,7 @@ JitStats details::JitEngineImpl::Stats() const {
   stats.hot_thunks_live = hot_live_.load(std::memory_order_relaxed);
   stats.hot_compiled = hot_compiled_.load(std::memory_order_relaxed);
   stats.hot_refused = hot_refused_.load(std::memory_order_relaxed);
+  stats.hot_inlined = hot_inlined_.load(std::memory_order_relaxed);
   return stats;
 }
 
@@ -503,6 +555,15 @@ bool IsHotCompiled(const Function& function) {
   std::string why;
   TierState* state = orc::TierStateOf(function.get(), &fn, &why);
   return state != nullptr && state->hot.load(std::memory_order_acquire) != nullptr;
+}
+
+bool IsHotInlined(const Function& function) {
+  BoundFunction* fn = nullptr;
+  std::string why;
+  TierState* state = orc::TierStateOf(function.get(), &fn, &why);
+  if (state == nullptr) return false;
+  HotThunk* hot = state->hot.load(std::memory_order_acquire);
+  return hot != nullptr && hot->native_inlined;
 }
 
 }  // namespace ffijit

@@ -36,6 +36,12 @@ struct HotThunk {
   TVMFFISafeCallType thunk = nullptr;
   CodeUnit* unit = nullptr;
   details::JitEngineImpl* owner = nullptr;
+  // One strong reference to the JIT module the native's code lives in (BoundFunction::owner),
+  // or nullptr: the thunk calls the native, or holds its body and the module's addresses, so the
+  // module must outlive it.
+  TVMFFIObject* native_module = nullptr;
+  // The native's body was inlined into the thunk (a native of LLVM IR, inline_native.h).
+  bool native_inlined = false;
 };
 
 // Hung on BoundFunction::tier_state by the attach hook.
@@ -122,6 +128,8 @@ struct details::JitEngineImpl {
   // Hot thunks live (or being compiled: a slot is reserved first, so the cap holds under races),
   // compiled, and refused by the cap or failed.
   std::atomic<int64_t> hot_live_{0}, hot_compiled_{0}, hot_refused_{0};
+  // Hot thunks compiled with their native's body inlined.
+  std::atomic<int64_t> hot_inlined_{0};
 
  public:
   std::atomic<int64_t> live_callbacks{0};

@@ -236,6 +236,10 @@ class ModuleState {
   bool DefinesTvmFfiFunction();
   void RecordNative(void* address, const std::string& symbol);
   bool NativeIR(void* address, std::string* bitcode, std::string* function);
+  // The addresses `names` resolve to from inside this module (its own symbols, then its link
+  // order, then the process): what code copied out of its IR must call and read.
+  bool ResolveFromInside(const std::vector<std::string>& names, std::vector<void*>* addresses,
+                         std::string* why);
   // Runs the finalisers and frees the code.
   ~ModuleState();
 
@@ -1026,6 +1030,35 @@ bool ModuleState::NativeIR(void* address, std::string* bitcode, std::string* fun
   return false;
 }
 
+bool ModuleState::ResolveFromInside(const std::vector<std::string>& names,
+                                    std::vector<void*>* addresses, std::string* why) {
+  std::lock_guard lock(mutex_);
+  ModuleJit& jit = ModuleJit::Get();
+  llvm::orc::JITDylibSearchOrder order;
+  dylib_->withLinkOrderDo([&](const llvm::orc::JITDylibSearchOrder& links) { order = links; });
+  llvm::orc::SymbolLookupSet lookup;
+  for (const std::string& name : names) {
+    lookup.add(jit.session().intern(name), llvm::orc::SymbolLookupFlags::WeaklyReferencedSymbol);
+  }
+  ReportCapture capture;
+  auto found = jit.session().lookup(order, std::move(lookup));
+  if (!found) {
+    *why = name_ + ": cannot look up the symbols its IR uses: " +
+           Excerpt(ReportedOr(capture, DescribeError(found.takeError())));
+    return false;
+  }
+  addresses->clear();
+  for (const std::string& name : names) {
+    auto it = found->find(jit.session().intern(name));
+    if (it == found->end() || !it->second.getAddress()) {
+      *why = Quote(name) + " resolves to nothing from JIT module " + name_;
+      return false;
+    }
+    addresses->push_back(it->second.getAddress().toPtr<void*>());
+  }
+  return true;
+}
+
 ModuleState::~ModuleState() {
   // Finalisers newest first, then the C++ static destructors (as a shared library's
   // __cxa_finalize runs after its own .fini_array entries).
@@ -1226,6 +1259,22 @@ bool FindNativeIR(TVMFFIObject* owner, void* target, std::string* bitcode, std::
     state = it->second;
   }
   return state->NativeIR(target, bitcode, function);
+}
+
+bool ResolveInModule(TVMFFIObject* owner, const std::vector<std::string>& names,
+                     std::vector<void*>* addresses, std::string* why) {
+  ModuleState* state = nullptr;
+  {
+    Registry& registry = Registry::Get();
+    std::lock_guard lock(registry.mutex);
+    auto it = registry.by_object.find(owner);
+    if (it != registry.by_object.end()) state = it->second;
+  }
+  if (state == nullptr) {
+    *why = "the native's JIT module is gone";
+    return false;
+  }
+  return state->ResolveFromInside(names, addresses, why);
 }
 
 }  // namespace orc

@@ -5,6 +5,7 @@
 #define FFIJIT_JIT_ORC_JIT_MODULE_H_
 
 #include <string>
+#include <vector>
 
 #include "ffijit/c_api.h"
 
@@ -13,6 +14,12 @@ namespace ffijit::orc {
 // When `owner` (BoundFunction::owner) is a live JIT module and `target` one of its natives made
 // from LLVM IR: the optimised bitcode of the IR unit defining it and the function's name in it.
 bool FindNativeIR(TVMFFIObject* owner, void* target, std::string* bitcode, std::string* function);
+
+// The addresses `names` (symbols the IR of one of its natives uses) resolve to from inside the
+// live JIT module `owner`, as its own code's references do: its symbols, its link order, the
+// process. False, with the reason in *why, when one resolves to nothing.
+bool ResolveInModule(TVMFFIObject* owner, const std::vector<std::string>& names,
+                     std::vector<void*>* addresses, std::string* why);
 
 // Whether objects' static initialisers and finalisers run (the default). The loader fuzzers turn
 // them off: a fuzzed object's initialiser is arbitrary code, and running it tests nothing of ours.

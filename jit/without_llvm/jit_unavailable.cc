@@ -59,6 +59,10 @@ bool IsHotCompiled(const Function&) {
   return false;
 }
 
+bool IsHotInlined(const Function&) {
+  return false;
+}
+
 NativeCallback::NativeCallback(const Function&, const Signature&, JitEngine&) {
   throw Error("RuntimeError", std::string("cannot make a native callback: ") + kNoJit);
 }
