@@ -92,6 +92,19 @@ uint64_t BreakingValue(uint64_t old, size_t width, const std::vector<Elf64_Shdr>
   return value;
 }
 
+// Whether `shdr` is the .eh_frame section (by its name in the section name table).
+bool IsEHFrame(const uint8_t* data, size_t size, const Elf64_Ehdr& ehdr,
+               const std::vector<Elf64_Shdr>& sections, const Elf64_Shdr& shdr) {
+  if (ehdr.e_shstrndx >= sections.size()) return false;
+  const Elf64_Shdr& names = sections[ehdr.e_shstrndx];
+  static constexpr char kName[] = ".eh_frame";
+  if (names.sh_offset > size || shdr.sh_name > size - names.sh_offset ||
+      size - names.sh_offset - shdr.sh_name < sizeof(kName)) {
+    return false;
+  }
+  return std::memcmp(data + names.sh_offset + shdr.sh_name, kName, sizeof(kName)) == 0;
+}
+
 }  // namespace
 
 bool MutateElfFields(uint8_t* data, size_t size, std::minstd_rand& rng) {
@@ -104,7 +117,7 @@ bool MutateElfFields(uint8_t* data, size_t size, std::minstd_rand& rng) {
   const std::vector<Elf64_Shdr> sections = Sections(data, size, ehdr);
 
   // Every field a linker reads: the file header's section table, each section header, each
-  // symbol, each relocation (offset, symbol index, type, addend).
+  // symbol, each relocation (offset, symbol index, type, addend), the .eh_frame records.
   std::vector<Field> fields = {{offsetof(Elf64_Ehdr, e_shoff), 8},
                                {offsetof(Elf64_Ehdr, e_shnum), 2},
                                {offsetof(Elf64_Ehdr, e_shstrndx), 2},
@@ -131,6 +144,21 @@ bool MutateElfFields(uint8_t* data, size_t size, std::minstd_rand& rng) {
               Field{offsetof(Elf64_Sym, st_value), 8}, Field{offsetof(Elf64_Sym, st_size), 8}}) {
           fields.push_back({at + field.at, field.width});
         }
+      }
+    } else if (IsEHFrame(data, size, ehdr, sections, shdr)) {
+      // Each record's length and CIE pointer, and the bytes after them (a CIE's version,
+      // augmentation string and pointer encodings; an FDE's address range).
+      size_t at = shdr.sh_offset;
+      while (at + 8 <= shdr.sh_offset + shdr.sh_size) {
+        uint32_t length = 0;
+        std::memcpy(&length, data + at, sizeof(length));
+        fields.push_back({at, 4});
+        fields.push_back({at + 4, 4});
+        for (size_t byte = at + 8; byte < at + 24 && byte < shdr.sh_offset + shdr.sh_size; ++byte) {
+          fields.push_back({byte, 1});
+        }
+        if (length == 0 || length > shdr.sh_offset + shdr.sh_size - at - 4) break;
+        at += 4 + length;
       }
     } else if (shdr.sh_type == SHT_RELA) {
       for (size_t at = shdr.sh_offset; at + sizeof(Elf64_Rela) <= shdr.sh_offset + shdr.sh_size;

@@ -1,7 +1,7 @@
-// A structure-aware mutation for fuzz_object: rewrites one field of an ELF64 relocatable object
-// (a section header, a symbol, a relocation, the file header) with a value chosen to break what a
-// linker trusts. LLVM is not instrumented, so coverage alone does not steer byte mutation into the
-// fields JITLink reads; this does.
+// A structure-aware mutation for fuzz_object: rewrites fields of an ELF64 relocatable object (the
+// file header, section headers, symbols, relocations, .eh_frame records) with values chosen to
+// break what a linker trusts. LLVM is not instrumented, so coverage alone does not steer byte
+// mutation into the fields JITLink reads; this does.
 #ifndef FFIJIT_TESTS_FUZZ_ELF_MUTATOR_H_
 #define FFIJIT_TESTS_FUZZ_ELF_MUTATOR_H_
 
