@@ -284,4 +284,64 @@ TEST_P(ObjectCheckTest, RefusesASymbolWhoseExtentWrapsAround) {
                 std::to_string(image.Section(sym.st_shndx).sh_size) + " bytes)");
 }
 
+
+// The file offset of the pointer encoding for augmentation `letter` ('P', 'L' or 'R') in the
+// first CIE of `image`'s .eh_frame that has one, or 0. Compilers write the CIE's LEB128 fields
+// (code and data alignment, return address register, augmentation length) in one byte each.
+size_t CIEPointerEncodingAt(const ElfImage& image, char letter) {
+  const Elf64_Shdr eh_frame = image.Section(image.SectionIndex(".eh_frame"));
+  for (size_t record = eh_frame.sh_offset; record + 8 < eh_frame.sh_offset + eh_frame.sh_size;
+       record += 4 + image.Read<uint32_t>(record)) {
+    if (image.Read<uint32_t>(record) == 0) break;
+    if (image.Read<uint32_t>(record + 4) != 0) continue;  // an FDE
+    const std::string augmentation = image.bytes().c_str() + record + 9;
+    size_t at = record + 9 + augmentation.size() + 1 + 4;  // the first augmentation datum
+    for (size_t i = 1; i < augmentation.size(); ++i) {
+      if (augmentation[i] == letter) return at;
+      const uint8_t encoding = image.Read<uint8_t>(at);
+      at += 1;
+      if (augmentation[i] == 'P') at += (encoding & 0x7) == 2 ? 2 : (encoding & 0x7) == 3 ? 4 : 8;
+    }
+  }
+  return 0;
+}
+
+// LLVM 19's .eh_frame parser reports a valid but unsupported pointer encoding as an error and
+// runs into unreachable code on one DWARF does not define (a fuzzed CIE with 0x1f crashed it).
+TEST_P(ObjectCheckTest, RefusesACIEWhoseFDEPointerEncodingIsNotDWARF) {
+  ElfImage image(Adder());
+  const size_t at = CIEPointerEncodingAt(image, 'R');
+  ASSERT_NE(at, 0u) << "the adder fixture's CIE has a 'zR' augmentation";
+  image.Write<uint8_t>(at, 0x1f);
+  const ffijit::Error error = LoadBroken(image, "encoding.o");
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_NE(error.message().find("encoding.o: corrupt .eh_frame section: the record at offset "),
+            std::string::npos)
+      << error.message();
+  EXPECT_NE(error.message().find(" is a CIE whose FDE address pointer encoding 0x1f is not a "
+                                 "DWARF pointer encoding"),
+            std::string::npos)
+      << error.message();
+}
+
+// The same for the personality and LSDA encodings of a C++ object's "zPLR" CIE.
+TEST_P(ObjectCheckTest, RefusesACIEWhosePersonalityOrLSDAEncodingIsNotDWARF) {
+  const std::string object =
+      ReadBytes(std::string(FFIJIT_JIT_FIXTURES) + "/" + GetParam() + "/lifecycle.o");
+  for (const auto& [letter, what] : {std::pair<char, std::string>{'P', "personality"},
+                                     std::pair<char, std::string>{'L', "LSDA"}}) {
+    ElfImage image(object);
+    const size_t at = CIEPointerEncodingAt(image, letter);
+    ASSERT_NE(at, 0u) << "the lifecycle fixture has a CIE with a " << letter << " augmentation";
+    image.Write<uint8_t>(at, 0x07);
+    JitModule mod = JitModule::Create("cxx");
+    const ffijit::Error error = CatchError([&] { mod.AddObject(image.bytes(), "cxx.o"); });
+    EXPECT_EQ(error.kind(), "ValueError");
+    EXPECT_NE(error.message().find(" is a CIE whose " + what +
+                                   " pointer encoding 0x07 is not a DWARF pointer encoding"),
+              std::string::npos)
+        << error.message();
+  }
+}
+
 }  // namespace
