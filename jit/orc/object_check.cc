@@ -399,6 +399,12 @@ void CheckRelocations(const ElfFile& elf, llvm::ArrayRef<Shdr> sections,
         throw ValueError(file + ": unsupported relocation type " + std::to_string(type) + " in " +
                          where);
       }
+      // JITLink gives a zero-filled block no contents and fixes it up through a null pointer
+      // (a fuzzed `.init_array` retyped SHT_NOBITS kept its relocations).
+      if (target.sh_type == llvm::ELF::SHT_NOBITS) {
+        throw ValueError(file + ": corrupt object: " + where +
+                         " applies to a zero-filled section (SHT_NOBITS), which has no contents");
+      }
       const uint64_t width = RelocationWidth(arch, type);
       if (offset > target.sh_size || target.sh_size - offset < width) {
         throw ValueError(file + ": truncated or corrupt object: " + where + " writes " +

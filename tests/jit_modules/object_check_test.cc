@@ -284,7 +284,6 @@ TEST_P(ObjectCheckTest, RefusesASymbolWhoseExtentWrapsAround) {
                 std::to_string(image.Section(sym.st_shndx).sh_size) + " bytes)");
 }
 
-
 // The file offset of the pointer encoding for augmentation `letter` ('P', 'L' or 'R') in the
 // first CIE of `image`'s .eh_frame that has one, or 0. Compilers write the CIE's LEB128 fields
 // (code and data alignment, return address register, augmentation length) in one byte each.
@@ -342,6 +341,26 @@ TEST_P(ObjectCheckTest, RefusesACIEWhosePersonalityOrLSDAEncodingIsNotDWARF) {
               std::string::npos)
         << error.message();
   }
+}
+
+// JITLink gives a zero-filled block no contents: a relocation of one wrote through a null
+// pointer (a fuzzed `.init_array` retyped SHT_NOBITS that kept its relocation section).
+TEST_P(ObjectCheckTest, RefusesRelocationsOfAZeroFilledSection) {
+  ElfImage image(Adder());
+  const size_t text = image.SectionIndex(".text");
+  const std::vector<size_t> relocations = image.RelocationsOf(text);
+  ASSERT_FALSE(relocations.empty());
+  image.Write<uint32_t>(image.HeaderAt(text) + offsetof(Elf64_Shdr, sh_type), SHT_NOBITS);
+  const ffijit::Error error = LoadBroken(image, "nobits.o");
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_NE(error.message().find("nobits.o: corrupt object: a relocation of section #" +
+                                 std::to_string(text) + " `.text` at offset "),
+            std::string::npos)
+      << error.message();
+  EXPECT_NE(
+      error.message().find("applies to a zero-filled section (SHT_NOBITS), which has no contents"),
+      std::string::npos)
+      << error.message();
 }
 
 }  // namespace
