@@ -1,5 +1,7 @@
 // Validation of ELF relocatable objects before LLVM 19's JITLink links them (see object_check.h).
-// Each check below says which crash of JITLink (found by fuzz_object) it prevents.
+// Each check says what JITLink does with such an object: most are crashes that fuzz_object found,
+// the rest (relocation widths, relaxable GOT loads, wrapping symbol extents) reads and writes
+// outside a block that reading JITLink's code showed.
 #include "orc/object_check.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Validation of ELF relocatable objects before LLVM 19's JITLink links them. JITLink trusts what
 // it reads (section addresses, relocation records, .eh_frame records, symbol extents) and crashes
 // on a crafted object; CheckObject refuses each such object first with a ValueError that names
-// the file and what is wrong. Every check here answers a crash that fuzz_object found.
+// the file and what is wrong.
 #ifndef FFIJIT_JIT_ORC_OBJECT_CHECK_H_
 #define FFIJIT_JIT_ORC_OBJECT_CHECK_H_
 
