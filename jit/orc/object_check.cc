@@ -407,6 +407,18 @@ void CheckRelocations(const ElfFile& elf, llvm::ArrayRef<Shdr> sections,
         throw ValueError(file + ": corrupt object: " + where +
                          " applies to a zero-filled section (SHT_NOBITS), which has no contents");
       }
+      // JITLink neither loads nor keeps alive a section without SHF_ALLOC; loaded code or data
+      // that refers into one (compilers only ever refer the other way, from debug information)
+      // made it dereference a null pointer after allocating the link's memory (a fuzzed object).
+      const ElfFile::Elf_Sym& symbol = (*symbols)[symbol_index];
+      if ((target.sh_flags & llvm::ELF::SHF_ALLOC) != 0 &&
+          symbol.st_shndx != llvm::ELF::SHN_UNDEF && symbol.st_shndx < sections.size() &&
+          (sections[symbol.st_shndx].sh_flags & llvm::ELF::SHF_ALLOC) == 0) {
+        throw ValueError(file + ": corrupt object: " + where + " refers to symbol #" +
+                         std::to_string(symbol_index) + " in " +
+                         SectionLabel(elf, sections[symbol.st_shndx], symbol.st_shndx) +
+                         ", which is not allocated (SHF_ALLOC is missing)");
+      }
       const uint64_t width = RelocationWidth(arch, type);
       if (offset > target.sh_size || target.sh_size - offset < width) {
         throw ValueError(file + ": truncated or corrupt object: " + where + " writes " +

@@ -363,4 +363,28 @@ TEST_P(ObjectCheckTest, RefusesRelocationsOfAZeroFilledSection) {
       << error.message();
 }
 
+// JITLink neither loads nor keeps alive a section without SHF_ALLOC: code that referred into one
+// made it dereference a null pointer after allocating the link's memory (a fuzzed object).
+TEST_P(ObjectCheckTest, RefusesLoadedCodeThatRefersIntoASectionThatIsNotLoaded) {
+  ElfImage image(Adder());
+  const size_t text = image.SectionIndex(".text");
+  const std::vector<size_t> relocations = image.RelocationsOf(text);
+  ASSERT_FALSE(relocations.empty());
+  const auto rela = image.Read<Elf64_Rela>(relocations[0]);
+  const size_t symbol = ELF64_R_SYM(rela.r_info);
+  const size_t strings = image.Read<Elf64_Sym>(image.SymbolAt(symbol)).st_shndx;
+  ASSERT_NE(strings, text) << "the first relocation of .text refers to a string constant";
+  const uint64_t flags = image.Section(strings).sh_flags & ~uint64_t{SHF_ALLOC};
+  image.Write<uint64_t>(image.HeaderAt(strings) + offsetof(Elf64_Shdr, sh_flags), flags);
+  const ffijit::Error error = LoadBroken(image, "not_loaded.o");
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_EQ(error.message(),
+            "not_loaded.o: corrupt object: a relocation of section #" + std::to_string(text) +
+                " `.text` at offset " + std::to_string(rela.r_offset) + " (in section #" +
+                std::to_string(image.SectionIndex(".rela.text")) +
+                " `.rela.text`) refers to symbol #" + std::to_string(symbol) + " in section #" +
+                std::to_string(strings) + " `" + image.SectionName(strings) +
+                "`, which is not allocated (SHF_ALLOC is missing)");
+}
+
 }  // namespace
