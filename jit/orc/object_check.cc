@@ -501,6 +501,11 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file, const ll
     auto name = elf.getSectionName(section);
     if (!name) {
       llvm::consumeError(name.takeError());
+    } else if (*name == ".eh_frame" && (section.sh_flags & llvm::ELF::SHF_ALLOC) == 0) {
+      // JITLink hands the linked .eh_frame to the unwinder (libgcc's __register_frame), which
+      // read a fuzzed one that was not loaded through a wild pointer.
+      throw ValueError(file + ": corrupt object: the .eh_frame section is not allocated " +
+                       "(SHF_ALLOC is missing), but the unwinder must read it");
     } else if (*name == ".eh_frame" && section.sh_type != llvm::ELF::SHT_NOBITS) {
       auto contents = elf.getSectionContents(section);
       CheckEHFrame(llvm::toStringRef(llvm::cantFail(std::move(contents))), file);

@@ -387,4 +387,19 @@ TEST_P(ObjectCheckTest, RefusesLoadedCodeThatRefersIntoASectionThatIsNotLoaded) 
                 "`, which is not allocated (SHF_ALLOC is missing)");
 }
 
+// JITLink registers .eh_frame with the unwinder, which read one that was not loaded (and whose
+// relocations were ignored) through a wild pointer (a fuzzed object).
+TEST_P(ObjectCheckTest, RefusesAnEHFrameSectionThatIsNotAllocated) {
+  ElfImage image(Adder());
+  const size_t eh_frame = image.SectionIndex(".eh_frame");
+  ASSERT_NE(eh_frame, 0u);
+  const uint64_t flags = image.Section(eh_frame).sh_flags & ~uint64_t{SHF_ALLOC};
+  image.Write<uint64_t>(image.HeaderAt(eh_frame) + offsetof(Elf64_Shdr, sh_flags), flags);
+  const ffijit::Error error = LoadBroken(image, "eh_not_loaded.o");
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_EQ(error.message(),
+            "eh_not_loaded.o: corrupt object: the .eh_frame section is not allocated (SHF_ALLOC is "
+            "missing), but the unwinder must read it");
+}
+
 }  // namespace
