@@ -56,6 +56,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
+#include "orc/object_check.h"
 #include "register_internal.h"
 
 extern "C" int __cxa_atexit(void (*func)(void*), void* arg, void* dso_handle);
@@ -70,7 +71,6 @@ constexpr size_t kExcerptLimit = 600;
 constexpr const char* kFunctionPrefix = "__tvm_ffi_";
 // Names the symbol that stands for an object's initialisers (see AddObject).
 constexpr const char* kInitAnchorPrefix = "__ffijit_init_anchor.";
-constexpr uint64_t kMaxZeroFillBytes = uint64_t{256} << 20;  // .bss and friends, per object
 
 // At most kExcerptLimit bytes of `text`, saying how much was left out.
 std::string Excerpt(const std::string& text) {
@@ -521,191 +521,6 @@ class ModuleJit {
   std::atomic<uint64_t> next_id_{0};
 };
 
-// ---- Checks before linking ----
-
-// A ValueError unless `contents` (an .eh_frame section) is a sequence of in-bounds CIE and FDE
-// records, each FDE pointing back at a CIE. LLVM 19's .eh_frame parser returns an uninitialised
-// llvm::Error for an FDE whose CIE pointer misses every CIE (a fuzzed object), so check first.
-void CheckEHFrame(llvm::StringRef contents, const std::string& file) {
-  auto fail = [&](uint64_t offset, const std::string& what) {
-    throw ValueError(file + ": corrupt .eh_frame section: the record at offset " +
-                     std::to_string(offset) + " " + what);
-  };
-  auto read32 = [&](uint64_t at) {
-    uint32_t value = 0;
-    std::memcpy(&value, contents.data() + at, sizeof(value));
-    return value;
-  };
-  std::unordered_set<uint64_t> cies;
-  uint64_t offset = 0;
-  while (offset < contents.size()) {
-    if (contents.size() - offset < 4) fail(offset, "is truncated");
-    const uint32_t length = read32(offset);
-    if (length == 0) break;  // the terminator
-    if (length == 0xffffffffu) fail(offset, "uses a 64-bit length, which is not supported");
-    if (length < 4 || length > contents.size() - offset - 4) {
-      fail(offset, "has length " + std::to_string(length) + ", which does not fit the section");
-    }
-    const uint64_t id_at = offset + 4;
-    const uint32_t id = read32(id_at);
-    if (id == 0) {
-      cies.insert(offset);
-    } else if (id > id_at || cies.count(id_at - id) == 0) {
-      fail(offset, "is an FDE whose CIE pointer does not point at a CIE");
-    }
-    offset = id_at + length;
-  }
-}
-
-// A ValueError unless `buffer` is an ELF relocatable object for this machine whose sections and
-// symbols all lie within the file.
-
-// The relocation types a relocatable object of `arch` may hold (the ELF numbers of its psABI):
-// JITLink trusts them, so anything else is refused first. Unknown architectures were refused
-// before this is asked.
-bool IsStaticRelocationType(llvm::Triple::ArchType arch, uint32_t type) {
-  switch (arch) {
-    case llvm::Triple::x86_64:
-      return type >= 1 && type <= 42;  // R_X86_64_64 .. R_X86_64_REX_GOTPCRELX
-    case llvm::Triple::aarch64:
-      return type >= 257 && type <= 580;  // R_AARCH64_ABS64 .. the TLS descriptor relocations
-    default:
-      return false;
-  }
-}
-
-void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file) {
-  auto object = llvm::object::ObjectFile::createObjectFile(buffer);
-  if (!object) {
-    throw ValueError(file + ": not an object file: " + Excerpt(DescribeError(object.takeError())));
-  }
-  const llvm::object::ObjectFile& obj = **object;
-  const llvm::Triple& host = ModuleJit::Get().triple();
-  if (!obj.isELF()) {
-    throw ValueError(file + ": not an ELF object (this machine links ELF relocatable objects, " +
-                     host.str() + ")");
-  }
-  if (obj.getArch() != host.getArch()) {
-    throw ValueError(file + ": an object for " +
-                     std::string(llvm::Triple::getArchTypeName(obj.getArch())) +
-                     ", but this machine is " + host.str());
-  }
-  if (!obj.isRelocatableObject()) {
-    throw ValueError(file +
-                     ": not a relocatable object (ET_REL); shared libraries and executables "
-                     "load with Module::Load(\"*.so\")");
-  }
-  for (const llvm::object::SectionRef& section : obj.sections()) {
-    if (section.isBSS() || section.isVirtual()) continue;
-    auto contents = section.getContents();
-    if (!contents) {
-      throw ValueError(
-          file + ": truncated or corrupt object: " + Excerpt(DescribeError(contents.takeError())));
-    }
-  }
-  // JITLink gives a zero-fill section without SHF_ALLOC no memory, then fixes up references to
-  // its symbols through a null pointer (a fuzzed object): such a section is meaningless anyway.
-  // It also allocates and clears every zero-fill byte up front, so a header claiming gigabytes
-  // (a fuzzed `.bss` of 4 GiB took seconds and a gigabyte of memory) is refused over a cap.
-  uint64_t zero_fill_bytes = 0;
-  for (const llvm::object::ELFSectionRef section : obj.sections()) {
-    if (section.getType() == llvm::ELF::SHT_NOBITS) {
-      zero_fill_bytes += std::min<uint64_t>(section.getSize(), kMaxZeroFillBytes + 1);
-      if (zero_fill_bytes > kMaxZeroFillBytes) {
-        throw ValueError(file + ": zero-filled sections (.bss) claim more than " +
-                         std::to_string(kMaxZeroFillBytes >> 20) +
-                         " MiB, the most an object module may reserve");
-      }
-    }
-    if (section.getType() == llvm::ELF::SHT_NOBITS && section.getSize() != 0 &&
-        (section.getFlags() & llvm::ELF::SHF_ALLOC) == 0) {
-      auto name = section.getName();
-      if (!name) llvm::consumeError(name.takeError());
-      throw ValueError(file + ": corrupt object: zero-filled section " +
-                       Quote(name ? name->str() : "#" + std::to_string(section.getIndex())) +
-                       " is not allocated (SHF_ALLOC is missing)");
-    }
-  }
-  for (const llvm::object::SectionRef& section : obj.sections()) {
-    auto name = section.getName();
-    if (name && *name == ".eh_frame" && !section.isBSS() && !section.isVirtual()) {
-      CheckEHFrame(llvm::cantFail(section.getContents()), file);
-    }
-  }
-  // JITLink trusts relocations; check each names a symbol that exists, a type this target has
-  // and a place inside its section (a fuzzed object made LLVM 19 crash otherwise).
-  const uint64_t symbol_count =
-      static_cast<uint64_t>(std::distance(obj.symbol_begin(), obj.symbol_end()));
-  const auto* elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(&obj);
-  if (elf == nullptr) throw ValueError(file + ": not a little-endian 64-bit ELF object");
-  for (const llvm::object::SectionRef& section : obj.sections()) {
-    auto target = section.getRelocatedSection();
-    if (!target) {
-      throw ValueError(
-          file + ": corrupt relocation section: " + Excerpt(DescribeError(target.takeError())));
-    }
-    if (*target == obj.section_end()) continue;
-    // LLVM's relocation iterator aborts the process on a table that does not fit the file.
-    const auto* shdr = elf->getSection(section.getRawDataRefImpl());
-    if (shdr->sh_type != llvm::ELF::SHT_RELA) {
-      throw ValueError(file + ": unsupported relocation section type " +
-                       std::to_string(shdr->sh_type) +
-                       " (x86-64 and AArch64 objects use SHT_RELA)");
-    }
-    auto symtab = elf->getELFFile().getSection(shdr->sh_link);
-    if (!symtab || (*symtab)->sh_type != llvm::ELF::SHT_SYMTAB) {
-      if (!symtab) llvm::consumeError(symtab.takeError());
-      throw ValueError(file + ": truncated or corrupt relocation section: its symbol table link (" +
-                       std::to_string(shdr->sh_link) + ") does not name the symbol table");
-    }
-    if (auto relas = elf->getELFFile().relas(*shdr); !relas) {
-      throw ValueError(file + ": truncated or corrupt relocation section: " +
-                       Excerpt(DescribeError(relas.takeError())));
-    }
-    const uint64_t target_size = (*target)->getSize();
-    for (const llvm::object::RelocationRef& relocation : section.relocations()) {
-      const llvm::object::DataRefImpl raw = relocation.getRawDataRefImpl();
-      auto rela = elf->getRela(raw);
-      const uint32_t symbol_index = rela->getSymbol(false);
-      const uint32_t type = rela->getType(false);
-      if (symbol_index >= symbol_count + 1) {  // index 0 is the null symbol
-        throw ValueError(file + ": truncated or corrupt object: a relocation names symbol #" +
-                         std::to_string(symbol_index) + " of " + std::to_string(symbol_count));
-      }
-      if (!IsStaticRelocationType(obj.getArch(), type)) {
-        throw ValueError(file + ": unsupported relocation type " + std::to_string(type));
-      }
-      if (relocation.getOffset() > target_size || target_size - relocation.getOffset() < 4) {
-        throw ValueError(file + ": truncated or corrupt object: a relocation at offset " +
-                         std::to_string(relocation.getOffset()) + " lies outside its section");
-      }
-    }
-  }
-  for (const llvm::object::SymbolRef& symbol : obj.symbols()) {
-    auto name = symbol.getName();
-    if (!name) {
-      throw ValueError(file + ": truncated or corrupt symbol table: " +
-                       Excerpt(DescribeError(name.takeError())));
-    }
-    auto section = symbol.getSection();
-    if (!section) {
-      throw ValueError(file + ": symbol " + Quote(name->str()) +
-                       " has a bad section index: " + Excerpt(DescribeError(section.takeError())));
-    }
-    // The runtime writes the module's handle into the library context when it binds the module:
-    // in a section JITLink maps read-only that write would fault (a fuzzed object).
-    if (*name == "__tvm_ffi__library_ctx" && *section != obj.section_end()) {
-      const llvm::object::ELFSectionRef holder(**section);
-      const uint64_t needed = llvm::ELF::SHF_ALLOC | llvm::ELF::SHF_WRITE;
-      if ((holder.getFlags() & needed) != needed) {
-        throw ValueError(file +
-                         ": `__tvm_ffi__library_ctx` must be writable data, but its "
-                         "section is not allocated and writable");
-      }
-    }
-  }
-}
-
 bool ReadWholeFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -770,7 +585,7 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
   ModuleJit& jit = ModuleJit::Get();
   auto buffer =
       llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(bytes.data(), bytes.size()), file);
-  CheckObject(buffer->getMemBufferRef(), file);
+  CheckObject(buffer->getMemBufferRef(), file, jit.triple());
   ReportCapture capture;
   auto interface = llvm::orc::getObjectFileInterface(jit.session(), buffer->getMemBufferRef());
   if (!interface) {

@@ -2,11 +2,25 @@
 // initialises an ELF relocatable object.
 #include <cstdint>
 #include <cstdlib>
+#include <random>
 #include <string_view>
+
+#include "elf_mutator.h"
 
 #include "ffijit/error.h"
 #include "ffijit/jit_module.h"
 #include "orc/jit_module.h"
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+// Half the mutations rewrite an ELF field that JITLink trusts (elf_mutator.h), half are
+// libFuzzer's byte mutations; inputs that are not ELF64 objects get libFuzzer's only.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed) {
+  std::minstd_rand rng(seed);
+  if (rng() % 2 == 0 && ffijit_fuzz::MutateElfFields(data, size, rng)) return size;
+  return LLVMFuzzerMutate(data, size, max_size);
+}
 
 // Any input either loads (then the module is released again) or fails with an ffijit::Error of
 // kind ValueError (not a loadable object) or RuntimeError (a link failure).
