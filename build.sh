@@ -143,6 +143,9 @@ case "$cmd" in
       # out while an LLVM crashes on objects that jit/orc/object_check.cc does not refuse yet.
       limit=(-max_total_time="$FUZZ_SECONDS")
       [ "$name" = fuzz_object ] && [ "${FUZZ_OBJECTS:-1}" = 0 ] && limit=(-runs=0)
+      # FUZZ_SEED pins libFuzzer's random seed (CI: the same mutations on every run of a commit,
+      # so a gate that passed once passes again; unset: a new seed each run, to explore).
+      [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
       echo "== $name (${limit[*]})"
       mkdir -p build/fuzz/artifacts  # crash inputs stay out of the work tree
       FFIJIT_JIT_LOG=0 "$f" "${limit[@]}" -timeout=5 -rss_limit_mb=2048 \

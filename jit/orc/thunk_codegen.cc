@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <map>
 
 #include "bound_function.h"
 #include "ffijit/any.h"
@@ -294,12 +295,17 @@ class ThunkEmitter {
           b_.CreateAnd(TagIn(tag, kTVMFFIStr, 2), ObjectHeaderIsTag(tag, payload));
       Require(b_.CreateOr(b_.CreateOr(array, small), object));
     } else if (c == Conversion::kTensor) {
-      llvm::Value* pointer = b_.CreateAnd(TagIs(tag, kTVMFFIDLTensorPtr),
-                                          b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
-      llvm::Value* accepted = b_.CreateOr(pointer, ObjectHeaderIs(tag, payload, kTVMFFITensor));
-      Require(accepted);
-      // The dtype and rank are read through a stand-in when the form is wrong: no branch yet.
-      llvm::Value* tensor = b_.CreateSelect(accepted, TensorOf(tag, payload), Zeros());
+      llvm::Value* tensor = nullptr;
+      if (options_.optimized) {
+        tensor = checked_tensors_[index] = BranchToTensor(tag, payload);
+      } else {
+        llvm::Value* pointer = b_.CreateAnd(TagIs(tag, kTVMFFIDLTensorPtr),
+                                            b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
+        llvm::Value* accepted = b_.CreateOr(pointer, ObjectHeaderIs(tag, payload, kTVMFFITensor));
+        Require(accepted);
+        // The dtype and rank are read through a stand-in when the form is wrong: no branch yet.
+        tensor = b_.CreateSelect(accepted, TensorOf(tag, payload), Zeros());
+      }
       RequireWellFormedTensor(p.tensor, tensor);
       CheckTensor(p.tensor, tensor);
     } else if (c == Conversion::kDataType) {
@@ -381,6 +387,34 @@ class ThunkEmitter {
                              b_.CreateSExt(b_.CreateTrunc(v, b_.getIntNTy(8 * info.bytes)), i64_));
     }
     return b_.CreateICmpULE(v, b_.getInt64(static_cast<uint64_t>(info.max)));  // and not negative
+  }
+
+  // The optimized tier's form test for a tensor argument: a predicted branch on the tag (a Tensor
+  // object, the likely form, or a DLTensorPtr), each side checking its own form and leaving for the
+  // fallback when it fails. Selecting between the forms instead would chain the header load, the
+  // pick and every dtype/rank/shape load behind conditional moves. Returns the DLTensor.
+  llvm::Value* BranchToTensor(llvm::Value* tag, llvm::Value* payload) {
+    Flush();
+    llvm::Value* pointer = b_.CreateLoad(ptr_, payload);
+    auto* as_object = NewBlock();
+    auto* object_present = NewBlock();
+    auto* as_pointer = NewBlock();
+    auto* join = NewBlock();
+    CondBr(TagIs(tag, kTVMFFITensor), as_object, as_pointer);
+    b_.SetInsertPoint(as_object);
+    CondBr(b_.CreateIsNotNull(pointer), object_present, fallback_);
+    b_.SetInsertPoint(object_present);
+    llvm::Value* header = Load(i32_, pointer, kObjectTypeIndexOffset);
+    llvm::Value* cell = AtOffset(pointer, kObjectCellOffset);
+    CondBr(b_.CreateICmpEQ(header, b_.getInt32(kTVMFFITensor)), join, fallback_);
+    b_.SetInsertPoint(as_pointer);
+    CondBr(b_.CreateAnd(TagIs(tag, kTVMFFIDLTensorPtr), b_.CreateIsNotNull(pointer)), join,
+           fallback_);
+    b_.SetInsertPoint(join);
+    llvm::PHINode* tensor = b_.CreatePHI(ptr_, 2);
+    tensor->addIncoming(cell, object_present);
+    tensor->addIncoming(pointer, as_pointer);
+    return tensor;
   }
 
   // The DLTensor of a DLTensorPtr or Tensor argument (no load through it).
@@ -470,7 +504,9 @@ class ThunkEmitter {
           b_.CreateSelect(is_inline, b_.CreateZExt(Load(i32_, value, kAnySmallLenOffset), i64_),
                           Load(i64_, array, 8));
     } else if (c == Conversion::kTensor) {
-      words[0] = ToWord(TensorOf(tag(), payload));
+      auto checked = checked_tensors_.find(index);
+      words[0] =
+          ToWord(checked != checked_tensors_.end() ? checked->second : TensorOf(tag(), payload));
     } else if (c == Conversion::kDataType) {
       words[0] = b_.CreateZExt(b_.CreateLoad(i32_, payload), i64_);
     }
@@ -672,6 +708,8 @@ class ThunkEmitter {
   llvm::Value *results_buf_ = nullptr, *byval_ = nullptr, *paths_ = nullptr;
   llvm::BasicBlock* fallback_ = nullptr;
   llvm::Value* ok_ = nullptr;  // the checks not yet branched on
+  // The DLTensor each tensor parameter's check found (optimized code; the call block reuses it).
+  std::map<int32_t, llvm::Value*> checked_tensors_;
 };
 
 // The thunk's way out for every argument form it does not convert inline, and for every error:
