@@ -470,6 +470,17 @@ void CheckSymbols(const ElfFile& elf, llvm::ArrayRef<Shdr> sections,
                        ") lies outside its " + SectionLabel(elf, holder, section_index) + " (" +
                        std::to_string(holder.sh_size) + " bytes)");
     }
+    // JITLink makes no block for a section without SHF_ALLOC, so a symbol other modules could
+    // name there has nothing to stand for; compilers put only local labels in such sections
+    // (debug information). A fuzzed object with a global function in an unallocated .text
+    // crashed JITLink after allocation.
+    const uint8_t binding = (*raw)->getBinding();
+    if (in_graph && type != llvm::ELF::STT_SECTION && binding != llvm::ELF::STB_LOCAL &&
+        (holder.sh_flags & llvm::ELF::SHF_ALLOC) == 0) {
+      throw ValueError(file + ": corrupt object: symbol " + Quote(name->str()) + " is defined in " +
+                       SectionLabel(elf, holder, section_index) +
+                       ", which is not allocated (SHF_ALLOC is missing)");
+    }
     if (*name == "__tvm_ffi__library_ctx") {
       const uint64_t needed = llvm::ELF::SHF_ALLOC | llvm::ELF::SHF_WRITE;
       if ((holder.sh_flags & needed) != needed) {
