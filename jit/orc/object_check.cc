@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <string>
 #include <unordered_set>
 
@@ -508,6 +509,25 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file, const ll
   }
   CheckSections(elf, *sections, file);
   CheckZeroFill(elf, *sections, obj, file);
+  // JITLink merges sections of one name into one graph section, which takes the first one's
+  // memory lifetime: an allocated section after an unallocated one of its name went unallocated,
+  // and its symbols to address 0 (a fuzzed object, two `.comment`s, crashed it after allocation).
+  std::map<llvm::StringRef, uint64_t> first_of_name;
+  for (uint64_t index = 0; index < sections->size(); ++index) {
+    const Shdr& section = (*sections)[index];
+    auto name = elf.getSectionName(section);
+    if (!name) {
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    auto [first, inserted] = first_of_name.emplace(*name, index);
+    if (!inserted &&
+        (((*sections)[first->second].sh_flags ^ section.sh_flags) & llvm::ELF::SHF_ALLOC) != 0) {
+      throw ValueError(file + ": corrupt object: " + SectionLabel(elf, section, index) + " and " +
+                       SectionLabel(elf, (*sections)[first->second], first->second) +
+                       " share a name but only one of them is allocated (SHF_ALLOC)");
+    }
+  }
   for (const Shdr& section : *sections) {
     auto name = elf.getSectionName(section);
     if (!name) {

@@ -403,6 +403,25 @@ TEST_P(ObjectCheckTest, RefusesAnEHFrameSectionThatIsNotAllocated) {
             "missing), but the unwinder must read it");
 }
 
+// JITLink merges same-named sections into one graph section with the first one's memory lifetime:
+// an allocated section sharing its name with an unallocated one lost its memory and crashed it (a
+// fuzzed object with two `.comment`s). Here `.comment` takes the name of `.text`.
+TEST_P(ObjectCheckTest, RefusesSectionsOfOneNameThatDisagreeOnAllocation) {
+  ElfImage image(Adder());
+  const size_t text = image.SectionIndex(".text");
+  const size_t comment = image.SectionIndex(".comment");
+  ASSERT_NE(comment, 0u);
+  ASSERT_LT(text, comment);
+  image.Write<uint32_t>(image.HeaderAt(comment) + offsetof(Elf64_Shdr, sh_name),
+                        image.Section(text).sh_name);
+  const ffijit::Error error = LoadBroken(image, "two_texts.o");
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_EQ(error.message(), "two_texts.o: corrupt object: section #" + std::to_string(comment) +
+                                 " `.text` and section #" + std::to_string(text) +
+                                 " `.text` share a name but only one of them is allocated "
+                                 "(SHF_ALLOC)");
+}
+
 #if defined(__x86_64__)
 // JITLink makes no block for a section without SHF_ALLOC: a global function defined in such a
 // .text crashed it after allocation (a fuzzed object whose relocations were all R_X86_64_NONE,
