@@ -500,6 +500,12 @@ Module CreateLibraryModule(const std::shared_ptr<Library>& lib) {
   return mod;
 }
 
+// Stores a pointer into a module's variable; byte-wise, because nothing guarantees that a loaded
+// file aligned its variable (a fuzzed object placed `__tvm_ffi__library_ctx` at an odd address).
+void StorePointer(void* slot, const void* value) {
+  std::memcpy(slot, &value, sizeof value);
+}
+
 // Writes the context symbols and the library ctx of `mod` again (symbols added since loading).
 void BindContext(ModuleObj* mod) {
   auto* library_mod = dynamic_cast<LibraryModuleObj*>(mod);
@@ -509,12 +515,10 @@ void BindContext(ModuleObj* mod) {
   Library& lib = library_mod->library();
   for (const auto& [name, value] : ContextSymbols::Get().Snapshot()) {
     size_t unused = 0;
-    if (void** slot = static_cast<void**>(lib.FindData(name, &unused))) *slot = value;
+    if (void* slot = lib.FindData(name, &unused)) StorePointer(slot, value);
   }
   size_t ctx_extent = 0;
-  if (void** ctx_slot = static_cast<void**>(lib.FindData(kLibraryCtx, &ctx_extent))) {
-    *ctx_slot = mod;
-  }
+  if (void* ctx_slot = lib.FindData(kLibraryCtx, &ctx_extent)) StorePointer(ctx_slot, mod);
 }
 
 Module LoadSharedLibrary(const std::string& path) {

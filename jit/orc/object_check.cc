@@ -489,6 +489,14 @@ void CheckSymbols(const ElfFile& elf, llvm::ArrayRef<Shdr> sections,
                          ": `__tvm_ffi__library_ctx` must be writable data, but its "
                          "section is not allocated and writable");
       }
+      // Binding the module stores a pointer there: 8 bytes, which must be the variable's own.
+      if ((size != 0 && size < sizeof(void*)) || holder.sh_size < sizeof(void*) ||
+          offset > holder.sh_size - sizeof(void*)) {
+        throw ValueError(file +
+                         ": `__tvm_ffi__library_ctx` must be a pointer variable, but it is " +
+                         std::to_string(size) + " bytes at offset " + std::to_string(offset) +
+                         " of its " + std::to_string(holder.sh_size) + "-byte section");
+      }
     }
   }
 }

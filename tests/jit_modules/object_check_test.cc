@@ -422,6 +422,22 @@ TEST_P(ObjectCheckTest, RefusesSectionsOfOneNameThatDisagreeOnAllocation) {
                                  "(SHF_ALLOC)");
 }
 
+// Binding a module stores a pointer into `__tvm_ffi__library_ctx`: a fuzzed object gave it one
+// byte (the store reached past it) at an odd address (the store was misaligned).
+TEST_P(ObjectCheckTest, RefusesALibraryContextThatCannotHoldAPointer) {
+  ElfImage image(Adder());
+  const size_t ctx = image.SymbolIndex("__tvm_ffi__library_ctx");
+  ASSERT_NE(ctx, 0u);
+  image.Write<uint64_t>(image.SymbolAt(ctx) + offsetof(Elf64_Sym, st_size), 1);
+  const ffijit::Error error = LoadBroken(image, "tiny_ctx.o");
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_EQ(error.message().rfind("tiny_ctx.o: `__tvm_ffi__library_ctx` must be a pointer "
+                                  "variable, but it is 1 bytes at offset ",
+                                  0),
+            0u)
+      << error.message();
+}
+
 #if defined(__x86_64__)
 // JITLink makes no block for a section without SHF_ALLOC: a global function defined in such a
 // .text crashed it after allocation (a fuzzed object whose relocations were all R_X86_64_NONE,
