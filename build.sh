@@ -146,6 +146,10 @@ case "$cmd" in
       # FUZZ_SEED pins libFuzzer's random seed (CI: the same mutations on every run of a commit,
       # so a gate that passed once passes again; unset: a new seed each run, to explore).
       [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
+      # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time: with a pinned seed,
+      # the same prefix of its mutations on any machine (see guide 12.10 for why CI needs that).
+      [ "$name" = fuzz_object ] && [ -n "${FUZZ_OBJECT_RUNS:-}" ] && [ "${FUZZ_OBJECTS:-1}" != 0 ] &&
+        limit=(-runs="$FUZZ_OBJECT_RUNS" -seed="${FUZZ_SEED:-1}")
       echo "== $name (${limit[*]})"
       mkdir -p build/fuzz/artifacts  # crash inputs stay out of the work tree
       FFIJIT_JIT_LOG=0 "$f" "${limit[@]}" -timeout=5 -rss_limit_mb=2048 \
