@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../any_fixtures.h"
 #include "../catch_error.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
@@ -20,22 +21,10 @@
 namespace ffijit::testing {
 namespace {
 
+using ffijit_tests::SmallStr;
+using ffijit_tests::Tagged;
+
 using ffijit_tests::CatchError;
-
-TVMFFIAny Tagged(int32_t tag, TVMFFIObject* obj) {
-  TVMFFIAny a{};
-  a.type_index = tag;
-  a.v_obj = obj;
-  return a;
-}
-
-TVMFFIAny SmallStr(const char* text, uint32_t claimed_length) {
-  TVMFFIAny a{};
-  a.type_index = kTVMFFISmallStr;
-  std::memcpy(a.v_bytes, text, std::strlen(text));
-  a.small_str_len = claimed_length;
-  return a;
-}
 
 // What the natives below hand back (tests run one at a time: plain globals suffice).
 TVMFFIAny g_results[3];

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../any_fixtures.h"
 #include "../catch_error.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/container.h"
@@ -18,6 +19,9 @@
 
 namespace ffijit::testing {
 namespace {
+
+using ffijit_tests::SmallStr;
+using ffijit_tests::Tagged;
 
 using ffijit_tests::CatchError;
 
@@ -41,21 +45,6 @@ int64_t TakeInt(int64_t v) {
 }
 int64_t TakeTwo(int64_t a, int64_t b) {
   return a * 10 + b;
-}
-
-TVMFFIAny Tagged(int32_t tag, TVMFFIObject* obj) {
-  TVMFFIAny a{};
-  a.type_index = tag;
-  a.v_obj = obj;
-  return a;
-}
-
-TVMFFIAny SmallStr(const char* text, uint32_t claimed_length) {
-  TVMFFIAny a{};
-  a.type_index = kTVMFFISmallStr;
-  std::memcpy(a.v_bytes, text, std::strlen(text));
-  a.small_str_len = claimed_length;
-  return a;
 }
 
 // The error kind and message of one raw call.

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../any_fixtures.h"
 #include "call_natives.h"
 #include "catch_error.h"
 #include "ffijit/c_ext.h"
@@ -23,6 +24,8 @@
 #include "ffijit/tensor.h"
 
 namespace {
+
+using ffijit_tests::Canonical;
 
 using ffijit::Any;
 using ffijit::CallConvention;
@@ -52,31 +55,6 @@ Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
   sig.results = std::move(results);
   sig.convention = convention;
   return sig;
-}
-
-// A packed value in comparable text: POD values as their 16 bytes, strings and bytes by content,
-// Arrays element by element, other objects by type.
-std::string Canonical(const TVMFFIAny& a) {
-  std::ostringstream out;
-  if (a.type_index == kTVMFFIStr || a.type_index == kTVMFFIBytes) {
-    const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(a.v_obj + 1);
-    out << a.type_index << ":\"" << std::string(cell->data, cell->size) << "\"";
-  } else if (a.type_index == kTVMFFIArray) {
-    const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(a.v_obj + 1);
-    out << "[";
-    for (int64_t i = 0; i < cell->size; ++i) out << Canonical(cell->data[i]) << ",";
-    out << "]";
-  } else if (a.type_index >= kTVMFFIStaticObjectBegin) {
-    out << "object" << a.type_index;
-  } else {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(&a);
-    char hex[3];
-    for (size_t i = 0; i < sizeof a; ++i) {
-      std::snprintf(hex, sizeof hex, "%02x", bytes[i]);
-      out << hex;
-    }
-  }
-  return out.str();
 }
 
 // The result of calling `f`, or "Kind: message" of its error.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../any_fixtures.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/function.h"
@@ -19,6 +20,9 @@
 namespace ffijit::testing {
 namespace {
 
+using ffijit_tests::SmallStr;
+using ffijit_tests::Tagged;
+
 Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
               CallConvention convention = CallConvention::kPlain) {
   Signature sig;
@@ -26,21 +30,6 @@ Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
   sig.results = std::move(results);
   sig.convention = convention;
   return sig;
-}
-
-TVMFFIAny Tagged(int32_t tag, TVMFFIObject* obj) {
-  TVMFFIAny a{};
-  a.type_index = tag;
-  a.v_obj = obj;
-  return a;
-}
-
-TVMFFIAny SmallStr(const char* text, uint32_t claimed_length) {
-  TVMFFIAny a{};
-  a.type_index = kTVMFFISmallStr;
-  std::memcpy(a.v_bytes, text, std::strlen(text));
-  a.small_str_len = claimed_length;
-  return a;
 }
 
 // What the packed function returns next (a raw value, handed over as is).

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "../any_fixtures.h"
 #include "bound_function.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
@@ -18,30 +19,7 @@
 namespace ffijit::testing {
 namespace {
 
-// A result or error in comparable text: POD values as their 16 bytes, strings and bytes by
-// content, Arrays element by element, other objects by type.
-std::string Canonical(const TVMFFIAny& a) {
-  std::ostringstream out;
-  if (a.type_index == kTVMFFIStr || a.type_index == kTVMFFIBytes) {
-    const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(a.v_obj + 1);
-    out << a.type_index << ":\"" << std::string(cell->data, cell->size) << "\"";
-  } else if (a.type_index == kTVMFFIArray) {
-    const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(a.v_obj + 1);
-    out << "[";
-    for (int64_t i = 0; i < cell->size; ++i) out << Canonical(cell->data[i]) << ",";
-    out << "]";
-  } else if (a.type_index >= kTVMFFIStaticObjectBegin) {
-    out << "object" << a.type_index;
-  } else {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(&a);
-    char hex[3];
-    for (size_t i = 0; i < sizeof a; ++i) {
-      std::snprintf(hex, sizeof hex, "%02x", bytes[i]);
-      out << hex;
-    }
-  }
-  return out.str();
-}
+using ffijit_tests::Canonical;
 
 struct Outcome {
   int status = 0;

@@ -1,0 +1,59 @@
+// Test helpers over raw TVMFFIAny values: building malformed ones (a tag with any object, a small
+// string that claims any length) and printing results comparably across executors.
+#ifndef FFIJIT_TESTS_ANY_FIXTURES_H_
+#define FFIJIT_TESTS_ANY_FIXTURES_H_
+
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "ffijit/c_ext.h"
+
+namespace ffijit_tests {
+
+// A value tagged `tag` over `obj`, whether or not the two agree (or `obj` is NULL).
+inline TVMFFIAny Tagged(int32_t tag, TVMFFIObject* obj) {
+  TVMFFIAny a{};
+  a.type_index = tag;
+  a.v_obj = obj;
+  return a;
+}
+
+// A small string holding `text` whose length byte says `claimed_length`.
+inline TVMFFIAny SmallStr(const char* text, uint32_t claimed_length) {
+  TVMFFIAny a{};
+  a.type_index = kTVMFFISmallStr;
+  std::memcpy(a.v_bytes, text, std::strlen(text));
+  a.small_str_len = claimed_length;
+  return a;
+}
+
+// A result in comparable text: POD values as their 16 bytes, strings and bytes by content, Arrays
+// element by element, other objects by type.
+inline std::string Canonical(const TVMFFIAny& a) {
+  std::ostringstream out;
+  if (a.type_index == kTVMFFIStr || a.type_index == kTVMFFIBytes) {
+    const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(a.v_obj + 1);
+    out << a.type_index << ":\"" << std::string(cell->data, cell->size) << "\"";
+  } else if (a.type_index == kTVMFFIArray) {
+    const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(a.v_obj + 1);
+    out << "[";
+    for (int64_t i = 0; i < cell->size; ++i) out << Canonical(cell->data[i]) << ",";
+    out << "]";
+  } else if (a.type_index >= kTVMFFIStaticObjectBegin) {
+    out << "object" << a.type_index;
+  } else {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&a);
+    char hex[3];
+    for (size_t i = 0; i < sizeof a; ++i) {
+      std::snprintf(hex, sizeof hex, "%02x", bytes[i]);
+      out << hex;
+    }
+  }
+  return out.str();
+}
+
+}  // namespace ffijit_tests
+
+#endif  // FFIJIT_TESTS_ANY_FIXTURES_H_
