@@ -67,21 +67,9 @@ namespace {
 
 using llvm::orc::SymbolStringPtr;
 
-constexpr size_t kExcerptLimit = 600;
 constexpr const char* kFunctionPrefix = "__tvm_ffi_";
 // Names the symbol that stands for an object's initialisers (see AddObject).
 constexpr const char* kInitAnchorPrefix = "__ffijit_init_anchor.";
-
-// At most kExcerptLimit bytes of `text`, saying how much was left out.
-std::string Excerpt(const std::string& text) {
-  if (text.size() <= kExcerptLimit) return text;
-  return text.substr(0, kExcerptLimit) + "... (" + std::to_string(text.size() - kExcerptLimit) +
-         " more bytes)";
-}
-
-std::string Quote(const std::string& name) {
-  return "`" + Excerpt(name) + "`";
-}
 
 std::atomic<bool> g_run_static_initializers{true};
 
@@ -432,7 +420,7 @@ void LogDiagnostic(const llvm::DiagnosticInfo* info_ptr, void* context) {
   info.print(printer);
   LogJit("ffijit: JIT module " + *static_cast<const std::string*>(context) + ": LLVM " +
          (info.getSeverity() == llvm::DS_Error ? "error" : "warning") + ": " +
-         Excerpt(stream.str()));
+         LoaderExcerpt(stream.str()));
 }
 
 class ModuleJit {
@@ -498,7 +486,7 @@ class ModuleJit {
     jit_ = std::move(*jit);
     layer_ = layer;
     session().setErrorReporter([](llvm::Error error) {
-      const std::string text = Excerpt(DescribeError(std::move(error)));
+      const std::string text = LoaderExcerpt(DescribeError(std::move(error)));
       if (t_reported_errors != nullptr) t_reported_errors->push_back(text);
       LogJit("ffijit: JIT module: " + text);
     });
@@ -569,7 +557,8 @@ void ModuleState::RunAtExitFrom(size_t keep) {
     try {
       it->first(it->second);
     } catch (const std::exception& e) {
-      LogJit("ffijit: JIT module " + name_ + ": a static destructor threw: " + Excerpt(e.what()));
+      LogJit("ffijit: JIT module " + name_ +
+             ": a static destructor threw: " + LoaderExcerpt(e.what()));
     } catch (...) {
       LogJit("ffijit: JIT module " + name_ + ": a static destructor threw");
     }
@@ -590,7 +579,7 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
   auto interface = llvm::orc::getObjectFileInterface(jit.session(), buffer->getMemBufferRef());
   if (!interface) {
     throw ValueError(file + ": not a loadable object: " +
-                     Excerpt(ReportedOr(capture, DescribeError(interface.takeError()))));
+                     LoaderExcerpt(ReportedOr(capture, DescribeError(interface.takeError()))));
   }
   // ORC's interface names the initialisers with a side-effects-only symbol that only a platform
   // defines. Without a platform the object gets an ordinary hidden symbol instead, which the
@@ -612,13 +601,13 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
   auto remove_object = [&] {
     if (llvm::Error err = tracker->remove()) {
       LogJit("ffijit: JIT module " + name_ + ": cannot remove " + file + ": " +
-             Excerpt(DescribeError(std::move(err))));
+             LoaderExcerpt(DescribeError(std::move(err))));
     }
   };
   if (llvm::Error err = jit.layer().add(tracker, std::move(buffer), std::move(*interface))) {
     const std::string why = DescribeError(std::move(err));
     remove_object();
-    throw RuntimeError(file + ": " + Excerpt(why));
+    throw RuntimeError(file + ": " + LoaderExcerpt(why));
   }
   auto found = jit.session().lookup(
       llvm::orc::makeJITDylibSearchOrder(dylib_, llvm::orc::JITDylibLookupFlags::MatchAllSymbols),
@@ -627,7 +616,7 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
     const std::string why = ReportedOr(capture, DescribeError(found.takeError()));
     TakePending();
     remove_object();
-    throw RuntimeError(file + ": cannot link: " + Excerpt(why));
+    throw RuntimeError(file + ": cannot link: " + LoaderExcerpt(why));
   }
   std::vector<LinkRecords> linked = TakePending();
   for (LinkRecords& records : linked) {
@@ -654,7 +643,7 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
         for (auto& [name, info] : records.symbols) symbols_.erase(name);
         remove_object();
         throw RuntimeError(file + ": static initializer " + Quote(init.symbol) +
-                           " threw: " + Excerpt(failure));
+                           " threw: " + LoaderExcerpt(failure));
       }
     }
   }
@@ -675,7 +664,8 @@ void ModuleState::AddIR(std::string_view bytes, const std::string& file) {
   if (IsBitcode(bytes)) {
     auto parsed = llvm::parseBitcodeFile(buffer, *context);
     if (!parsed) {
-      throw ValueError(file + ": malformed bitcode: " + Excerpt(DescribeError(parsed.takeError())));
+      throw ValueError(file +
+                       ": malformed bitcode: " + LoaderExcerpt(DescribeError(parsed.takeError())));
     }
     module = std::move(*parsed);
   } else {
@@ -684,7 +674,7 @@ void ModuleState::AddIR(std::string_view bytes, const std::string& file) {
     if (module == nullptr) {
       throw ValueError(file + ":" + std::to_string(diagnostic.getLineNo()) + ":" +
                        std::to_string(diagnostic.getColumnNo() + 1) +
-                       ": malformed LLVM IR: " + Excerpt(diagnostic.getMessage().str()));
+                       ": malformed LLVM IR: " + LoaderExcerpt(diagnostic.getMessage().str()));
     }
   }
   if (!module->getTargetTriple().empty()) {
@@ -706,7 +696,7 @@ void ModuleState::AddIR(std::string_view bytes, const std::string& file) {
   std::string verifier_output;
   llvm::raw_string_ostream verifier_stream(verifier_output);
   if (llvm::verifyModule(*module, &verifier_stream)) {
-    throw ValueError(file + ": invalid LLVM IR: " + Excerpt(verifier_stream.str()));
+    throw ValueError(file + ": invalid LLVM IR: " + LoaderExcerpt(verifier_stream.str()));
   }
   IrUnit unit;
   unit.name = file;
@@ -736,7 +726,7 @@ void ModuleState::AddIR(std::string_view bytes, const std::string& file) {
     auto compiled = compiler(*module);
     if (!compiled) {
       throw RuntimeError(
-          file + ": code generation failed: " + Excerpt(DescribeError(compiled.takeError())));
+          file + ": code generation failed: " + LoaderExcerpt(DescribeError(compiled.takeError())));
     }
     object = (*compiled)->getBuffer().str();
   }
@@ -808,7 +798,7 @@ bool ModuleState::Find(const std::string& symbol, void** address, SymbolInfo* in
       std::move(lookup));
   if (!found) {
     throw RuntimeError(name_ + ": cannot look up " + Quote(symbol) + ": " +
-                       Excerpt(ReportedOr(capture, DescribeError(found.takeError()))));
+                       LoaderExcerpt(ReportedOr(capture, DescribeError(found.takeError()))));
   }
   if (found->empty()) return false;
   *address = found->begin()->second.getAddress().toPtr<void*>();
@@ -859,7 +849,7 @@ bool ModuleState::ResolveFromInside(const std::vector<std::string>& names,
   auto found = jit.session().lookup(order, std::move(lookup));
   if (!found) {
     *why = name_ + ": cannot look up the symbols its IR uses: " +
-           Excerpt(ReportedOr(capture, DescribeError(found.takeError())));
+           LoaderExcerpt(ReportedOr(capture, DescribeError(found.takeError())));
     return false;
   }
   addresses->clear();
@@ -894,7 +884,7 @@ ModuleState::~ModuleState() {
   }
   if (llvm::Error err = ModuleJit::Get().session().removeJITDylib(*dylib_)) {
     LogJit("ffijit: JIT module " + name_ +
-           ": cannot free its code: " + Excerpt(DescribeError(std::move(err))));
+           ": cannot free its code: " + LoaderExcerpt(DescribeError(std::move(err))));
   }
   link_order_.clear();  // after the dylib that linked against them is gone
 }

@@ -28,20 +28,8 @@ namespace {
 using ElfFile = llvm::object::ELFFile<llvm::object::ELF64LE>;
 using Shdr = ElfFile::Elf_Shdr;
 
-constexpr size_t kExcerptLimit = 600;  // the bound jit_module.cc puts on LLVM's texts
-
-std::string Excerpt(const std::string& text) {
-  if (text.size() <= kExcerptLimit) return text;
-  return text.substr(0, kExcerptLimit) + "... (" + std::to_string(text.size() - kExcerptLimit) +
-         " more bytes)";
-}
-
-std::string Quote(const std::string& name) {
-  return "`" + Excerpt(name) + "`";
-}
-
 std::string Describe(llvm::Error error) {
-  return Excerpt(llvm::toString(std::move(error)));
+  return LoaderExcerpt(llvm::toString(std::move(error)));
 }
 
 // "section #3 `.text`" (the name when the section name table yields one).

@@ -7,12 +7,24 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "ffijit/error.h"
 #include "llvm/Support/MemoryBufferRef.h"
 #include "llvm/TargetParser/Triple.h"
 
 namespace ffijit {
 namespace orc {
+
+// LLVM's texts and the names read from a loaded file, as the module loaders' errors quote them:
+// at most kLoaderTextLimit bytes (ffijit::Excerpt), names in backquotes.
+inline constexpr size_t kLoaderTextLimit = 600;
+inline std::string LoaderExcerpt(std::string_view text) {
+  return Excerpt(text, kLoaderTextLimit);
+}
+inline std::string Quote(std::string_view name) {
+  return "`" + LoaderExcerpt(name) + "`";
+}
 
 // The most zero-filled memory (.bss sections and common symbols) one object may reserve: JITLink
 // allocates and clears all of it up front.
