@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../any_fixtures.h"
+#include "../signature_fixtures.h"
 #include "call_natives.h"
 #include "catch_error.h"
 #include "ffijit/c_ext.h"
@@ -48,14 +49,7 @@ TypePtr S(ScalarKind k) {
 TypePtr K(TypeKind k) {
   return Type::Simple(k);
 }
-Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
-              CallConvention convention = CallConvention::kPlain) {
-  Signature sig;
-  sig.args = std::move(args);
-  sig.results = std::move(results);
-  sig.convention = convention;
-  return sig;
-}
+using ffijit_tests::Sig;
 
 // The result of calling `f`, or "Kind: message" of its error.
 std::string Outcome(const Function& f, std::vector<Any> args) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../any_fixtures.h"
+#include "../signature_fixtures.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/function.h"
@@ -23,14 +24,7 @@ namespace {
 using ffijit_tests::SmallStr;
 using ffijit_tests::Tagged;
 
-Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
-              CallConvention convention = CallConvention::kPlain) {
-  Signature sig;
-  sig.args = std::move(args);
-  sig.results = std::move(results);
-  sig.convention = convention;
-  return sig;
-}
+using ffijit_tests::Sig;
 
 // What the packed function returns next (a raw value, handed over as is).
 TVMFFIAny g_result;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../signature_fixtures.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
@@ -19,14 +20,7 @@ TypePtr S(ScalarKind k) {
   return Type::Scalar(k);
 }
 
-Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
-              CallConvention convention = CallConvention::kPlain) {
-  Signature sig;
-  sig.args = std::move(args);
-  sig.results = std::move(results);
-  sig.convention = convention;
-  return sig;
-}
+using ffijit_tests::Sig;
 
 // A packed comparator of two `const int*`, written against the C ABI.
 int CompareInts(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {

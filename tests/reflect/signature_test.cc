@@ -1,5 +1,6 @@
 // The Signature model: factories, the printed forms, equality and hashing.
 #include "ffijit/signature.h"
+#include "../signature_fixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -12,14 +13,7 @@ namespace {
 
 using testing::ErrorOf;
 
-Signature Sig(std::vector<TypePtr> args, std::vector<TypePtr> results,
-              CallConvention convention = CallConvention::kPlain) {
-  Signature sig;
-  sig.args = std::move(args);
-  sig.results = std::move(results);
-  sig.convention = convention;
-  return sig;
-}
+using ffijit_tests::Sig;
 
 TEST(TypeToString, ScalarsAndSimpleTypes) {
   const std::pair<ScalarKind, const char*> names[] = {
