@@ -166,7 +166,7 @@ case "$cmd" in
     ;;
   bench)
     deps
-    build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF
+    build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=ON
     ./build/release/bin/ffijit_bench "${@:2}"
     ;;
   report)
