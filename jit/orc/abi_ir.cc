@@ -336,7 +336,9 @@ std::string CompareProbeRecord(const CallPlan& plan, const uint64_t* frame,
     const int64_t index = platform::FrameIndex(platform::kHost, locations[n]);
     const int words = platform::IsTwoWords(locations[n].cls) ? 2 : 1;
     for (int w = 0; w < words; ++w) {
-      const uint64_t want = frame[index + w];
+      // An f32 parameter is only the low 32 bits of its register or slot.
+      const bool f32 = n < plan.params.size() && plan.params[n].conversion == Conversion::kF32;
+      const uint64_t want = frame[index + w] & (f32 ? 0xFFFFFFFFu : ~uint64_t{0});
       const uint64_t got = recorded[2 * n + static_cast<size_t>(w)];
       if (got == want) continue;
       std::string what =

@@ -66,6 +66,7 @@ std::string EmitCallback(const CallPlan& plan, void* state, llvm::Module& module
   };
   auto as_word = [&](llvm::Value* v) -> llvm::Value* {
     if (v->getType()->isDoubleTy()) return b.CreateBitCast(v, i64);
+    if (v->getType()->isFloatTy()) return b.CreateZExt(b.CreateBitCast(v, i32), i64);
     if (v->getType()->isPointerTy()) return b.CreatePtrToInt(v, i64);
     return v;
   };

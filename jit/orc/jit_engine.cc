@@ -69,8 +69,13 @@ TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::
   return static_cast<TierState*>(fn->tier_state);
 }
 
-std::string ThunkKey(const CallPlan& plan) {
+bool CountsCalls(const BoundFunction* fn) {
+  return static_cast<const TierState*>(fn->tier_state)->hot_after > 0;
+}
+
+std::string ThunkKey(const CallPlan& plan, bool count_calls) {
   std::string key = kThunkCodegenVersion;
+  key += count_calls ? "|counted" : "|uncounted";
   key += plan.convention == CallConvention::kStatus ? "|status|" : "|plain|";
   key += plan.canonical;
   // Object type indices are baked into the code; dynamic ones may differ between processes.
@@ -146,9 +151,10 @@ void details::JitEngineImpl::Install(BoundFunction* fn, ThunkEntry* entry) {
     ReleaseEntry(entry);  // another compile got there first; keep its thunk
     return;
   }
-  // The count the thunk runs down to ask for the hot tier (0: it never reaches zero again). The
-  // interpreter, which the thunk falls back to for rare forms, counts on the same field; its
-  // report then asks for the hot tier too (tiering.cc's OnHot), never for a second cold compile.
+  // The count the thunk runs down to ask for the hot tier (0 when it never goes hot: its thunk
+  // does not count). The interpreter, which the thunk falls back to for rare forms, counts on the
+  // same field; its report then asks for the hot tier too (tiering.cc's OnHot), never for a
+  // second cold compile.
   fn->calls_until_hot.store(state->hot_after, std::memory_order_relaxed);
   // From the interpreter entry only: a hot-tier thunk installed meanwhile stays.
   TVMFFISafeCallType interpreter = &InterpreterSafeCall;
@@ -159,7 +165,7 @@ void details::JitEngineImpl::Install(BoundFunction* fn, ThunkEntry* entry) {
 }
 
 bool details::JitEngineImpl::TryInstallCached(BoundFunction* fn) {
-  std::string key = orc::ThunkKey(*fn->plan);
+  std::string key = orc::ThunkKey(*fn->plan, orc::CountsCalls(fn));
   ThunkEntry* entry;
   {
     std::lock_guard<std::mutex> lock(cache_mutex_);
@@ -182,7 +188,7 @@ std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
   {
     std::lock_guard<std::mutex> lock(cache_mutex_);
     for (size_t i = 0; i < fns.size(); ++i) {
-      std::string key = orc::ThunkKey(*fns[i]->plan);
+      std::string key = orc::ThunkKey(*fns[i]->plan, orc::CountsCalls(fns[i]));
       if (auto it = cache_.find(key); it != cache_.end()) {
         it->second->users++;
         ready[i] = it->second;
@@ -207,9 +213,12 @@ std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
     std::vector<orc::CompileRequest> requests;
     for (auto& [key, users] : missing) {
       const CallPlan* plan = fns[users.front()]->plan;  // kept alive by the caller's reference
+      orc::ThunkOptions options;
+      options.count_calls = orc::CountsCalls(fns[users.front()]);  // the same for every user
       keys.push_back(key);
-      orc::CompileRequest request{key, [plan](llvm::Module& module, const std::string& symbol) {
-                                    return orc::EmitThunk(*plan, module, symbol);
+      orc::CompileRequest request{key,
+                                  [plan, options](llvm::Module& module, const std::string& symbol) {
+                                    return orc::EmitThunk(*plan, module, symbol, options);
                                   }};
       orc::AddAbiCheck(plan, &request);
       requests.push_back(std::move(request));

@@ -61,8 +61,12 @@ void ReleaseTierState(void* state);
 // The function's TierState when it is a BoundFunction the attach hook saw, else nullptr (with the
 // reason in *why).
 TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::string* why);
-// The cache key: codegen version, convention, canonical signature, resolved object type indices.
-std::string ThunkKey(const CallPlan& plan);
+// Whether fn's cold-tier thunk counts its calls (ThunkOptions::count_calls): only a function that
+// may go hot pays for the count.
+bool CountsCalls(const BoundFunction* fn);
+// The cache key: codegen version, convention, canonical signature, resolved object type indices,
+// and whether the thunk counts calls.
+std::string ThunkKey(const CallPlan& plan, bool count_calls);
 
 }  // namespace orc
 

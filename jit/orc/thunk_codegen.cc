@@ -41,9 +41,10 @@ namespace {
 // where a check must dereference what an earlier one validated); then the call block, which
 // converts each argument from its (now known good) form and calls the target. Any other input --
 // a rare form, an error -- takes the interpreter, which by definition converts and fails exactly as
-// the interpreter does. On the cold tier, few blocks and no per-argument phis keep instruction
-// selection on FastISel's path and the call path free of spills; the hot tier branches where a
-// predicted branch beats computing both sides (ThunkOptions::optimized).
+// the interpreter does (on the cold tier, an Int or Bool for an f32/f64 parameter is such a form).
+// On the cold tier, few blocks and no per-argument phis keep instruction selection on FastISel's
+// path and the call path free of spills; the hot tier branches where a predicted branch beats
+// computing both sides (ThunkOptions::optimized).
 class ThunkEmitter {
  public:
   ThunkEmitter(const CallPlan& plan, llvm::Module& module, const ThunkOptions& options = {})
@@ -192,6 +193,9 @@ class ThunkEmitter {
     return v->getType()->isPointerTy() ? b_.CreatePtrToInt(v, i64_) : v;
   }
 
+  // f32 and f64: the conversions the call block reads as a native double or float.
+  static bool IsNativeFloat(Conversion c) { return c == Conversion::kF64 || c == Conversion::kF32; }
+
   llvm::Value* TagIs(llvm::Value* tag, int32_t index) {
     return b_.CreateICmpEQ(tag, b_.getInt32(static_cast<uint32_t>(index)));
   }
@@ -273,8 +277,12 @@ class ThunkEmitter {
     } else if (IsIntegerConversion(c)) {
       Require(TagIn(tag, kTVMFFIInt, 2));
       if (llvm::Value* fits = Fits(c, b_.CreateLoad(i64_, payload))) Require(fits);
-    } else if (IsFloatConversion(c)) {
+    } else if (IsFloatConversion(c) && (options_.optimized || !IsNativeFloat(c))) {
       Require(TagIn(tag, kTVMFFIInt, 3));  // Int, Bool, Float
+    } else if (IsFloatConversion(c)) {
+      // The cold tier takes an f32/f64 inline only as a Float: converting an Int too would cost
+      // every call a conversion and a select at -O0; the fallback converts it.
+      Require(TagIs(tag, kTVMFFIFloat));
     } else if (c == Conversion::kOpaquePtr) {
       // OpaquePtr (4) or None (0): the only tags with no bit but bit 2 set.
       Require(b_.CreateICmpEQ(b_.CreateAnd(tag, b_.getInt32(~uint32_t{kTVMFFIOpaquePtr})),
@@ -447,7 +455,8 @@ class ThunkEmitter {
     }
   }
 
-  // The native words of parameter `index`, whose form CheckParam accepted.
+  // The native words of parameter `index`, whose form CheckParam accepted (for f64 and f32 the
+  // double or float itself).
   void ConvertParam(int32_t index, llvm::Value* words[2]) {
     const NativeParam& p = plan_.params[static_cast<size_t>(index)];
     const Conversion c = p.conversion;
@@ -463,20 +472,16 @@ class ThunkEmitter {
       words[0] = b_.CreateZExt(b_.CreateIsNotNull(payload_word()), i64_);
     } else if (IsIntegerConversion(c) || c == Conversion::kDevice || c == Conversion::kObject) {
       words[0] = payload_word();
-    } else if (c == Conversion::kF64) {
-      llvm::Value* bits = payload_word();
-      words[0] = FloatOrConverted(TagIs(tag(), kTVMFFIFloat), bits, [&] {
-        return b_.CreateBitCast(b_.CreateSIToFP(bits, f64_), i64_);
-      });
-    } else if (c == Conversion::kF32) {
-      // One rounding from the exact input, as the interpreter: an Int goes straight to float.
-      // The words are bit patterns: a float select would become a branch at -O0.
-      llvm::Value* is_float = TagIs(tag(), kTVMFFIFloat);
-      llvm::Value* from_float = b_.CreateZExt(
-          b_.CreateBitCast(b_.CreateFPTrunc(b_.CreateLoad(f64_, payload), f32_), i32_), i64_);
-      words[0] = FloatOrConverted(is_float, from_float, [&] {
-        return b_.CreateZExt(b_.CreateBitCast(b_.CreateSIToFP(payload_word(), f32_), i32_), i64_);
-      });
+    } else if (IsNativeFloat(c)) {
+      // A double or float value. One rounding from the exact input, as the interpreter: a Float
+      // narrows to f32, an Int converts straight to the parameter's type.
+      llvm::Type* type = c == Conversion::kF64 ? f64_ : f32_;
+      llvm::Value* given = b_.CreateLoad(f64_, payload);
+      if (type != f64_) given = b_.CreateFPTrunc(given, type);
+      words[0] = !options_.optimized ? given  // the check took only a Float
+                                     : FloatOrConverted(TagIs(tag(), kTVMFFIFloat), given, [&] {
+                                         return b_.CreateSIToFP(payload_word(), type);
+                                       });
     } else if (c == Conversion::kF16 || c == Conversion::kBF16) {
       const char* helper =
           c == Conversion::kF16 ? "ffijit_orc_any_to_f16" : "ffijit_orc_any_to_bf16";
@@ -512,13 +517,12 @@ class ThunkEmitter {
     }
   }
 
-  // A float parameter's word: `from_float` when the argument is a Float, else what `from_int`
-  // emits (an Int or Bool converted). Optimized code converts only on the unlikely Int side, behind
-  // a predicted branch; the cold tier computes both and selects (a block costs spills at -O0).
+  // The optimized tier's float parameter: `from_float` when the argument is a Float, else what
+  // `from_int` emits (an Int or Bool converted), which runs only on that unlikely side, behind a
+  // predicted branch.
   template <typename EmitFromInt>
   llvm::Value* FloatOrConverted(llvm::Value* is_float, llvm::Value* from_float,
                                 EmitFromInt from_int) {
-    if (!options_.optimized) return b_.CreateSelect(is_float, from_float, from_int());
     llvm::BasicBlock* given_float = b_.GetInsertBlock();
     auto* convert = NewBlock();
     auto* join = NewBlock();
@@ -527,7 +531,7 @@ class ThunkEmitter {
     llvm::Value* converted = from_int();
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
-    llvm::PHINode* word = b_.CreatePHI(i64_, 2);
+    llvm::PHINode* word = b_.CreatePHI(from_float->getType(), 2);
     word->addIncoming(from_float, given_float);
     word->addIncoming(converted, convert);
     return word;
@@ -537,8 +541,11 @@ class ThunkEmitter {
   void PassParam(int32_t index, llvm::Value* words[2], std::vector<llvm::Value*>* values) {
     const unsigned first = ir_.first[static_cast<size_t>(index)];
     switch (ir_.params[first]) {
-      case platform::IrType::kF64:
+      case platform::IrType::kF64:  // a double, or f16/bf16 bits in the low bits of one
         values->push_back(b_.CreateBitCast(words[0], f64_));
+        return;
+      case platform::IrType::kF32:
+        values->push_back(words[0]);
         return;
       case platform::IrType::kI64Array2: {
         llvm::Value* array = llvm::UndefValue::get(llvm::ArrayType::get(i64_, 2));

@@ -27,7 +27,7 @@ class Module;
 namespace ffijit::orc {
 
 // Bumped whenever the generated code changes: part of every persistent-cache key.
-inline constexpr const char* kThunkCodegenVersion = "thunk-v6";
+inline constexpr const char* kThunkCodegenVersion = "thunk-v7";
 
 // How EmitThunk specialises the thunk. The defaults make the cold tier's shared thunk.
 struct ThunkOptions {
@@ -42,12 +42,13 @@ struct ThunkOptions {
   bool cold_error_paths = false;
   // Count calls down at handle + 56 (BoundFunction::calls_until_hot); the call that reaches zero
   // takes the fallback, which calls ThunkReachedHotCount: how a function on the cold tier asks
-  // for the hot one.
+  // for the hot one. A function that never goes hot gets a signature's thunk without the count.
   bool count_calls = true;
   // The code goes through the optimizing pipeline. The emitter then branches where the cold tier
-  // computes both sides and selects: at -O0 every block boundary costs spills of the live values,
-  // while optimized code pays nothing for a predicted branch and a select puts both sides (two
-  // float conversions, the arity's safe-array pick) on the critical path.
+  // selects or leaves for the fallback: at -O0 every block boundary costs spills of the live
+  // values, while optimized code pays nothing for a predicted branch, and a select puts both sides
+  // (the arity's safe-array pick) on the critical path. An Int for a float parameter converts
+  // behind such a branch; the cold tier leaves that form to the fallback.
   bool optimized = false;
 };
 

@@ -11,6 +11,13 @@ namespace ffijit::platform {
 void ParamIrTypesX86_64SysV(const NativeParam& param, std::vector<IrType>* out);
 void ParamIrTypesAarch64(const NativeParam& param, std::vector<IrType>* out);
 
+// The same on both: an f32 is a float, in the low 32 bits of its vector register or stack slot
+// (the bits above are undefined); f64 a double; f16 and bf16 a double whose low bits are theirs
+// (the register's low half or quarter, as the callee reads it).
+IrType FloatParamIrType(Conversion conversion) {
+  return conversion == Conversion::kF32 ? IrType::kF32 : IrType::kF64;
+}
+
 bool IsTwoWords(AbiClass cls) {
   return cls == AbiClass::kGprPair || cls == AbiClass::kStackPair || cls == AbiClass::kMemory;
 }

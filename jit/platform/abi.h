@@ -91,7 +91,7 @@ enum class IrType : uint8_t {
   kI32,
   kI64,
   kF32,
-  kF64,        // also f32/f16/bf16 parameters: their bits in the low bits of a vector register
+  kF64,        // also f16/bf16 parameters: their bits in the low bits of a vector register
   kPtr,        // out-pointers
   kI64Pair,    // { i64, i64 } (a 16-byte result in two integer registers)
   kI64Array2,  // [2 x i64] (AArch64: a 16-byte composite, all-or-nothing in two x registers)
@@ -101,6 +101,8 @@ enum class IrType : uint8_t {
 // The IR parameters one native parameter is passed as on `abi` (one, or two for an x86-64
 // register pair), appended to `out`.
 void ParamIrTypes(const PlatformAbi& abi, const NativeParam& param, std::vector<IrType>* out);
+// The IR type a float parameter of `conversion` is passed as, on every platform with IR types.
+IrType FloatParamIrType(Conversion conversion);
 // The IR type of the value returned (plan.return_kind and the first result's conversion).
 IrType ReturnIrType(const PlatformAbi& abi, const CallPlan& plan);
 // The whole native function type: every parameter, then the out-pointers; the return type last.

@@ -72,21 +72,22 @@ void AssignAbiAarch64(CallPlan& plan) {
   plan.num_stack = alloc.stack();
 }
 
-// Integers, bool, pointers, DLDataType and DLDevice travel as i64; floats as double (f32/f16/bf16
-// bits in the low bits of the v register, or of the 8-byte stack slot). A 16-byte composite as
-// [2 x i64], as clang emits it: LLVM's AArch64 lowering gives such an array two consecutive x
-// registers or none, and closes the x registers when it spills (C.13). Two separate i64 would be
-// split between x7 and the stack, and a byval copy would be passed by address: both miscompiles.
+// Integers, bool, pointers, DLDataType and DLDevice travel as i64; floats as FloatParamIrType says
+// (in the low bits of the v register, or of the 8-byte stack slot). A 16-byte composite as [2 x
+// i64], as clang emits it: LLVM's AArch64 lowering gives such an array two consecutive x registers
+// or none, and closes the x registers when it spills (C.13). Two separate i64 would be split
+// between x7 and the stack, and a byval copy would be passed by address: both miscompiles.
 void ParamIrTypesAarch64(const NativeParam& param, std::vector<IrType>* out) {
   switch (param.abi.cls) {
     case AbiClass::kGpr:
       out->push_back(IrType::kI64);
       return;
     case AbiClass::kSse:
-      out->push_back(IrType::kF64);
+      out->push_back(FloatParamIrType(param.conversion));
       return;
     case AbiClass::kStack:
-      out->push_back(IsFloatConversion(param.conversion) ? IrType::kF64 : IrType::kI64);
+      out->push_back(IsFloatConversion(param.conversion) ? FloatParamIrType(param.conversion)
+                                                         : IrType::kI64);
       return;
     case AbiClass::kGprPair:
     case AbiClass::kStackPair:

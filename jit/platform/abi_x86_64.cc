@@ -66,20 +66,21 @@ void AssignAbiX86_64SysV(CallPlan& plan) {
 }
 
 // Integers, bool, pointers, DLDataType and DLDevice travel as i64 (a whole register or 8-byte
-// slot; the callee reads the low bits). Floats as double: f32/f16/bf16 bits in its low bits, in an
-// xmm register or, once those are used up, an 8-byte stack slot. A register pair as two i64 (what
-// clang emits for such a struct); a pair on the stack as a byval copy, which LLVM places on the
-// stack whatever registers are left (System V's all-or-nothing rule).
+// slot; the callee reads the low bits). Floats as FloatParamIrType says, in an xmm register or,
+// once those are used up, an 8-byte stack slot. A register pair as two i64 (what clang emits for
+// such a struct); a pair on the stack as a byval copy, which LLVM places on the stack whatever
+// registers are left (System V's all-or-nothing rule).
 void ParamIrTypesX86_64SysV(const NativeParam& param, std::vector<IrType>* out) {
   switch (param.abi.cls) {
     case AbiClass::kGpr:
       out->push_back(IrType::kI64);
       return;
     case AbiClass::kSse:
-      out->push_back(IrType::kF64);
+      out->push_back(FloatParamIrType(param.conversion));
       return;
     case AbiClass::kStack:
-      out->push_back(IsFloatConversion(param.conversion) ? IrType::kF64 : IrType::kI64);
+      out->push_back(IsFloatConversion(param.conversion) ? FloatParamIrType(param.conversion)
+                                                         : IrType::kI64);
       return;
     case AbiClass::kGprPair:
       out->push_back(IrType::kI64);

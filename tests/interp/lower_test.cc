@@ -138,14 +138,14 @@ TEST(LowerAarch64, TheIrTypesAreTheOnesClangEmits) {
   std::vector<IrType> want(1, IrType::kI64Array2);
   for (int i = 0; i < 7; ++i) want.push_back(IrType::kI64);
   want.push_back(IrType::kI64Array2);
-  want.push_back(IrType::kF64);
+  want.push_back(IrType::kF32);
   want.push_back(IrType::kI64);  // DLDevice returned in x0
   EXPECT_EQ(platform::NativeIrSignature(platform::kAarch64, a64), want);
   CallPlan sysv = LowerOn(platform::kX86_64SysV, Sig(args, {T(TypeKind::kDevice)}));
   std::vector<IrType> sysv_want = {IrType::kI64, IrType::kI64};
   for (int i = 0; i < 7; ++i) sysv_want.push_back(IrType::kI64);
   sysv_want.push_back(IrType::kByvalPair);
-  sysv_want.push_back(IrType::kF64);
+  sysv_want.push_back(IrType::kF32);
   sysv_want.push_back(IrType::kI64);
   EXPECT_EQ(platform::NativeIrSignature(platform::kX86_64SysV, sysv), sysv_want);
 }

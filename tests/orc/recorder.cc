@@ -139,7 +139,10 @@ std::string DescribeArguments(const CallPlan& plan, const Recording& r) {
   out << std::hex;
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const AbiLocation& loc = plan.params[i].abi;
-    out << "p" << i << "=" << WordAt(loc, r);
+    // An f32 is only the low 32 bits of its register or slot; the rest is undefined.
+    const uint64_t mask =
+        plan.params[i].conversion == ffijit::Conversion::kF32 ? 0xFFFFFFFFu : ~uint64_t{0};
+    out << "p" << i << "=" << (WordAt(loc, r) & mask);
     if (ffijit::platform::IsTwoWords(loc.cls)) out << ":" << WordAt(loc, r, 1);
     out << " ";
   }

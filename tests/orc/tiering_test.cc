@@ -47,6 +47,9 @@ float Halve(float x, uint32_t n) {
 int64_t Count4(int8_t a, int8_t b, int16_t c, uint8_t d) {
   return a + b + c + d;
 }
+int64_t Diff2(int64_t a, int32_t b) {
+  return a - b;
+}
 
 // The RuntimeError CompileNow throws for `f`; a test failure (and "") when it compiles.
 std::string CompileError(JitEngine& engine, const Function& f) {
@@ -195,6 +198,33 @@ TEST(ThunkCache, OneThunkPerSignatureTheTargetComesThroughTheHandle) {
   late = Function();
   EXPECT_EQ(engine.Stats().live_thunks, 0);
   EXPECT_EQ(engine.Stats().live_units, 0);
+}
+
+// The count that asks for the hot tier costs every cold call a load, a store and a compare: a
+// signature's thunk comes in a counting variant, for functions that may go hot, and one without.
+TEST(ThunkCache, OnlyFunctionsThatMayGoHotCountTheirCalls) {
+  JitEngine engine;
+  const JitOptions may_go_hot{JitPolicy::kNever, 0, 1000};
+  const JitOptions never_hot{JitPolicy::kNever, 0, 0};
+  Function counted = Make("diff_counted", &Diff2, may_go_hot);
+  Function uncounted = Make("diff_uncounted", &Diff2, never_hot);
+  CompileResults results = engine.CompileNow({counted, uncounted});
+  ASSERT_EQ(results.installed, 2);
+  EXPECT_EQ(engine.Stats().thunks_compiled, 2);
+  EXPECT_EQ(engine.Stats().live_thunks, 2);
+  auto bound = [](const Function& f) { return reinterpret_cast<BoundFunction*>(f.get()); };
+  EXPECT_NE(bound(counted)->cell.safe_call, bound(uncounted)->cell.safe_call);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(counted(int64_t{9}, int64_t{i}).cast<int64_t>(), 9 - i);
+    EXPECT_EQ(uncounted(int64_t{9}, int64_t{i}).cast<int64_t>(), 9 - i);
+  }
+  EXPECT_EQ(bound(counted)->calls_until_hot.load(), 1000 - 5);
+  EXPECT_EQ(bound(uncounted)->calls_until_hot.load(), 0);
+  // Another function that never goes hot shares the uncounted thunk.
+  Function another = Make("diff_uncounted_too", &Diff2, never_hot);
+  ASSERT_NO_THROW(engine.CompileNow(another));
+  EXPECT_EQ(bound(another)->cell.safe_call, bound(uncounted)->cell.safe_call);
+  EXPECT_EQ(engine.Stats().thunks_compiled, 2);
 }
 
 TEST(ThunkCache, MemoryStaysFlatOverRegisterRemoveCycles) {
