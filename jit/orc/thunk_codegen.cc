@@ -116,6 +116,10 @@ class ThunkEmitter {
     if (options_.count_calls) CountCall();
     for (size_t i = 0; i < n_params; ++i) CheckParam(static_cast<int32_t>(i));
     Flush();
+    // Past the checks the arity is right: the call block reads the caller's array itself, so its
+    // loads wait on nothing the checks computed (a select would hold them until the arity
+    // compare, and every value the natives reads through them until then too).
+    args_ = fn_->getArg(1);
 
     std::vector<llvm::Value*> call_args;
     for (size_t i = 0; i < n_params; ++i) {
