@@ -66,21 +66,30 @@ def times(runs, sig):
             for p in PATHS}
 
 
-def call_table(runs):
-    """The packed paths: the yardstick (handwritten), both JIT tiers, the interpreter, libffi."""
-    shown = ["direct", "handwritten", "jit", "hot", "interp", "libffi"]
+def ratio_table(runs, shown, ratios):
+    """One row per signature: the ns of each path in `shown`, then each (numerator, denominator)
+    path ratio of `ratios`, both medians of the same run."""
     rows = [
-        "| signature | " + " | ".join(f"{p} ns" for p in shown) +
-        " | jit / handwritten | hot / handwritten | jit / direct | interp / libffi |",
-        "|---|" + "---:|" * (len(shown) + 4),
+        "| signature | " + " | ".join(f"{p} ns" for p in shown) + " | " +
+        " | ".join(f"{num} / {den}" for num, den in ratios) + " |",
+        "|---|" + "---:|" * (len(shown) + len(ratios)),
     ]
+    for sig in SIGNATURES:
+        t = times(runs, sig)
+        rows.append(f"| `{sig}` | " + " | ".join(fmt_ns(t[p]) for p in shown) + " | " +
+                    " | ".join(fmt_ratio(t[num], t[den]) for num, den in ratios) + " |")
+    return rows
+
+
+def call_table(runs):
+    """The packed paths: the yardstick (handwritten), both JIT tiers, the interpreter, libffi; and
+    the chart's data file."""
+    rows = ratio_table(runs, ["direct", "handwritten", "jit", "hot", "interp", "libffi"],
+                       [("jit", "handwritten"), ("hot", "handwritten"), ("jit", "direct"),
+                        ("interp", "libffi")])
     dat = []
     for sig in SIGNATURES:
         t = times(runs, sig)
-        rows.append(
-            f"| `{sig}` | " + " | ".join(fmt_ns(t[p]) for p in shown) +
-            f" | {fmt_ratio(t['jit'], t['handwritten'])} | {fmt_ratio(t['hot'], t['handwritten'])}"
-            f" | {fmt_ratio(t['jit'], t['direct'])} | {fmt_ratio(t['interp'], t['libffi'])} |")
         dat.append(sig + " " + " ".join("NaN" if t[p] is None else f"{t[p]:.3f}"
                                         for p in CHART_PATHS))
     return rows, dat
@@ -89,38 +98,15 @@ def call_table(runs):
 def inlined_table(runs):
     """The natives inlined: the hot tier of a bitcode native against hand-written code with the
     native's body in the same translation unit."""
-    shown = ["handwritten", "hot", "handwritten_inlined", "hot_inlined"]
-    rows = [
-        "| signature | " + " | ".join(f"{p} ns" for p in shown) +
-        " | hot_inlined / handwritten_inlined | handwritten_inlined / handwritten |"
-        " hot_inlined / hot |",
-        "|---|" + "---:|" * (len(shown) + 3),
-    ]
-    for sig in SIGNATURES:
-        t = times(runs, sig)
-        rows.append(
-            f"| `{sig}` | " + " | ".join(fmt_ns(t[p]) for p in shown) +
-            f" | {fmt_ratio(t['hot_inlined'], t['handwritten_inlined'])}"
-            f" | {fmt_ratio(t['handwritten_inlined'], t['handwritten'])}"
-            f" | {fmt_ratio(t['hot_inlined'], t['hot'])} |")
-    return rows
+    return ratio_table(runs, ["handwritten", "hot", "handwritten_inlined", "hot_inlined"],
+                       [("hot_inlined", "handwritten_inlined"),
+                        ("handwritten_inlined", "handwritten"), ("hot_inlined", "hot")])
 
 
 def typed_table(runs):
     """The C++ paths: TypedFunction direct and packed, next to the direct call and operator()."""
-    shown = ["direct", "typed_direct", "typed", "operator"]
-    rows = [
-        "| signature | " + " | ".join(f"{p} ns" for p in shown) +
-        " | typed_direct / direct | typed / operator |",
-        "|---|" + "---:|" * (len(shown) + 2),
-    ]
-    for sig in SIGNATURES:
-        t = times(runs, sig)
-        rows.append(
-            f"| `{sig}` | " + " | ".join(fmt_ns(t[p]) for p in shown) +
-            f" | {fmt_ratio(t['typed_direct'], t['direct'])}"
-            f" | {fmt_ratio(t['typed'], t['operator'])} |")
-    return rows
+    return ratio_table(runs, ["direct", "typed_direct", "typed", "operator"],
+                       [("typed_direct", "direct"), ("typed", "operator")])
 
 
 def compile_table(runs):
