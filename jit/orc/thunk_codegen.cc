@@ -118,7 +118,7 @@ class ThunkEmitter {
     Flush();
     // Past the checks the arity is right: the call block reads the caller's array itself, so its
     // loads wait on nothing the checks computed (a select would hold them until the arity
-    // compare, and every value the natives reads through them until then too).
+    // compare, and every value the native reads through them until then too).
     args_ = fn_->getArg(1);
 
     std::vector<llvm::Value*> call_args;
