@@ -7,8 +7,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "../any_fixtures.h"
 #include "bound_function.h"
+#include "differential.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
@@ -19,30 +19,14 @@
 namespace ffijit::testing {
 namespace {
 
-using ffijit_tests::Canonical;
-
-struct Outcome {
-  int status = 0;
-  std::string value;  // the result, or "Kind: message" of the error
-  Recording recording;
-};
-
-Outcome Run(TVMFFISafeCallType entry, BoundFunction* fn, std::vector<TVMFFIAny>& args,
-            const CaseGenerator::NativeResults& native) {
+// One executor's run of a packed call on the assembly recorder.
+CallOutcome Run(TVMFFISafeCallType entry, BoundFunction* fn, std::vector<TVMFFIAny>& args,
+                const CaseGenerator::NativeResults& native) {
   ArmRecorder(fn->plan, native.ret_gpr0, native.ret_gpr1, native.ret_fpr0, native.out);
-  TVMFFIAny result{};
-  Outcome outcome;
-  outcome.status = entry(fn, args.data(), static_cast<int32_t>(args.size()), &result);
-  outcome.recording = TakeRecording();
-  if (outcome.status == 0) {
-    outcome.value = Canonical(result);
-    if (result.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(result.v_obj);
-  } else {
-    Error e = Error::MoveFromRaised();
-    outcome.value = e.kind() + ": " + e.message();
-    // A failed call leaves the result as the caller set it.
-    outcome.value += " / result " + Canonical(result);
-  }
+  CallOutcome outcome = CallPacked(entry, fn, args);
+  Recording recording = TakeRecording();
+  outcome.called = recording.called;
+  if (recording.called) outcome.arguments = DescribeArguments(*fn->plan, recording);
   return outcome;
 }
 
@@ -56,22 +40,10 @@ void ExpectSame(const Subject& subject, std::vector<TVMFFIAny>& args,
                 const CaseGenerator::NativeResults& native, const std::string& context,
                 int64_t* failures) {
   BoundFunction* fn = subject.bound();
-  Outcome interp = Run(&InterpreterSafeCall, fn, args, native);
-  Outcome jit = Run(fn->cell.safe_call, fn, args, native);
-  bool same = interp.status == jit.status && interp.value == jit.value &&
-              interp.recording.called == jit.recording.called;
-  if (same && interp.recording.called) {
-    same = DescribeArguments(*fn->plan, interp.recording) ==
-           DescribeArguments(*fn->plan, jit.recording);
-  }
-  if (!same && ++*failures <= 10) {
-    ADD_FAILURE() << context << "\n  plan: " << fn->plan->declaration
-                  << "\n  interpreter: " << interp.status << " " << interp.value << " args "
-                  << (interp.recording.called ? DescribeArguments(*fn->plan, interp.recording)
-                                              : "-")
-                  << "\n  jit:         " << jit.status << " " << jit.value << " args "
-                  << (jit.recording.called ? DescribeArguments(*fn->plan, jit.recording) : "-");
-  }
+  ExpectAgree(context, *fn->plan,
+              {{"interpreter", Run(&InterpreterSafeCall, fn, args, native)},
+               {"jit", Run(fn->cell.safe_call, fn, args, native)}},
+              failures);
 }
 
 // `hot_engine`: also give every function its hot-tier thunk (which then runs the calls).
@@ -107,18 +79,8 @@ void RunRandomCases(uint64_t seed, int signatures, int calls_per_signature, JitE
   const int kSignatures = signatures;
   const int kCallsPerSignature = calls_per_signature;
   CaseGenerator gen(kSeed);
-  std::vector<Signature> sigs;
   int64_t unlowerable = 0;
-  while (static_cast<int>(sigs.size()) < kSignatures) {
-    Signature sig = gen.RandomSignature();
-    try {
-      Lower(sig, "probe");
-    } catch (const Error&) {
-      ++unlowerable;  // e.g. a gap the lowering rejects: not a case for the executors
-      continue;
-    }
-    sigs.push_back(std::move(sig));
-  }
+  std::vector<Signature> sigs = gen.LowerableSignatures(kSignatures, &unlowerable);
   std::vector<Subject> subjects = MakeSubjects(sigs, hot_engine);
   int64_t failures = 0, cases = 0;
   for (size_t s = 0; s < subjects.size(); ++s) {

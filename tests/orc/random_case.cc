@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ffijit/c_ext.h"
+#include "ffijit/error.h"
 
 namespace ffijit::testing {
 namespace {
@@ -272,6 +273,21 @@ Signature CaseGenerator::RandomSignature() {
   int64_t results = Uniform(0, 3);
   for (int64_t i = 0; i < results; ++i) sig.results.push_back(RandomResultType());
   return sig;
+}
+
+std::vector<Signature> CaseGenerator::LowerableSignatures(int count, int64_t* unlowerable) {
+  std::vector<Signature> sigs;
+  while (static_cast<int>(sigs.size()) < count) {
+    Signature sig = RandomSignature();
+    try {
+      Lower(sig, "probe");
+    } catch (const Error&) {
+      ++*unlowerable;
+      continue;
+    }
+    sigs.push_back(std::move(sig));
+  }
+  return sigs;
 }
 
 // ---- Arguments ----

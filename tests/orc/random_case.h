@@ -56,6 +56,10 @@ class CaseGenerator {
   };
   NativeResults RandomResults(const CallPlan& plan);
 
+  // `count` random signatures the lowering accepts; those it rejects (no case for the executors)
+  // are skipped and counted in *unlowerable.
+  std::vector<Signature> LowerableSignatures(int count, int64_t* unlowerable);
+
   std::mt19937_64& rng() { return rng_; }
 
  private:

@@ -135,16 +135,29 @@ Recording TakeRecording() {
 }
 
 std::string DescribeArguments(const CallPlan& plan, const Recording& r) {
+  std::vector<std::array<uint64_t, 2>> words;
+  for (const NativeParam& param : plan.params) {
+    const bool two = ffijit::platform::IsTwoWords(param.abi.cls);
+    words.push_back({WordAt(param.abi, r), two ? WordAt(param.abi, r, 1) : 0});
+  }
+  return DescribeParameterWords(plan, words);
+}
+
+std::string DescribeParameterWords(const CallPlan& plan,
+                                   const std::vector<std::array<uint64_t, 2>>& words) {
   std::ostringstream out;
   out << std::hex;
-  for (size_t i = 0; i < plan.params.size(); ++i) {
-    const AbiLocation& loc = plan.params[i].abi;
+  for (size_t i = 0; i < plan.params.size() && i < words.size(); ++i) {
     // An f32 is only the low 32 bits of its register or slot; the rest is undefined.
     const uint64_t mask =
         plan.params[i].conversion == ffijit::Conversion::kF32 ? 0xFFFFFFFFu : ~uint64_t{0};
-    out << "p" << i << "=" << (WordAt(loc, r) & mask);
-    if (ffijit::platform::IsTwoWords(loc.cls)) out << ":" << WordAt(loc, r, 1);
+    out << "p" << i << "=" << (words[i][0] & mask);
+    if (ffijit::platform::IsTwoWords(plan.params[i].abi.cls)) out << ":" << words[i][1];
     out << " ";
+  }
+  if (words.size() != plan.params.size()) {
+    out << "(" << std::dec << words.size() << " parameters recorded, the plan has "
+        << plan.params.size() << ")";
   }
   return out.str();
 }

@@ -6,6 +6,7 @@
 #ifndef FFIJIT_TESTS_ORC_RECORDER_H_
 #define FFIJIT_TESTS_ORC_RECORDER_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,6 +38,12 @@ Recording TakeRecording();
 // The recorded words of the parameters (not out-pointers, whose addresses differ per call), as
 // text for comparison and failure messages.
 std::string DescribeArguments(const CallPlan& plan, const Recording& recording);
+
+// The same text from the words any recording native saw: `words[i]` holds parameter i's first
+// word and, for a two-word location (platform::IsTwoWords), its second. Bits the ABI leaves
+// undefined (above an f32) are masked, so natives that see them differently describe alike.
+std::string DescribeParameterWords(const CallPlan& plan,
+                                   const std::vector<std::array<uint64_t, 2>>& words);
 
 }  // namespace ffijit::testing
 
