@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -345,6 +346,33 @@ BoundFunction* Bound(const Function& f) {
   return reinterpret_cast<BoundFunction*>(f.get());
 }
 
+// The signatures reach every way a value travels to and from the native: each placement class
+// (but kMemory, which no type uses), each return kind, f32 parameters, out-pointers.
+void ExpectEveryPlacement(const std::vector<CallPlan>& plans) {
+  std::set<AbiClass> classes;
+  std::set<ReturnKind> returns;
+  bool f32 = false, out_pointer = false;
+  for (const CallPlan& plan : plans) {
+    for (const NativeParam& param : plan.params) {
+      classes.insert(param.abi.cls);
+      f32 = f32 || param.conversion == Conversion::kF32;
+    }
+    returns.insert(plan.return_kind);
+    out_pointer = out_pointer || OutPointers(plan) > 0;
+  }
+  for (AbiClass cls : {AbiClass::kGpr, AbiClass::kSse, AbiClass::kGprPair, AbiClass::kStack,
+                       AbiClass::kStackPair}) {
+    EXPECT_EQ(classes.count(cls), 1u)
+        << "no parameter of placement class " << static_cast<int>(cls);
+  }
+  for (ReturnKind kind : {ReturnKind::kVoid, ReturnKind::kGpr, ReturnKind::kSse,
+                          ReturnKind::kGprPair, ReturnKind::kStatus}) {
+    EXPECT_EQ(returns.count(kind), 1u) << "no plan of return kind " << static_cast<int>(kind);
+  }
+  EXPECT_TRUE(f32);
+  EXPECT_TRUE(out_pointer);
+}
+
 // `signatures` random signatures, `calls` random calls each, on the interpreter, the cold thunk
 // and the inlined hot thunk of one IR native per signature.
 void RunInlinedRandomCases(uint64_t seed, int signatures, int calls) {
@@ -359,6 +387,7 @@ void RunInlinedRandomCases(uint64_t seed, int signatures, int calls) {
   EXPECT_LT(unlowerable, signatures) << "the generator mostly makes callable signatures";
   std::vector<CallPlan> plans;
   for (size_t i = 0; i < sigs.size(); ++i) plans.push_back(Lower(sigs[i], NativeName(i)));
+  ExpectEveryPlacement(plans);
   JitModule mod = JitModule::Create("differential recorders");
   mod.AddIR(RecorderModule(plans), "recorders.ll");
   RecorderGlobals recorder(mod);
