@@ -20,6 +20,7 @@
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/LEB128.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace ffijit {
 namespace orc {
@@ -290,6 +291,134 @@ void CheckSections(const ElfFile& elf, llvm::ArrayRef<Shdr> sections, const std:
   }
 }
 
+// The section table as the ELF specification lays it out and every compiler writes it: entry #0
+// is the null section (all zero, but for the extended section count and name table index it may
+// carry) and no other entry is SHT_NULL; each alignment is 0 or a power of two and divides the
+// section's address; a section without SHF_ALLOC has address 0. JITLink skips SHT_NULL sections
+// but not the symbols and relocations naming them, and trusts alignments and addresses (a fuzzed
+// object with flagged SHT_NULL sections, alignments that were not powers of two and a symbol
+// table with an address crashed it after allocating the link's memory).
+void CheckSectionTable(const ElfFile& elf, llvm::ArrayRef<Shdr> sections, const std::string& file) {
+  if (sections.empty()) return;
+  const auto& header = elf.getHeader();
+  const Shdr& null = sections[0];
+  const bool size_is_count = header.e_shnum == 0;
+  const bool link_is_names = header.e_shstrndx == llvm::ELF::SHN_XINDEX;
+  if (null.sh_type != llvm::ELF::SHT_NULL || null.sh_name != 0 || null.sh_flags != 0 ||
+      null.sh_addr != 0 || null.sh_offset != 0 || (null.sh_size != 0 && !size_is_count) ||
+      (null.sh_link != 0 && !link_is_names) || null.sh_info != 0 || null.sh_addralign != 0 ||
+      null.sh_entsize != 0) {
+    throw ValueError(file +
+                     ": corrupt object: section #0 is not the null section (the ELF "
+                     "specification requires its header to be all zero)");
+  }
+  for (uint64_t index = 1; index < sections.size(); ++index) {
+    const Shdr& section = sections[index];
+    if (section.sh_type == llvm::ELF::SHT_NULL) {
+      throw ValueError(file + ": corrupt object: " + SectionLabel(elf, section, index) +
+                       " has type SHT_NULL, which only section #0 may have");
+    }
+    const uint64_t align = section.sh_addralign;
+    if (!llvm::isPowerOf2_64(align) && align != 0) {
+      throw ValueError(file + ": corrupt object: " + SectionLabel(elf, section, index) +
+                       " has alignment " + std::to_string(align) +
+                       ", which is neither 0 nor a power of two");
+    }
+    if (align > 1 && section.sh_addr % align != 0) {
+      throw ValueError(file + ": corrupt object: " + SectionLabel(elf, section, index) +
+                       " has address " + std::to_string(section.sh_addr) +
+                       ", which is not a multiple of its alignment " + std::to_string(align));
+    }
+    if ((section.sh_flags & llvm::ELF::SHF_ALLOC) == 0 && section.sh_addr != 0) {
+      throw ValueError(file + ": corrupt object: " + SectionLabel(elf, section, index) +
+                       " is not allocated (SHF_ALLOC is missing) but has address " +
+                       std::to_string(section.sh_addr) + " (it must be 0)");
+    }
+    // Index 0 of a string table is the empty name every unnamed symbol and section uses: JITLink
+    // makes the null symbol of relocations only when entry #0's name is empty, and read the
+    // missing symbol through a null pointer otherwise (a fuzzed `.strtab` starting with 'Z').
+    if (section.sh_type == llvm::ELF::SHT_STRTAB && section.sh_size != 0 &&
+        elf.base()[section.sh_offset] != '\0') {
+      throw ValueError(file + ": corrupt object: string table " +
+                       SectionLabel(elf, section, index) +
+                       " does not start with a null character (index 0 is the empty name)");
+    }
+  }
+}
+
+// Whether `type` is a symbol type that the ELF specification or the GNU ABI defines and that
+// gcc or clang emit: JITLink decides what to make of a symbol by its type.
+bool IsDefinedSymbolType(uint8_t type) {
+  switch (type) {
+    case llvm::ELF::STT_NOTYPE:
+    case llvm::ELF::STT_OBJECT:
+    case llvm::ELF::STT_FUNC:
+    case llvm::ELF::STT_SECTION:
+    case llvm::ELF::STT_FILE:
+    case llvm::ELF::STT_COMMON:
+    case llvm::ELF::STT_TLS:
+    case llvm::ELF::STT_GNU_IFUNC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsDefinedSymbolBinding(uint8_t binding) {
+  return binding == llvm::ELF::STB_LOCAL || binding == llvm::ELF::STB_GLOBAL ||
+         binding == llvm::ELF::STB_WEAK || binding == llvm::ELF::STB_GNU_UNIQUE;
+}
+
+// The symbol table as the ELF specification requires it: entry #0 all zero; every type and
+// binding one that ELF or the GNU ABI defines; section and file symbols local.
+void CheckSymbolTable(const ElfFile& elf, llvm::ArrayRef<Shdr> sections, const std::string& file) {
+  for (uint64_t index = 0; index < sections.size(); ++index) {
+    const Shdr& section = sections[index];
+    if (section.sh_type != llvm::ELF::SHT_SYMTAB) continue;
+    auto symbols = elf.symbols(&section);
+    if (!symbols) {
+      throw ValueError(file +
+                       ": truncated or corrupt symbol table: " + Describe(symbols.takeError()));
+    }
+    if (symbols->empty()) continue;
+    static const uint8_t kZeros[sizeof(ElfFile::Elf_Sym)] = {};
+    if (std::memcmp(&(*symbols)[0], kZeros, sizeof(kZeros)) != 0) {
+      throw ValueError(file +
+                       ": corrupt symbol table: entry #0 is not the null symbol (the ELF "
+                       "specification requires it to be all zero)");
+    }
+    auto names = elf.getStringTableForSymtab(section, sections);
+    for (uint64_t number = 1; number < symbols->size(); ++number) {
+      const ElfFile::Elf_Sym& symbol = (*symbols)[number];
+      std::string label = "symbol #" + std::to_string(number);
+      if (names) {
+        if (auto name = symbol.getName(*names)) {
+          if (!name->empty()) label += " " + Quote(name->str());
+        } else {
+          llvm::consumeError(name.takeError());
+        }
+      }
+      const uint8_t type = symbol.getType();
+      const uint8_t binding = symbol.getBinding();
+      if (!IsDefinedSymbolType(type)) {
+        throw ValueError(file + ": corrupt symbol table: " + label + " has type " +
+                         std::to_string(type) + ", which ELF does not define");
+      }
+      if (!IsDefinedSymbolBinding(binding)) {
+        throw ValueError(file + ": corrupt symbol table: " + label + " has binding " +
+                         std::to_string(binding) + ", which ELF does not define");
+      }
+      if ((type == llvm::ELF::STT_SECTION || type == llvm::ELF::STT_FILE) &&
+          binding != llvm::ELF::STB_LOCAL) {
+        throw ValueError(file + ": corrupt symbol table: " + label + " is a " +
+                         (type == llvm::ELF::STT_SECTION ? "section" : "file") +
+                         " symbol but not local");
+      }
+    }
+    if (!names) llvm::consumeError(names.takeError());
+  }
+}
+
 // JITLink gives a zero-fill section without SHF_ALLOC no memory, then fixes up references to its
 // symbols through a null pointer (a fuzzed object): such a section is meaningless anyway. It also
 // allocates and clears every zero-fill byte up front, so a header claiming gigabytes (a fuzzed
@@ -323,14 +452,6 @@ void CheckZeroFill(const ElfFile& elf, llvm::ArrayRef<Shdr> sections,
       llvm::consumeError(section_index.takeError());
     }
   }
-}
-
-// JITLink's test for the null symbol a relocation may name: undefined, local, untyped, unnamed, at
-// 0 with size 0.
-bool IsNullSymbol(const ElfFile::Elf_Sym& symbol) {
-  return symbol.st_shndx == llvm::ELF::SHN_UNDEF && symbol.st_value == 0 && symbol.st_size == 0 &&
-         symbol.getType() == llvm::ELF::STT_NOTYPE && symbol.getBinding() == llvm::ELF::STB_LOCAL &&
-         symbol.st_name == 0;
 }
 
 void CheckRelocations(const ElfFile& elf, llvm::ArrayRef<Shdr> sections,
@@ -378,14 +499,7 @@ void CheckRelocations(const ElfFile& elf, llvm::ArrayRef<Shdr> sections,
         throw ValueError(file + ": truncated or corrupt object: " + where + " names symbol #" +
                          std::to_string(symbol_index) + " of " + std::to_string(symbols->size()));
       }
-      // JITLink links a relocation of symbol #0 against the null symbol, which it makes only
-      // when entry #0 is one (all zero, as the ELF specification requires); otherwise it reads
-      // the missing symbol through a null pointer while reporting it (a fuzzed object).
-      if (symbol_index == 0 && !IsNullSymbol((*symbols)[0])) {
-        throw ValueError(file + ": corrupt symbol table: " + where +
-                         " names symbol #0, but entry #0 of the symbol table is not the null "
-                         "symbol (it must be all zero)");
-      }
+      // Symbol #0 is the null symbol (CheckSymbolTable), which JITLink links as address 0.
       if (!IsStaticRelocationType(arch, type)) {
         throw ValueError(file + ": unsupported relocation type " + std::to_string(type) + " in " +
                          where);
@@ -504,6 +618,8 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file, const ll
     throw ValueError(file + ": truncated or corrupt object: " + Describe(sections.takeError()));
   }
   CheckSections(elf, *sections, file);
+  CheckSectionTable(elf, *sections, file);
+  CheckSymbolTable(elf, *sections, file);
   CheckZeroFill(elf, *sections, obj, file);
   // JITLink merges sections of one name into one graph section, which takes the first one's
   // memory lifetime: an allocated section after an unallocated one of its name went unallocated,
