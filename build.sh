@@ -140,14 +140,15 @@ case "$cmd" in
       mkdir -p "$work"
       # Every target mutates for FUZZ_SECONDS. FUZZ_OBJECTS=0 makes the object loader only replay
       # its seeds (every input that crashed LLVM 19's JITLink so far, and valid objects): the way
-      # out while an LLVM crashes on objects that jit/orc/object_check.cc does not refuse yet.
+      # out if an LLVM crashes on objects that jit/orc/object_check.cc does not refuse yet.
       limit=(-max_total_time="$FUZZ_SECONDS")
       [ "$name" = fuzz_object ] && [ "${FUZZ_OBJECTS:-1}" = 0 ] && limit=(-runs=0)
-      # FUZZ_SEED pins libFuzzer's random seed (CI: the same mutations on every run of a commit,
-      # so a gate that passed once passes again; unset: a new seed each run, to explore).
+      # FUZZ_SEED pins libFuzzer's random seed (CI; unset: a new seed each run, to explore). The
+      # coverage fed back is not reproducible (pointer-keyed hash tables under ASLR, timing), so
+      # runs with one seed diverge after a few thousand inputs: see guide 12.10.
       [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
-      # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time: with a pinned seed,
-      # the same prefix of its mutations on any machine (see guide 12.10 for why CI needs that).
+      # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time (CI: 120000, about
+      # 60 s on a 2-core machine; the seed-1 sequence ran clean to 1.5 million, guide 12.10).
       [ "$name" = fuzz_object ] && [ -n "${FUZZ_OBJECT_RUNS:-}" ] && [ "${FUZZ_OBJECTS:-1}" != 0 ] &&
         limit=(-runs="$FUZZ_OBJECT_RUNS" -seed="${FUZZ_SEED:-1}")
       echo "== $name (${limit[*]})"
