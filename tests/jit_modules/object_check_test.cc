@@ -591,9 +591,13 @@ TEST_P(ObjectCheckTest, LoadsWhatCompilersEmitWithDebugInformation) {
     unique |= ELF64_ST_BIND(symbol.st_info) == STB_GNU_UNIQUE;
   }
   EXPECT_TRUE(debug_info && group);
-  if (GetParam() == "gcc") EXPECT_TRUE(unique) << "gcc marks inline variables STB_GNU_UNIQUE";
+  if (GetParam() == "gcc") {
+    EXPECT_TRUE(unique) << "gcc marks inline variables STB_GNU_UNIQUE";
+  }
 #if defined(__x86_64__)
-  if (GetParam() == "clang") EXPECT_TRUE(addrsig && unwind) << "clang's x86-64 sections";
+  if (GetParam() == "clang") {
+    EXPECT_TRUE(addrsig && unwind) << "clang's x86-64 sections";
+  }
 #endif
 
   JitModule mod = JitModule::Create("features");
