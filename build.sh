@@ -147,8 +147,8 @@ case "$cmd" in
       # coverage fed back is not reproducible (pointer-keyed hash tables under ASLR, timing), so
       # runs with one seed diverge after a few thousand inputs: see guide 12.10.
       [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
-      # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time (CI: 120000, about
-      # 60 s on a 2-core machine; the seed-1 sequence ran clean to 1.5 million, guide 12.10).
+      # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time (CI: 80000, about
+      # 70 s on a 2-core machine; the seed-1 sequence ran clean to 1.5 million, guide 12.10).
       [ "$name" = fuzz_object ] && [ -n "${FUZZ_OBJECT_RUNS:-}" ] && [ "${FUZZ_OBJECTS:-1}" != 0 ] &&
         limit=(-runs="$FUZZ_OBJECT_RUNS" -seed="${FUZZ_SEED:-1}")
       echo "== $name (${limit[*]})"
