@@ -24,6 +24,10 @@
 #include "ffijit/jit.h"
 #include "ffijit/jit_module.h"
 #include "ffijit/register.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Type.h"
+#include "llvm/Support/raw_ostream.h"
+#include "orc/abi_ir.h"
 #include "platform/abi.h"
 #include "random_case.h"
 #include "recorder.h"
@@ -46,33 +50,15 @@ std::string NativeName(size_t index) {
   return "ffijit_diff_case" + std::to_string(index);
 }
 
-// The LLVM IR text of a platform IR type (as a parameter: a byval pair with its attributes).
+// The LLVM IR text of a platform IR type (as a parameter: a byval pair with its attributes), as
+// LLVM prints the type the code generators use for it.
 std::string IrText(IrType type) {
-  switch (type) {
-    case IrType::kVoid:
-      return "void";
-    case IrType::kI8:
-      return "i8";
-    case IrType::kI16:
-      return "i16";
-    case IrType::kI32:
-      return "i32";
-    case IrType::kI64:
-      return "i64";
-    case IrType::kF32:
-      return "float";
-    case IrType::kF64:
-      return "double";
-    case IrType::kPtr:
-      return "ptr";
-    case IrType::kI64Pair:
-      return "{ i64, i64 }";
-    case IrType::kI64Array2:
-      return "[2 x i64]";
-    case IrType::kByvalPair:
-      return "ptr byval({ i64, i64 }) align 8";
-  }
-  throw std::logic_error("unknown platform IR type");
+  if (type == IrType::kByvalPair) return "ptr byval({ i64, i64 }) align 8";
+  llvm::LLVMContext context;
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  orc::ToLlvmType(context, type)->print(out);
+  return out.str();
 }
 
 // Writes one recorder function's body, numbering its SSA values.
