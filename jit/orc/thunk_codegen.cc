@@ -281,12 +281,11 @@ class ThunkEmitter {
     } else if (IsIntegerConversion(c)) {
       Require(TagIn(tag, kTVMFFIInt, 2));
       if (llvm::Value* fits = Fits(c, b_.CreateLoad(i64_, payload))) Require(fits);
-    } else if (IsFloatConversion(c) && (options_.optimized || !IsNativeFloat(c))) {
-      Require(TagIn(tag, kTVMFFIInt, 3));  // Int, Bool, Float
     } else if (IsFloatConversion(c)) {
-      // The cold tier takes an f32/f64 inline only as a Float: converting an Int too would cost
-      // every call a conversion and a select at -O0; the fallback converts it.
-      Require(TagIs(tag, kTVMFFIFloat));
+      // Int, Bool or Float; but the cold tier takes an f32/f64 inline only as a Float: converting
+      // an Int too would cost every call a conversion and a select at -O0 (the fallback does it).
+      Require(options_.optimized || !IsNativeFloat(c) ? TagIn(tag, kTVMFFIInt, 3)
+                                                      : TagIs(tag, kTVMFFIFloat));
     } else if (c == Conversion::kOpaquePtr) {
       // OpaquePtr (4) or None (0): the only tags with no bit but bit 2 set.
       Require(b_.CreateICmpEQ(b_.CreateAnd(tag, b_.getInt32(~uint32_t{kTVMFFIOpaquePtr})),
