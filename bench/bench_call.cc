@@ -20,8 +20,11 @@ namespace {
 
 // ---- direct ----
 
+// The arguments are made opaque once, so they are run-time values here as in bench_jit.cc's RunCpp
+// (typed calls); else the compiler folds the constants into the call and the two loops differ.
 template <typename F, typename... A>
 void RunDirect(benchmark::State& state, F* fn, A... args) {
+  (benchmark::DoNotOptimize(args), ...);
   for (auto _ : state) {
     F* target = fn;
     benchmark::DoNotOptimize(target);  // an indirect call the compiler cannot see through

@@ -168,8 +168,10 @@ void WithTyped(const CallCase& c, const Function& f, Body&& body) {
   }
 }
 
+// Arguments by value and opaque, exactly as RunDirect (bench_call.cc) runs the direct call.
 template <typename Call, typename... A>
-void RunCpp(benchmark::State& state, const Call& call, const A&... args) {
+void RunCpp(benchmark::State& state, const Call& call, A... args) {
+  (benchmark::DoNotOptimize(args), ...);
   for (auto _ : state) {
     auto r = call(args...);
     benchmark::DoNotOptimize(r);

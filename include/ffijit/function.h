@@ -272,6 +272,38 @@ class Function : public ObjectRef {
   // "Malformed values"; the result's reference is released).
   template <typename... Args>
   Any operator()(Args&&... args) const {
+    return AdoptResult(CallRaw(args...));
+  }
+
+  // Calls with raw arguments; throws the callee's Error on failure (and a ValueError for a
+  // malformed result, which it releases).
+  Any CallPacked(TVMFFIAny* args, int32_t num_args) const {
+    TVMFFIAny result{};
+    CheckCall(TVMFFIFunctionCall(get(), args, num_args, &result));
+    return AdoptResult(result);
+  }
+
+ private:
+  // Enters the function's safe_call directly. Of TVMFFIFunctionCall's checks only the null test
+  // applies here: the arguments and result are this class's own, and a Function reference holds a
+  // Function (or subtype) object, whose cell is where every Function keeps its entry point.
+  // Returns the callee's result as it came: owned, not yet checked (AdoptResult checks it).
+  TVMFFIAny CallViews(TVMFFIAny* args, int32_t num_args) const {
+    TVMFFIObject* obj = get();
+    if (obj == nullptr) throw Error("ValueError", "cannot call a null Function");
+    auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(obj + 1);
+    TVMFFIAny result{};
+    // Relaxed, as in TVMFFIFunctionCall: the JIT swaps the pointer; either target is correct.
+    CheckCall(__atomic_load_n(&cell->safe_call, __ATOMIC_RELAXED)(obj, args, num_args, &result));
+    return result;
+  }
+
+  // Packs C++ arguments as borrowed views (details::ArgPacker) and calls; the result as
+  // CallViews returns it. TypedFunction's packed fallback converts that result without an Any.
+  template <typename>
+  friend class TypedFunction;
+  template <typename... Args>
+  TVMFFIAny CallRaw(const Args&... args) const {
     constexpr size_t kCount = sizeof...(Args);
     if constexpr (kCount == 0) {
       return CallViews(nullptr, 0);
@@ -287,28 +319,6 @@ class Function : public ObjectRef {
         return CallViews(views, static_cast<int32_t>(kCount));
       }
     }
-  }
-
-  // Calls with raw arguments; throws the callee's Error on failure (and a ValueError for a
-  // malformed result, which it releases).
-  Any CallPacked(TVMFFIAny* args, int32_t num_args) const {
-    TVMFFIAny result{};
-    CheckCall(TVMFFIFunctionCall(get(), args, num_args, &result));
-    return AdoptResult(result);
-  }
-
- private:
-  // Enters the function's safe_call directly. Of TVMFFIFunctionCall's checks only the null test
-  // applies here: the arguments and result are this class's own, and a Function reference holds a
-  // Function (or subtype) object, whose cell is where every Function keeps its entry point.
-  Any CallViews(TVMFFIAny* args, int32_t num_args) const {
-    TVMFFIObject* obj = get();
-    if (obj == nullptr) throw Error("ValueError", "cannot call a null Function");
-    auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(obj + 1);
-    TVMFFIAny result{};
-    // Relaxed, as in TVMFFIFunctionCall: the JIT swaps the pointer; either target is correct.
-    CheckCall(__atomic_load_n(&cell->safe_call, __ATOMIC_RELAXED)(obj, args, num_args, &result));
-    return AdoptResult(result);
   }
 
   // Takes the callee's result after checking it against the value-validity contract: nothing a

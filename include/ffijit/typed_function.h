@@ -53,6 +53,10 @@ FFIJIT_JIT_API void* DirectNativeTarget(TVMFFIObjectHandle function, const Signa
 
 }  // namespace details
 
+// TypedFunction's packed fallback reads a result tagged below kTVMFFIDLTensorPtr without owning it.
+static_assert(kTVMFFINone == 0 && kTVMFFIDevice + 1 == kTVMFFIDLTensorPtr,
+              "the scalar forms are the tags below kTVMFFIDLTensorPtr");
+
 template <typename Signature>
 class TypedFunction;
 
@@ -77,11 +81,7 @@ class TypedFunction<R(Args...)> {
   // the result is not an R, and a ValueError for a null function).
   R operator()(Args... args) const {
     if (direct_ != nullptr) return direct_(args...);
-    if constexpr (std::is_void_v<R>) {
-      function_(args...);
-    } else {
-      return function_(args...).template cast<R>();
-    }
+    return CallPacked(args...);
   }
 
   // True when calls go straight to the native.
@@ -89,6 +89,20 @@ class TypedFunction<R(Args...)> {
   const Function& function() const noexcept { return function_; }
 
  private:
+  // Out of line, so that where operator() is inlined the direct path stays a load, a test and the
+  // call, without the packed path's registers and stack around it.
+  [[gnu::noinline]] R CallPacked(Args... args) const {
+    const TVMFFIAny result = function_.CallRaw(args...);
+    if constexpr (!std::is_void_v<R>) {
+      // A scalar form (None through Device) holds no reference and has no malformed shape, so
+      // it converts in place; anything else is checked and owned as Function::operator() does.
+      if (result.type_index < kTVMFFIDLTensorPtr) return TypeTraits<R>::FromAny(result);
+      return Function::AdoptResult(result).template cast<R>();
+    } else {
+      Function::AdoptResult(result);
+    }
+  }
+
   Function function_;  // keeps the native's binding (and so its address) alive
   Native direct_ = nullptr;
 };

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <typeinfo>
+#include <vector>
 
 #include "../catch_error.h"
 #include "ffijit/ffijit.h"
@@ -151,6 +154,73 @@ TEST(TypedFunction, NonNativeFunctionsArePacked) {
   Error null = CatchError([&] { none(1); });
   EXPECT_EQ(null.kind(), "ValueError");
   EXPECT_EQ(null.message(), "cannot call a null Function");
+}
+
+// The packed fallback converts the callee's result without an Any when it is a scalar form; every
+// form and every R must still come out as Function::operator()'s cast would make it, value or
+// error, and a result that is not converted must still be released.
+template <typename R>
+void ExpectFallbackLikeCast(const Any& result) {
+  Function returns =
+      Function::FromPacked([result](const AnyView*, int32_t, Any* out) { *out = result; });
+  TypedFunction<R()> typed(returns);
+  ASSERT_FALSE(typed.is_direct());
+  const std::string what = "R=" + std::string(typeid(R).name()) + " result " + result.type_name();
+  try {
+    const R expected = returns().template cast<R>();
+    R got = typed();
+    EXPECT_EQ(std::memcmp(&got, &expected, sizeof(R)), 0) << what;
+  } catch (const Error& cast_error) {
+    Error typed_error = CatchError([&] { typed(); });
+    EXPECT_EQ(typed_error.kind(), cast_error.kind()) << what;
+    EXPECT_EQ(typed_error.message(), cast_error.message()) << what;
+  }
+}
+
+TEST(TypedFunction, ThePackedFallbackConvertsEveryResultFormAsCastDoes) {
+  int cell = 0;
+  const std::vector<Any> results = {
+      Any(),
+      Any(int64_t{7}),
+      Any(int64_t{1} << 40),
+      Any(int64_t{-1}),
+      Any(true),
+      Any(2.5),
+      Any(static_cast<void*>(&cell)),
+      Any(DataType(kDLFloat, 32, 4)),
+      Any(DLDevice{kDLCUDA, 3}),
+      Any(std::string("short")),
+      Any(std::string(64, 'x')),
+      Any(Array({Any(int64_t{1})})),
+  };
+  for (const Any& result : results) {
+    ExpectFallbackLikeCast<int64_t>(result);
+    ExpectFallbackLikeCast<int32_t>(result);
+    ExpectFallbackLikeCast<uint8_t>(result);
+    ExpectFallbackLikeCast<bool>(result);
+    ExpectFallbackLikeCast<double>(result);
+    ExpectFallbackLikeCast<float>(result);
+    ExpectFallbackLikeCast<void*>(result);
+    ExpectFallbackLikeCast<DLDataType>(result);
+    ExpectFallbackLikeCast<DLDevice>(result);
+  }
+  // Non-scalar results: checked and owned, as operator() does.
+  TypedFunction<std::string()> text(Function::FromTyped([] { return std::string(40, 'y'); }));
+  EXPECT_EQ(text(), std::string(40, 'y'));
+}
+
+TEST(TypedFunction, ThePackedFallbackReleasesAResultItDoesNotReturn) {
+  Any held(std::string(64, 'z'));  // a heap String: its header counts the references
+  const TVMFFIObject* header = held.raw().v_obj;
+  ASSERT_NE(header, nullptr);
+  Function returns =
+      Function::FromPacked([held](const AnyView*, int32_t, Any* out) { *out = held; });
+  const uint64_t before = header->strong_ref_count;
+  TypedFunction<int64_t()> as_int(returns);
+  EXPECT_EQ(CatchError([&] { as_int(); }).kind(), "TypeError");
+  TypedFunction<void()> as_void(returns);
+  as_void();
+  EXPECT_EQ(header->strong_ref_count, before);
 }
 
 // A status-convention native reports errors through its status: always packed.
