@@ -27,7 +27,7 @@ class Module;
 namespace ffijit::orc {
 
 // Bumped whenever the generated code changes: part of every persistent-cache key.
-inline constexpr const char* kThunkCodegenVersion = "thunk-v7";
+inline constexpr const char* kThunkCodegenVersion = "thunk-v8";
 
 // How EmitThunk specialises the thunk. The defaults make the cold tier's shared thunk.
 struct ThunkOptions {
@@ -48,7 +48,8 @@ struct ThunkOptions {
   // selects or leaves for the fallback: at -O0 every block boundary costs spills of the live
   // values, while optimized code pays nothing for a predicted branch, and a select puts both sides
   // (the arity's safe-array pick) on the critical path. An Int for a float parameter converts
-  // behind such a branch; the cold tier leaves that form to the fallback.
+  // behind such a branch, and a tensor arrives as an object or a DLTensorPtr on either side of
+  // one; the cold tier leaves the Int and the DLTensorPtr to the fallback.
   bool optimized = false;
 };
 
