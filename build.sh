@@ -168,7 +168,14 @@ case "$cmd" in
   bench)
     deps
     build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=ON
-    ./build/release/bin/ffijit_bench "${@:2}"
+    # FFIJIT_BENCH_FIXED_LAYOUT=1 runs with address-space randomization off (bench/report does):
+    # the random layout moves single rows by up to 0.6 ns from one process to the next
+    # (handwritten/tensor: 3.65 ns in one, 4.27 ns in another), so two reports would disagree.
+    if [ "${FFIJIT_BENCH_FIXED_LAYOUT:-0}" = 1 ] && setarch "$(uname -m)" -R true 2>/dev/null; then
+      setarch "$(uname -m)" -R ./build/release/bin/ffijit_bench "${@:2}"
+    else
+      ./build/release/bin/ffijit_bench "${@:2}"
+    fi
     ;;
   report)
     deps

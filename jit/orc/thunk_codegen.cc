@@ -655,8 +655,10 @@ class ThunkEmitter {
   }
 
   void StoreAny(int32_t type_index, llvm::Value* word) {
-    b_.CreateStore(b_.getInt32(static_cast<uint32_t>(type_index)), result_);
-    b_.CreateStore(b_.getInt32(0), AtOffset(result_, 4));
+    // The tag and its zero padding in one 8-byte store.
+    const uint64_t tag = static_cast<uint32_t>(type_index);
+    b_.CreateStore(b_.getInt64(module_.getDataLayout().isLittleEndian() ? tag : tag << 32),
+                   result_);
     b_.CreateStore(word, AtOffset(result_, kAnyValueOffset));
   }
 
