@@ -160,6 +160,9 @@ def main():
     context, runs, repeated = load(results)
     calls, dat = call_table(runs)
     how = (f"medians of {repeated} repetitions" if repeated else "single runs")
+    # How bench/report ran the suite, when it did (not for --from).
+    if os.environ.get("FFIJIT_REPORT_RUN"):
+        how += f" ({os.environ['FFIJIT_REPORT_RUN']})"
     machine = (f"{cpu_model()}, {context.get('num_cpus', os.cpu_count())} cores, "
                f"{context.get('date', 'date unknown')[:10]}, {how}, ffijit "
                f"{os.environ.get('FFIJIT_REPORT_BUILD', 'unknown')} build")
