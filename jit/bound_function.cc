@@ -71,10 +71,7 @@ BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags, TVMFFIO
   void* memory = std::calloc(1, sizeof(BoundFunction));
   if (memory == nullptr) throw std::bad_alloc();
   auto* fn = new (memory) BoundFunction{};
-  fn->header.type_index = kTVMFFIFunction;
-  fn->header.weak_ref_count = 1;
-  fn->header.strong_ref_count = 1;
-  fn->header.deleter = &BoundFunctionDeleter;
+  FFIJITHeaderInit(&fn->header, kTVMFFIFunction, &BoundFunctionDeleter);
   fn->cell.safe_call = &InterpreterSafeCall;
   fn->cell.cpp_call = reinterpret_cast<void*>(FFIJITFunctionCppCallEntry());
   fn->target = target;

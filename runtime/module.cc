@@ -239,10 +239,7 @@ class LibraryModuleObj final : public ModuleObj {
   static Module Create(std::shared_ptr<Library> lib) {
     auto* obj = new LibraryModuleObj(std::move(lib));
     TVMFFIObject* header = obj->header();
-    header->type_index = kTVMFFIModule;
-    header->strong_ref_count = 1;
-    header->weak_ref_count = 1;
-    header->deleter = &LibraryModuleObj::Deleter;
+    FFIJITHeaderInit(header, kTVMFFIModule, &LibraryModuleObj::Deleter);
     return Module(ObjectRef::Adopt(header));
   }
 

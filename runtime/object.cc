@@ -11,10 +11,7 @@ TVMFFIObject* AllocObject(size_t size, int32_t type_index, void (*deleter)(void*
   void* memory = std::calloc(1, size);
   if (memory == nullptr) throw std::bad_alloc();
   auto* obj = static_cast<TVMFFIObject*>(memory);
-  obj->type_index = type_index;
-  obj->weak_ref_count = 1;
-  obj->strong_ref_count = 1;
-  obj->deleter = deleter;
+  FFIJITHeaderInit(obj, type_index, deleter);
   return obj;
 }
 
@@ -75,7 +72,7 @@ int FFIJITObjectCreateOpaqueOfType(void* handle, int32_t type_index, void (*dele
     const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
     for (int32_t d = 0; d <= info->type_depth; ++d) {
       const int32_t layout =
-          d == info->type_depth ? type_index : info->type_acenstors[d]->type_index;
+          d == info->type_depth ? type_index : info->FFIJIT_TYPE_ANCESTORS[d]->type_index;
       if (layout != kTVMFFIObject && layout != kTVMFFIOpaquePyObject &&
           layout < kTVMFFIDynObjectBegin) {
         throw Error("ValueError", "FFIJITObjectCreateOpaqueOfType: type index " +

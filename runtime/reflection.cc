@@ -70,8 +70,8 @@ void MakeObject(const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   }
   ObjectPtr<> object = ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle));
   // Fields of every level, from the root down to the type itself (each level's own fields).
-  std::vector<const TVMFFITypeInfo*> levels(info.type_acenstors,
-                                            info.type_acenstors + info.type_depth);
+  std::vector<const TVMFFITypeInfo*> levels(info.FFIJIT_TYPE_ANCESTORS,
+                                            info.FFIJIT_TYPE_ANCESTORS + info.type_depth);
   levels.push_back(&info);
   for (const TVMFFITypeInfo* level : levels) {
     int32_t num_fields = __atomic_load_n(&level->num_fields, __ATOMIC_ACQUIRE);
@@ -91,7 +91,7 @@ void MakeObject(const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
           throw Error("TypeError", "Required field `" + std::string(field_name) +
                                        "` not set in creating `" + KeyOf(info) + "`");
         }
-        value = &field.default_value;
+        value = &field.FFIJIT_FIELD_DEFAULT;
       }
       if (field.setter == nullptr) {
         throw Error("RuntimeError", "field `" + std::string(field_name) + "` of `" + KeyOf(*level) +

@@ -179,11 +179,11 @@ class TypeTable {
     TypeEntry& entry = MutableLocked(index, "TVMFFITypeRegisterField");
     field.name = CopyString(entry, given.name, "TVMFFITypeRegisterField", "name", false);
     field.doc = CopyString(entry, given.doc, "TVMFFITypeRegisterField", "doc", true);
-    field.type_schema =
-        CopyString(entry, given.type_schema, "TVMFFITypeRegisterField", "type_schema", true);
-    field.default_value = NoneAny();
+    field.FFIJIT_MEMBER_METADATA =
+        CopyString(entry, given.FFIJIT_MEMBER_METADATA, "TVMFFITypeRegisterField", "type_schema", true);
+    field.FFIJIT_FIELD_DEFAULT = NoneAny();
     if (given.flags & kTVMFFIFieldFlagBitMaskHasDefault) {
-      internal::CopyToOwned(given.default_value, &field.default_value);  // kept forever
+      internal::CopyToOwned(given.FFIJIT_FIELD_DEFAULT, &field.FFIJIT_FIELD_DEFAULT);  // kept forever
     }
     Publish(entry.fields, field, &entry.info.fields, &entry.info.num_fields);
   }
@@ -194,8 +194,8 @@ class TypeTable {
     TypeEntry& entry = MutableLocked(index, "TVMFFITypeRegisterMethod");
     method.name = CopyString(entry, given.name, "TVMFFITypeRegisterMethod", "name", false);
     method.doc = CopyString(entry, given.doc, "TVMFFITypeRegisterMethod", "doc", true);
-    method.type_schema =
-        CopyString(entry, given.type_schema, "TVMFFITypeRegisterMethod", "type_schema", true);
+    method.FFIJIT_MEMBER_METADATA =
+        CopyString(entry, given.FFIJIT_MEMBER_METADATA, "TVMFFITypeRegisterMethod", "type_schema", true);
     internal::CopyToOwned(given.method, &method.method);  // kept forever
     Publish(entry.methods, method, &entry.info.methods, &entry.info.num_methods);
   }
@@ -289,7 +289,7 @@ class TypeTable {
     imports.offset = sizeof(TVMFFIObject);
     imports.getter = ModuleImportsGetter;
     imports.setter = ModuleImportsSetter;
-    imports.default_value = NoneAny();
+    imports.FFIJIT_FIELD_DEFAULT = NoneAny();
     imports.field_static_type_index = kTVMFFIArray;
     Publish(module.fields, imports, &module.info.fields, &module.info.num_fields);
     // The columns header code expects to exist.
@@ -406,7 +406,7 @@ class TypeTable {
     entry->info.type_index = index;
     entry->info.type_depth = depth;
     entry->info.type_key = TVMFFIByteArray{entry->key.c_str(), entry->key.size()};
-    entry->info.type_acenstors = entry->ancestors.empty() ? nullptr : entry->ancestors.data();
+    entry->info.FFIJIT_TYPE_ANCESTORS = entry->ancestors.empty() ? nullptr : entry->ancestors.data();
     entry->info.type_key_hash = std::hash<std::string_view>()(entry->key);
     by_key_[key] = index;
     entries_[index].store(entry.release(), std::memory_order_release);  // never freed
@@ -491,7 +491,7 @@ int32_t RegisterType(const std::string& key, int32_t parent_type_index) {
   int32_t index = table.GetOrAlloc(key, -1, parent->type_depth + 1, 0, true, parent_type_index);
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(index);
   int32_t actual_parent =
-      info->type_depth == 0 ? -1 : info->type_acenstors[info->type_depth - 1]->type_index;
+      info->type_depth == 0 ? -1 : info->FFIJIT_TYPE_ANCESTORS[info->type_depth - 1]->type_index;
   if (actual_parent != parent_type_index) {
     throw Error("ValueError",
                 "type `" + Excerpt(key) + "` is already registered with parent `" +
@@ -600,7 +600,7 @@ int FFIJITObjectIsInstance(int32_t object_type_index, int32_t target_type_index)
   if (object == nullptr || target == nullptr) return 0;
   int32_t depth = target->info.type_depth;
   return object->info.type_depth > depth &&
-                 object->info.type_acenstors[depth]->type_index == target_type_index
+                 object->info.FFIJIT_TYPE_ANCESTORS[depth]->type_index == target_type_index
              ? 1
              : 0;
 }

@@ -192,7 +192,7 @@ json ReflectedObjectToJson(const AnyView& value) {
   } nesting;
   std::vector<const TVMFFITypeInfo*> levels;
   if (info->type_depth > 0) {
-    levels.assign(info->type_acenstors, info->type_acenstors + info->type_depth);
+    levels.assign(info->FFIJIT_TYPE_ANCESTORS, info->FFIJIT_TYPE_ANCESTORS + info->type_depth);
   }
   levels.push_back(info);
   json fields = json::object();

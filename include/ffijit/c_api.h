@@ -25,9 +25,10 @@
  * variable FFIJIT_TVM_FFI_ABI). Each revision's layouts live in one header, tvm_ffi_abi_<name>.h.
  */
 #define FFIJIT_TVM_FFI_ABI_E98B94E1 1
-#ifndef FFIJIT_TVM_FFI_ABI
-#define FFIJIT_TVM_FFI_ABI FFIJIT_TVM_FFI_ABI_E98B94E1
-#endif
+#define FFIJIT_TVM_FFI_ABI_V0_1_13 2
+/* Written by the build (CMake's FFIJIT_TVM_FFI_ABI) and installed with the headers, so that every
+ * consumer sees the revision the library was built for. */
+#include "ffijit/tvm_ffi_abi_config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,41 +60,15 @@ typedef struct DLManagedTensorVersioned {
 #define FFIJIT_DECLARES_DLPACK_VERSIONED 0
 #define FFIJIT_DL_BOOL_CODE kDLBool
 #endif
-/* The DLPack version ffijit produces in TVMFFITensorToDLPackVersioned. */
-#define FFIJIT_DLPACK_MAJOR 1
-#define FFIJIT_DLPACK_MINOR 0
-
-/* ---- Type indices (same numbers as TVM FFI). ---- */
-typedef enum {
-  kTVMFFIAny = -1,
-  kTVMFFINone = 0,
-  kTVMFFIInt = 1,
-  kTVMFFIBool = 2,
-  kTVMFFIFloat = 3,
-  kTVMFFIOpaquePtr = 4,
-  kTVMFFIDataType = 5,
-  kTVMFFIDevice = 6,
-  kTVMFFIDLTensorPtr = 7,
-  kTVMFFIRawStr = 8,
-  kTVMFFIByteArrayPtr = 9,
-  kTVMFFIObjectRValueRef = 10,
-  kTVMFFISmallStr = 11,
-  kTVMFFISmallBytes = 12,
-  kTVMFFIStaticObjectBegin = 64,
-  kTVMFFIObject = 64,
-  kTVMFFIStr = 65,
-  kTVMFFIBytes = 66,
-  kTVMFFIError = 67,
-  kTVMFFIFunction = 68,
-  kTVMFFIShape = 69,
-  kTVMFFITensor = 70,
-  kTVMFFIArray = 71,
-  kTVMFFIMap = 72,
-  kTVMFFIModule = 73,
-  kTVMFFIOpaquePyObject = 74,
-  kTVMFFIStaticObjectEnd,
-  kTVMFFIDynObjectBegin = 128
-} TVMFFITypeIndex;
+/* DLPack 1.2 names the allocator type of TVM FFI's environment API (a managed tensor shaped like
+ * `prototype`; failures reported through SetError). Declared here for older dlpack.h. */
+#if !defined(DLPACK_MAJOR_VERSION) || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION < 2)
+typedef int (*DLPackManagedTensorAllocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
+                                            void* error_ctx,
+                                            void (*SetError)(void* error_ctx, const char* kind,
+                                                             const char* message));
+#endif
+/* The DLPack version ffijit stamps into exported tensors is the revision's (FFIJIT_DLPACK_*). */
 
 /* ---- Deleter flags: which part of an object the deleter must release. ---- */
 typedef enum {
@@ -160,12 +135,50 @@ typedef struct {
 #endif
 #if FFIJIT_TVM_FFI_ABI == FFIJIT_TVM_FFI_ABI_E98B94E1
 #include "ffijit/tvm_ffi_abi_e98b94e1.h"
+#elif FFIJIT_TVM_FFI_ABI == FFIJIT_TVM_FFI_ABI_V0_1_13
+#include "ffijit/tvm_ffi_abi_v0_1_13.h"
 #else
 #error "FFIJIT_TVM_FFI_ABI names no TVM FFI revision this ffijit knows"
 #endif
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- Type indices (same numbers as TVM FFI). ---- */
+typedef enum {
+  kTVMFFIAny = -1,
+  kTVMFFINone = 0,
+  kTVMFFIInt = 1,
+  kTVMFFIBool = 2,
+  kTVMFFIFloat = 3,
+  kTVMFFIOpaquePtr = 4,
+  kTVMFFIDataType = 5,
+  kTVMFFIDevice = 6,
+  kTVMFFIDLTensorPtr = 7,
+  kTVMFFIRawStr = 8,
+  kTVMFFIByteArrayPtr = 9,
+  kTVMFFIObjectRValueRef = 10,
+  kTVMFFISmallStr = 11,
+  kTVMFFISmallBytes = 12,
+  kTVMFFIStaticObjectBegin = 64,
+  kTVMFFIObject = 64,
+  kTVMFFIStr = 65,
+  kTVMFFIBytes = 66,
+  kTVMFFIError = 67,
+  kTVMFFIFunction = 68,
+  kTVMFFIShape = 69,
+  kTVMFFITensor = 70,
+  kTVMFFIArray = 71,
+  kTVMFFIMap = 72,
+  kTVMFFIModule = 73,
+  kTVMFFIOpaquePyObject = 74,
+  /* The static object types the revision adds after 74 (v0.1.13: List 75, Dict 76,
+   * VisitInterrupt 77); kTVMFFIStaticObjectEnd follows them. */
+  FFIJIT_TVM_FFI_ABI_STATIC_TYPES_AFTER_74
+  kTVMFFIStaticObjectEnd,
+  kTVMFFIDynObjectBegin = 128
+} TVMFFITypeIndex;
+
 
 /*! Payload of an opaque object made by TVMFFIObjectCreateOpaque. */
 typedef struct {
@@ -231,9 +244,7 @@ FFIJIT_API int TVMFFIAnyViewToOwnedAny(const TVMFFIAny* any_view, TVMFFIAny* out
 FFIJIT_API void TVMFFIErrorSetRaised(TVMFFIObjectHandle error);
 FFIJIT_API void TVMFFIErrorSetRaisedFromCStr(const char* kind, const char* message);
 FFIJIT_API void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* result);
-FFIJIT_API TVMFFIObjectHandle TVMFFIErrorCreate(const TVMFFIByteArray* kind,
-                                                const TVMFFIByteArray* message,
-                                                const TVMFFIByteArray* traceback);
+/* TVMFFIErrorCreate and the traceback/backtrace function: see the revision's header. */
 
 /* ---- Strings, bytes, data types ---- */
 FFIJIT_API int TVMFFIStringFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out);
@@ -250,10 +261,6 @@ FFIJIT_API int TVMFFITensorFromDLPackVersioned(DLManagedTensorVersioned* from,
                                                int32_t require_contiguous, TVMFFIObjectHandle* out);
 FFIJIT_API int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from,
                                              DLManagedTensorVersioned** out);
-
-/* ---- Tracebacks ---- */
-FFIJIT_API const TVMFFIByteArray* TVMFFITraceback(const char* filename, int lineno,
-                                                  const char* func, int cross_ffi_boundary);
 
 #ifdef __cplusplus
 } /* extern "C" */

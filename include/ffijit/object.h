@@ -1,7 +1,7 @@
 // Objects: header refcounting, ObjectPtr<T>, ObjectRef, WeakRef and the type registry.
 //
-// Counts are the C header's plain integer fields, updated with atomic builtins so that objects made
-// by any library or language interoperate. Inline here because the uncontended inc/dec is on every
+// Counts live where the selected TVM FFI revision puts them and follow its protocol (the FFIJITHeader*
+// functions of its ABI header), so that objects made by any library or language interoperate. Inline here because the uncontended inc/dec is on every
 // hot path (target <= 2 ns).
 #ifndef FFIJIT_OBJECT_H_
 #define FFIJIT_OBJECT_H_
@@ -20,53 +20,18 @@ using Object = TVMFFIObject;
 
 namespace details {
 
-inline void IncRef(TVMFFIObject* obj) noexcept {
-  __atomic_fetch_add(&obj->strong_ref_count, 1, __ATOMIC_RELAXED);
-}
-
-// Runs the deleter protocol once the last strong reference is gone.
-inline void DestroyAfterLastStrong(TVMFFIObject* obj) noexcept {
-  if (obj->deleter == nullptr) return;
-  // Weak count 1 means only the collective reference of the strong ones is left; nobody can make
-  // a new weak reference any more, so value and memory go together.
-  if (__atomic_load_n(&obj->weak_ref_count, __ATOMIC_ACQUIRE) == 1) {
-    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
-    return;
-  }
-  obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
-  if (__atomic_fetch_sub(&obj->weak_ref_count, 1, __ATOMIC_ACQ_REL) == 1) {
-    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
-  }
-}
-
-inline void DecRef(TVMFFIObject* obj) noexcept {
-  // acq_rel rather than release + fence: same code on x86 (lock xadd), and TSan understands it.
-  if (__atomic_fetch_sub(&obj->strong_ref_count, 1, __ATOMIC_ACQ_REL) == 1) {
-    DestroyAfterLastStrong(obj);
-  }
-}
-
-inline void WeakIncRef(TVMFFIObject* obj) noexcept {
-  __atomic_fetch_add(&obj->weak_ref_count, 1, __ATOMIC_RELAXED);
-}
-
-inline void WeakDecRef(TVMFFIObject* obj) noexcept {
-  if (__atomic_fetch_sub(&obj->weak_ref_count, 1, __ATOMIC_ACQ_REL) == 1 && obj->deleter) {
-    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
-  }
-}
-
+// The protocol itself is the revision's (FFIJITHeader* in tvm_ffi_abi_<revision>.h).
+inline void IncRef(TVMFFIObject* obj) noexcept { FFIJITHeaderIncStrong(obj); }
+inline void DecRef(TVMFFIObject* obj) noexcept { FFIJITHeaderDecStrong(obj); }
+inline void WeakIncRef(TVMFFIObject* obj) noexcept { FFIJITHeaderIncWeak(obj); }
+inline void WeakDecRef(TVMFFIObject* obj) noexcept { FFIJITHeaderDecWeak(obj); }
 // Takes a strong reference if the value is still alive.
-inline bool TryPromoteWeak(TVMFFIObject* obj) noexcept {
-  uint64_t count = __atomic_load_n(&obj->strong_ref_count, __ATOMIC_RELAXED);
-  while (count != 0) {
-    if (__atomic_compare_exchange_n(&obj->strong_ref_count, &count, count + 1, true,
-                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-      return true;
-    }
-  }
-  return false;
+inline bool TryPromoteWeak(TVMFFIObject* obj) noexcept { return FFIJITHeaderTryPromoteWeak(obj); }
+// The number of strong references (the revision decides where it lives in the header).
+inline uint64_t StrongCount(const TVMFFIObject* obj) noexcept {
+  return FFIJITHeaderStrongCount(obj);
 }
+inline uint64_t WeakCount(const TVMFFIObject* obj) noexcept { return FFIJITHeaderWeakCount(obj); }
 
 }  // namespace details
 
@@ -109,7 +74,7 @@ class ObjectPtr {
     ptr_ = nullptr;
   }
   uint64_t use_count() const noexcept {
-    return ptr_ ? __atomic_load_n(&header()->strong_ref_count, __ATOMIC_RELAXED) : 0;
+    return ptr_ ? details::StrongCount(header()) : 0;
   }
   friend bool operator==(const ObjectPtr& a, const ObjectPtr& b) noexcept {
     return a.ptr_ == b.ptr_;
@@ -169,7 +134,7 @@ class WeakRef {
     if (obj_) details::WeakDecRef(obj_);
   }
   bool expired() const noexcept {
-    return obj_ == nullptr || __atomic_load_n(&obj_->strong_ref_count, __ATOMIC_ACQUIRE) == 0;
+    return obj_ == nullptr || details::StrongCount(obj_) == 0;
   }
   ObjectRef Lock() const noexcept {
     if (obj_ && details::TryPromoteWeak(obj_)) {

@@ -2,11 +2,10 @@
  * The version-specific layout of the TVM FFI ABI at apache/tvm-ffi commit e98b94e1 (0.1.0b4):
  * the object header, the error cell, the reflection records and the list of exported C functions.
  *
- * Included by ffijit/c_api.h when FFIJIT_TVM_FFI_ABI selects this revision (the default), after
- * TVMFFIAny, TVMFFIByteArray and TVMFFIObjectHandle are declared. A later revision (e.g. TVM FFI
- * 0.1's single 64-bit reference count before type_index, its bigger error cell) gets its own header
- * of this shape and a new FFIJIT_TVM_FFI_ABI value; nothing else in the runtime spells these
- * layouts. C99 and C++17.
+ * Included by ffijit/c_api.h when FFIJIT_TVM_FFI_ABI selects this revision, after TVMFFIAny,
+ * TVMFFIByteArray, TVMFFIObjectHandle and the deleter flags are declared and before the type-index
+ * enum. tvm_ffi_abi_v0_1_13.h is the other revision, of the same shape; nothing else in ffijit
+ * spells these layouts. C99 and C++17.
  */
 #ifndef FFIJIT_TVM_FFI_ABI_E98B94E1_H_
 #define FFIJIT_TVM_FFI_ABI_E98B94E1_H_
@@ -19,6 +18,22 @@
 #define FFIJIT_TVM_FFI_ABI_NAME "e98b94e1"
 #define FFIJIT_TVM_FFI_ABI_COMMIT "e98b94e118dfa5ac4bcf3764a8b1695afee3d596"
 #define FFIJIT_TVM_FFI_ABI_VERSION_TEXT "0.1.0b4"
+
+/* ---- What this revision has (read where behaviour truly differs; listed in architecture.md) ----
+ */
+#define FFIJIT_TVM_FFI_HAS_CUSTOM_ALLOCATOR 0
+#define FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN 0
+/* header + DLTensor + cached shape/strides objects and a DLPack export cache */
+#define FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE 96
+#define FFIJIT_TVM_FFI_OPTIONAL_IS_ANY 0
+#define FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC 0
+#define FFIJIT_TVM_FFI_DTYPE_BOOL_IS_DLBOOL 0
+#define FFIJIT_DLPACK_MAJOR 1
+#define FFIJIT_DLPACK_MINOR 0
+#define FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS 1
+
+/* No static object types after ffi.OpaquePyObject (74). */
+#define FFIJIT_TVM_FFI_ABI_STATIC_TYPES_AFTER_74
 
 #ifdef __cplusplus
 extern "C" {
@@ -177,6 +192,84 @@ typedef struct TVMFFITypeInfo {
   X(TVMFFITypeGetOrAllocIndex)             \
   X(TVMFFIGetTypeInfo)
 #define FFIJIT_TVM_FFI_NUM_C_API_FUNCTIONS 30
+/* The C functions the other revision exports and this one must not (checked by tests). */
+#define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(X) \
+  X(TVMFFIBacktrace)                        \
+  X(TVMFFIGetCustomAllocator)               \
+  X(TVMFFIGetVersion)                       \
+  X(TVMFFIEnvTensorAlloc)
+
+/* ---- Member names that differ between revisions, for code that builds on both ---- */
+#define FFIJIT_TYPE_ANCESTORS type_acenstors
+#define FFIJIT_MEMBER_METADATA type_schema /* TVMFFIFieldInfo / TVMFFIMethodInfo schema text */
+#define FFIJIT_FIELD_DEFAULT default_value
+#define FFIJIT_ERROR_BACKTRACE traceback
+
+/* ---- The C functions whose prototypes belong to this revision ---- */
+#ifdef __cplusplus
+extern "C" {
+#endif
+/*! A new Error (+1) from three byte arrays; NULL when allocation fails. */
+FFIJIT_API TVMFFIObjectHandle TVMFFIErrorCreate(const TVMFFIByteArray* kind,
+                                                const TVMFFIByteArray* message,
+                                                const TVMFFIByteArray* traceback);
+/*! This thread's traceback text at the call, most recent call last (a thread-local buffer). */
+FFIJIT_API const TVMFFIByteArray* TVMFFITraceback(const char* filename, int lineno,
+                                                  const char* func, int cross_ffi_boundary);
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* ---- The reference-count protocol on this header (header code does the same inline) ---- */
+/*! Fills a fresh header: one strong and one (collective) weak reference. */
+static inline void FFIJITHeaderInit(struct TVMFFIObject* obj, int32_t type_index,
+                                    void (*deleter)(void* self, int flags)) {
+  obj->type_index = type_index;
+  obj->weak_ref_count = 1;
+  obj->strong_ref_count = 1;
+  obj->deleter = deleter;
+}
+static inline uint64_t FFIJITHeaderStrongCount(const struct TVMFFIObject* obj) {
+  return __atomic_load_n(&obj->strong_ref_count, __ATOMIC_ACQUIRE);
+}
+static inline uint64_t FFIJITHeaderWeakCount(const struct TVMFFIObject* obj) {
+  return __atomic_load_n(&obj->weak_ref_count, __ATOMIC_ACQUIRE);
+}
+static inline void FFIJITHeaderIncStrong(struct TVMFFIObject* obj) {
+  __atomic_fetch_add(&obj->strong_ref_count, 1, __ATOMIC_RELAXED);
+}
+static inline void FFIJITHeaderIncWeak(struct TVMFFIObject* obj) {
+  __atomic_fetch_add(&obj->weak_ref_count, 1, __ATOMIC_RELAXED);
+}
+static inline void FFIJITHeaderDecWeak(struct TVMFFIObject* obj) {
+  if (__atomic_fetch_sub(&obj->weak_ref_count, 1, __ATOMIC_ACQ_REL) == 1 && obj->deleter != 0) {
+    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+  }
+}
+static inline void FFIJITHeaderDecStrong(struct TVMFFIObject* obj) {
+  /* acq_rel rather than release + fence: the same code on x86, and TSan understands it. */
+  if (__atomic_fetch_sub(&obj->strong_ref_count, 1, __ATOMIC_ACQ_REL) != 1) return;
+  if (obj->deleter == 0) return;
+  /* Weak count 1: only the collective reference of the strong ones is left; nobody can make a new
+   * weak reference any more, so value and memory go together. */
+  if (__atomic_load_n(&obj->weak_ref_count, __ATOMIC_ACQUIRE) == 1) {
+    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
+    return;
+  }
+  obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
+  FFIJITHeaderDecWeak(obj);
+}
+/*! Takes a strong reference if the value is still alive (nonzero then). */
+static inline int FFIJITHeaderTryPromoteWeak(struct TVMFFIObject* obj) {
+  uint64_t count = __atomic_load_n(&obj->strong_ref_count, __ATOMIC_RELAXED);
+  while (count != 0) {
+    if (__atomic_compare_exchange_n(&obj->strong_ref_count, &count, count + 1, 1,
+                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+      return 1;
+    }
+  }
+  return 0;
+}
 
 /* ---- Layout checks: these sizes and offsets are this revision's ABI (x86-64 LP64). ---- */
 FFIJIT_STATIC_ASSERT(sizeof(struct TVMFFIObject) == 24, "TVMFFIObject header is 24 bytes");

@@ -402,7 +402,7 @@ class Deserializer {
       if (given) {
         value = FieldValue(index, field, name, *given);
       } else if (field.flags & kTVMFFIFieldFlagBitMaskHasDefault) {
-        value = Any(AnyView(field.default_value));
+        value = Any(AnyView(field.FFIJIT_FIELD_DEFAULT));
       } else {
         throw Error("TypeError", "Required field `" + name + "` not set in type `" + key + "`");
       }

@@ -33,7 +33,7 @@ bool ForEachField(const TVMFFITypeInfo& info, Visit&& visit) {
     return false;
   };
   for (int32_t depth = 1; depth < info.type_depth; ++depth) {
-    if (visit_level(*info.type_acenstors[depth])) return true;
+    if (visit_level(*info.FFIJIT_TYPE_ANCESTORS[depth])) return true;
   }
   return visit_level(info);
 }

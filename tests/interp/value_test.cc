@@ -298,7 +298,7 @@ TEST_P(ValueTest, ObjectsOfModuleTypesBoundBeforeAndAfterTheModuleRegisters) {
   EXPECT_EQ(leaf, base + 2);
   EXPECT_GT(deep, base + 2);
   EXPECT_EQ(TVMFFIGetTypeInfo(derived)->type_depth, 2);
-  EXPECT_EQ(TVMFFIGetTypeInfo(derived)->type_acenstors[1]->type_index, base);
+  EXPECT_EQ(TVMFFIGetTypeInfo(derived)->FFIJIT_TYPE_ANCESTORS[1]->type_index, base);
   Function late =
       Bind("late", object_type, Sig({Type::Object(p + ".Derived", true)}, {i64}), GetParam());
 

@@ -256,8 +256,8 @@ static void TestReflection(void) {
   field.offset = (int64_t)offsetof(Counter, value);
   field.getter = GetI64;
   field.setter = SetI64;
-  field.default_value.type_index = kTVMFFIInt;
-  field.default_value.v_int64 = 41;
+  field.FFIJIT_FIELD_DEFAULT.type_index = kTVMFFIInt;
+  field.FFIJIT_FIELD_DEFAULT.v_int64 = 41;
   field.field_static_type_index = kTVMFFIInt;
   CHECK(TVMFFITypeRegisterField(counter_index, &field) == 0);
   memset(&metadata, 0, sizeof(metadata));
@@ -270,8 +270,8 @@ static void TestReflection(void) {
   info = TVMFFIGetTypeInfo(counter_index);
   CHECK(info->type_index == counter_index && info->type_depth == 2);
   CHECK(info->type_key.size == 9 && strcmp(info->type_key.data, "c.Counter") == 0);
-  CHECK(info->type_acenstors[0]->type_index == kTVMFFIObject);
-  CHECK(info->type_acenstors[1]->type_index == base);
+  CHECK(info->FFIJIT_TYPE_ANCESTORS[0]->type_index == kTVMFFIObject);
+  CHECK(info->FFIJIT_TYPE_ANCESTORS[1]->type_index == base);
   CHECK(info->num_fields == 1 && strcmp(info->fields[0].name.data, "value") == 0);
   CHECK(info->metadata != NULL && info->metadata->creator == CreateCounter);
   CHECK(TVMFFIGetTypeInfo(4444)->type_index == -1); /* placeholder, not a crash */

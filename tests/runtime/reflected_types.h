@@ -94,7 +94,7 @@ inline int32_t RegisterSlotType(const std::string& key, int32_t kind,
   // Inherited fields occupy the first slots: continue after the parent's.
   int32_t first_slot = 0;
   for (const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(parent); info->type_depth > 0;
-       info = info->type_acenstors[info->type_depth - 1]) {
+       info = info->FFIJIT_TYPE_ANCESTORS[info->type_depth - 1]) {
     first_slot += info->num_fields;
   }
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -108,9 +108,9 @@ inline int32_t RegisterSlotType(const std::string& key, int32_t kind,
     info.getter = GetSlot;
     info.setter = fields[i].static_type_index == kTVMFFIInt ? SetIntSlot : SetSlot;
     info.field_static_type_index = fields[i].static_type_index;
-    if (fields[i].default_value != nullptr) {
+    if (fields[i].FFIJIT_FIELD_DEFAULT != nullptr) {
       info.flags |= kTVMFFIFieldFlagBitMaskHasDefault;
-      info.default_value = *fields[i].default_value;
+      info.FFIJIT_FIELD_DEFAULT = *fields[i].FFIJIT_FIELD_DEFAULT;
     }
     ffijit::CheckCall(TVMFFITypeRegisterField(index, &info));
   }

@@ -92,7 +92,7 @@ TEST(TypeTable, StaticEntriesMatchTheReference) {
     const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(i);
     EXPECT_EQ(KeyOf(info), statics[i - kTVMFFIStr]);
     EXPECT_EQ(info->type_depth, 1);
-    EXPECT_EQ(info->type_acenstors[0], object);
+    EXPECT_EQ(info->FFIJIT_TYPE_ANCESTORS[0], object);
     if (i != kTVMFFIModule) {
       EXPECT_EQ(info->metadata, nullptr);
     }
@@ -179,9 +179,9 @@ TEST(TypeTable, AllocationFollowsChildSlotsAndOverflow) {
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(grandchild);
   EXPECT_EQ(info->type_index, grandchild);
   EXPECT_EQ(info->type_depth, 3);
-  EXPECT_EQ(info->type_acenstors[0]->type_index, kTVMFFIObject);
-  EXPECT_EQ(info->type_acenstors[1]->type_index, base);
-  EXPECT_EQ(info->type_acenstors[2]->type_index, second);
+  EXPECT_EQ(info->FFIJIT_TYPE_ANCESTORS[0]->type_index, kTVMFFIObject);
+  EXPECT_EQ(info->FFIJIT_TYPE_ANCESTORS[1]->type_index, base);
+  EXPECT_EQ(info->FFIJIT_TYPE_ANCESTORS[2]->type_index, second);
   EXPECT_EQ(info->type_key_hash, std::hash<std::string_view>()("tt.alloc.Grandchild"));
 
   // An existing key returns its index whatever the other arguments say.
@@ -244,7 +244,7 @@ TEST(TypeTable, BadAllocationsAreErrors) {
   // A free static slot works, with depth 1 under ffi.Object.
   int32_t fixed = Alloc("tt.static.Fixed", 1, 0, true, kTVMFFIObject, 100);
   EXPECT_EQ(fixed, 100);
-  EXPECT_EQ(TVMFFIGetTypeInfo(100)->type_acenstors[0]->type_index, kTVMFFIObject);
+  EXPECT_EQ(TVMFFIGetTypeInfo(100)->FFIJIT_TYPE_ANCESTORS[0]->type_index, kTVMFFIObject);
 }
 
 // What a module compiled against TVM FFI's headers computes for `IsInstance<T>(x)` (§7.3), with
@@ -266,7 +266,7 @@ bool HeaderIsInstance(int32_t x, const CompiledType& t) {
   if (!t.can_overflow) return false;
   if (x < t.index) return false;
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(x);
-  return info->type_depth > t.depth && info->type_acenstors[t.depth]->type_index == t.index;
+  return info->type_depth > t.depth && info->FFIJIT_TYPE_ANCESTORS[t.depth]->type_index == t.index;
 }
 
 TEST(TypeTable, IsInstanceAgreesWithHeaderCodeOverAMatrix) {
@@ -304,7 +304,7 @@ TEST(TypeTable, IsInstanceAgreesWithHeaderCodeOverAMatrix) {
     for (int32_t current = x; current >= 0;) {
       if (current == t) return true;
       const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(current);
-      current = info->type_depth == 0 ? -1 : info->type_acenstors[info->type_depth - 1]->type_index;
+      current = info->type_depth == 0 ? -1 : info->FFIJIT_TYPE_ANCESTORS[info->type_depth - 1]->type_index;
     }
     return false;
   };
@@ -381,8 +381,8 @@ TVMFFIFieldInfo IntField(const char* name, int64_t offset, bool has_default = fa
   field.offset = offset;
   field.getter = GetInt;
   field.setter = SetInt;
-  field.default_value.type_index = has_default ? kTVMFFIInt : kTVMFFINone;
-  field.default_value.v_int64 = default_value;
+  field.FFIJIT_FIELD_DEFAULT.type_index = has_default ? kTVMFFIInt : kTVMFFINone;
+  field.FFIJIT_FIELD_DEFAULT.v_int64 = default_value;
   field.field_static_type_index = kTVMFFIInt;
   return field;
 }
@@ -439,11 +439,11 @@ TEST(TypeTable, FieldsMethodsAndMetadataAreStoredAndCopied) {
   EXPECT_EQ(Str(info->fields[0].name), "x");  // copied before the buffer changed
   EXPECT_EQ(Str(info->fields[0].doc), "the x coordinate");
   EXPECT_EQ(info->fields[0].name.data[1], '\0');
-  EXPECT_EQ(info->fields[0].type_schema.data, nullptr);              // empty becomes {NULL, 0}
-  EXPECT_EQ(info->fields[0].default_value.type_index, kTVMFFINone);  // no HasDefault
+  EXPECT_EQ(info->fields[0].FFIJIT_MEMBER_METADATA.data, nullptr);              // empty becomes {NULL, 0}
+  EXPECT_EQ(info->fields[0].FFIJIT_FIELD_DEFAULT.type_index, kTVMFFINone);  // no HasDefault
   EXPECT_EQ(info->fields[1].offset, static_cast<int64_t>(offsetof(PointObj, y)));
-  EXPECT_EQ(info->fields[1].default_value.type_index, kTVMFFIInt);
-  EXPECT_EQ(info->fields[1].default_value.v_int64, 7);
+  EXPECT_EQ(info->fields[1].FFIJIT_FIELD_DEFAULT.type_index, kTVMFFIInt);
+  EXPECT_EQ(info->fields[1].FFIJIT_FIELD_DEFAULT.v_int64, 7);
   ASSERT_NE(info->metadata, nullptr);
   EXPECT_EQ(Str(info->metadata->doc), "a point");
   EXPECT_EQ(info->metadata->total_size, static_cast<int32_t>(sizeof(PointObj)));
@@ -467,11 +467,11 @@ TEST(TypeTable, DefaultRawStringsBecomeOwnedStrings) {
   int32_t type = Alloc("tt.defaults.Holder", 1, 0, true, kTVMFFIObject);
   std::string text = "a default longer than seven bytes";
   TVMFFIFieldInfo field = IntField("label", 24, true);
-  field.default_value.type_index = kTVMFFIRawStr;
-  field.default_value.v_c_str = text.c_str();
+  field.FFIJIT_FIELD_DEFAULT.type_index = kTVMFFIRawStr;
+  field.FFIJIT_FIELD_DEFAULT.v_c_str = text.c_str();
   ASSERT_EQ(TVMFFITypeRegisterField(type, &field), 0);
   text.assign(text.size(), '#');
-  const TVMFFIAny& stored = TVMFFIGetTypeInfo(type)->fields[0].default_value;
+  const TVMFFIAny& stored = TVMFFIGetTypeInfo(type)->fields[0].FFIJIT_FIELD_DEFAULT;
   EXPECT_EQ(stored.type_index, kTVMFFIStr);
   EXPECT_EQ(AnyView(stored).cast<std::string>(), "a default longer than seven bytes");
 }

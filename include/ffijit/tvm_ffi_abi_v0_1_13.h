@@ -1,0 +1,422 @@
+/*
+ * The version-specific layout of the TVM FFI ABI at the released v0.1.13 (apache/tvm-ffi tag
+ * v0.1.13): the object header with its one 64-bit reference count and the custom allocator's
+ * alloc header, the 72-byte error cell, the sequence cell, the reflection records, the static types
+ * this revision adds, the refcount protocol, the prototypes that changed, and the exported list.
+ *
+ * Included by ffijit/c_api.h when FFIJIT_TVM_FFI_ABI selects this revision (the default), after
+ * TVMFFIAny, TVMFFIByteArray, TVMFFIObjectHandle and the deleter flags are declared and before the
+ * type-index enum. Nothing else in ffijit spells these layouts. C99 and C++17.
+ */
+#ifndef FFIJIT_TVM_FFI_ABI_V0_1_13_H_
+#define FFIJIT_TVM_FFI_ABI_V0_1_13_H_
+
+#ifndef FFIJIT_C_API_H_
+#error "include ffijit/c_api.h, not this header"
+#endif
+
+/* ---- Identity of this revision ---- */
+#define FFIJIT_TVM_FFI_ABI_NAME "v0.1.13"
+#define FFIJIT_TVM_FFI_ABI_COMMIT "v0.1.13"
+#define FFIJIT_TVM_FFI_ABI_VERSION_TEXT "0.1.13"
+#define TVM_FFI_VERSION_MAJOR 0
+#define TVM_FFI_VERSION_MINOR 1
+#define TVM_FFI_VERSION_PATCH 13
+
+/* ---- What this revision has (read where behaviour truly differs; listed in architecture.md) ----
+ */
+/* Objects header code allocates come from TVMFFIGetCustomAllocator, an alloc header before each. */
+#define FFIJIT_TVM_FFI_HAS_CUSTOM_ALLOCATOR 1
+/* The error cell has cause_chain and extra_context; backtraces are most recent call first. */
+#define FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN 1
+/* The Tensor object is header + DLTensor (72 bytes), with no cached shape objects or export. */
+#define FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE 72
+/* Optional<ObjectRef> and Variant are 16-byte Any cells in header code. */
+#define FFIJIT_TVM_FFI_OPTIONAL_IS_ANY 1
+/* ModuleObj has GetFunctionDoc at virtual slot 4. */
+#define FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC 1
+/* "bool" names {kDLBool, 8, 1}; short aliases (i32, f16, ...) parse. */
+#define FFIJIT_TVM_FFI_DTYPE_BOOL_IS_DLBOOL 1
+/* The DLPack version stamped into exported versioned tensors. */
+#define FFIJIT_DLPACK_MAJOR 1
+#define FFIJIT_DLPACK_MINOR 3
+/* The library registers no testing.* globals (libtvm_ffi_testing.so does). */
+#define FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS 0
+
+/* The static object types after ffi.OpaquePyObject (74), as enumerators of TVMFFITypeIndex. */
+#define FFIJIT_TVM_FFI_ABI_STATIC_TYPES_AFTER_74 \
+  kTVMFFIList = 75, kTVMFFIDict = 76, kTVMFFIVisitInterrupt = 77,
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*!
+ * The 24-byte header at the start of every heap object: one 64-bit counter holding the strong count
+ * in its low 32 bits and the weak count in its high 32 bits (a new object has one of each; the weak
+ * one is owned collectively by the strong references), then the type index.
+ */
+struct TVMFFIObject {
+  uint64_t combined_ref_count;
+  int32_t type_index;
+  uint32_t __padding;
+  union {
+    void (*deleter)(void* self, int flags);
+    int64_t __ensure_align;
+  };
+};
+
+/*! Sits in the 8 bytes just before every object that header code allocates; frees its space. */
+typedef struct {
+  void (*delete_space)(void* body);
+} TVMFFIObjectAllocHeader;
+
+/*! The process-wide allocator header code allocates objects from (see TVMFFIGetCustomAllocator). */
+typedef struct {
+  void* (*allocate)(size_t size, size_t alignment, int32_t type_index, void* context);
+  void* context;
+} TVMFFICustomAllocator;
+
+/*! TVMFFIGetVersion's answer. */
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+  uint32_t patch;
+} TVMFFIVersion;
+
+/*! How update_backtrace changes the stored backtrace. */
+typedef enum {
+  kTVMFFIBacktraceUpdateModeReplace = 0,
+  kTVMFFIBacktraceUpdateModeAppend = 1
+} TVMFFIBacktraceUpdateMode;
+
+/*! Payload of an Error object. `backtrace` lists the most recent call first; the cell owns one
+ *  reference to `cause_chain` (an Error) and `extra_context` (any object), each NULL if absent. */
+typedef struct {
+  TVMFFIByteArray kind;
+  TVMFFIByteArray message;
+  TVMFFIByteArray backtrace;
+  void (*update_backtrace)(TVMFFIObjectHandle self, const TVMFFIByteArray* backtrace,
+                           int32_t update_mode);
+  TVMFFIObjectHandle cause_chain;
+  TVMFFIObjectHandle extra_context;
+} TVMFFIErrorCell;
+
+/*! The element store shared by Array (71) and List (75), at object +24. */
+typedef struct {
+  void* data;
+  int64_t size;
+  int64_t capacity;
+  void (*data_deleter)(void* data);
+} TVMFFISeqCell;
+
+/* ---- Reflection ---- */
+
+/*! Reads the field at address `field` into `result` (an owned value, +1 for objects). */
+typedef int (*TVMFFIFieldGetter)(void* field, TVMFFIAny* result);
+/*! Converts `value` (a view), stores it at `field` and releases the old value. */
+typedef int (*TVMFFIFieldSetter)(void* field, const TVMFFIAny* value);
+/*! Makes a new default instance; `*result` is +1. */
+typedef int (*TVMFFIObjectCreator)(TVMFFIObjectHandle* result);
+
+/*! Bits of TVMFFIFieldInfo::flags and TVMFFIMethodInfo::flags. */
+typedef enum {
+  kTVMFFIFieldFlagBitMaskWritable = 1 << 0,
+  kTVMFFIFieldFlagBitMaskHasDefault = 1 << 1,
+  kTVMFFIFieldFlagBitMaskIsStaticMethod = 1 << 2,
+  kTVMFFIFieldFlagBitMaskSEqHashIgnore = 1 << 3,
+  kTVMFFIFieldFlagBitMaskSEqHashDefRecursive = 1 << 4,
+  kTVMFFIFieldFlagBitMaskDefaultFromFactory = 1 << 5,
+  kTVMFFIFieldFlagBitMaskReprOff = 1 << 6,
+  kTVMFFIFieldFlagBitMaskCompareOff = 1 << 7,
+  kTVMFFIFieldFlagBitMaskHashOff = 1 << 8,
+  kTVMFFIFieldFlagBitMaskInitOff = 1 << 9,
+  kTVMFFIFieldFlagBitMaskKwOnly = 1 << 10,
+  kTVMFFIFieldFlagBitSetterIsFunctionObj = 1 << 11,
+  kTVMFFIFieldFlagBitMaskSEqHashDefNonRecursive = 1 << 12
+} TVMFFIFieldFlagBitMask;
+/* The seed's name of bit 4. */
+#define kTVMFFIFieldFlagBitMaskSEqHashDef kTVMFFIFieldFlagBitMaskSEqHashDefRecursive
+
+/*! How structural equality and hashing treat objects of a type. */
+typedef enum {
+  kTVMFFISEqHashKindUnsupported = 0,
+  kTVMFFISEqHashKindTreeNode = 1,
+  kTVMFFISEqHashKindFreeVar = 2,
+  kTVMFFISEqHashKindDAGNode = 3,
+  kTVMFFISEqHashKindConstTreeNode = 4,
+  kTVMFFISEqHashKindUniqueInstance = 5
+} TVMFFISEqHashKind;
+
+/*! Whether a field opens a definition region for free variables. */
+typedef enum {
+  kTVMFFIDefRegionKindNone = 0,
+  kTVMFFIDefRegionKindRecursive = 1,
+  kTVMFFIDefRegionKindNonRecursive = 2
+} TVMFFIDefRegionKind;
+
+/*! One reflected field of a type. `offset` counts from the object header's address. */
+typedef struct {
+  TVMFFIByteArray name;
+  TVMFFIByteArray doc;
+  TVMFFIByteArray metadata; /* JSON text */
+  int64_t flags;
+  int64_t size;
+  int64_t alignment;
+  int64_t offset;
+  TVMFFIFieldGetter getter;
+  /* A TVMFFIFieldSetter, or with kTVMFFIFieldFlagBitSetterIsFunctionObj a Function handle called
+   * as (field address as an OpaquePtr, value). */
+  void* setter;
+  /* With kTVMFFIFieldFlagBitMaskHasDefault: the default, or with DefaultFromFactory a Function
+   * () -> Any that makes it; None otherwise. */
+  TVMFFIAny default_value_or_factory;
+  /* A POD or static object index, 64 for any nullable object, -1 for "any". */
+  int32_t field_static_type_index;
+} TVMFFIFieldInfo;
+
+/*! One reflected method; `method` is a Function (argument 0 is `self` unless static). */
+typedef struct {
+  TVMFFIByteArray name;
+  TVMFFIByteArray doc;
+  TVMFFIByteArray metadata; /* JSON text */
+  int64_t flags;
+  TVMFFIAny method;
+} TVMFFIMethodInfo;
+
+/*! Per-type extra information, registered at most once per type. */
+typedef struct {
+  TVMFFIByteArray doc;
+  TVMFFIObjectCreator creator; /* may be NULL */
+  int32_t total_size;          /* the C++ sizeof, 0 if unknown */
+  TVMFFISEqHashKind structural_eq_hash_kind;
+} TVMFFITypeMetadata;
+
+/*! A named column of per-type attributes (views): type index t has data[t - begin_index] when
+ *  begin_index <= t < begin_index + size; anything else is absent. */
+typedef struct {
+  const TVMFFIAny* data;
+  int32_t size;
+  int32_t begin_index;
+} TVMFFITypeAttrColumn;
+
+/*! A type-table entry. `type_ancestors` has `type_depth` entries: [0] is ffi.Object,
+ *  [type_depth - 1] the parent. `fields`/`methods` list the type's own members. */
+#ifdef __cplusplus
+struct TVMFFITypeInfo {
+#else
+typedef struct TVMFFITypeInfo {
+#endif
+  int32_t type_index;
+  int32_t type_depth;
+  TVMFFIByteArray type_key;
+  const struct TVMFFITypeInfo** type_ancestors;
+  uint64_t type_key_hash;
+  int32_t num_fields;
+  int32_t num_methods;
+  const TVMFFIFieldInfo* fields;
+  const TVMFFIMethodInfo* methods;
+  const TVMFFITypeMetadata* metadata;
+#ifdef __cplusplus
+};
+#else
+} TVMFFITypeInfo;
+#endif
+
+/* ---- Member names that differ between revisions, for code that builds on both ---- */
+#define FFIJIT_TYPE_ANCESTORS type_ancestors
+#define FFIJIT_MEMBER_METADATA metadata /* TVMFFIFieldInfo / TVMFFIMethodInfo schema text */
+#define FFIJIT_FIELD_DEFAULT default_value_or_factory
+#define FFIJIT_ERROR_BACKTRACE backtrace
+
+/* ---- The C functions whose prototypes belong to this revision ---- */
+
+/*! Writes {0, 1, 13}. */
+FFIJIT_API void TVMFFIGetVersion(TVMFFIVersion* out);
+/*! The process-wide allocator; never NULL (a built-in one until TVMFFISetCustomAllocator). */
+FFIJIT_API TVMFFICustomAllocator* TVMFFIGetCustomAllocator(void);
+/*! Installs `allocator` (NULL restores the built-in one); it must live for the process. */
+FFIJIT_API int TVMFFISetCustomAllocator(TVMFFICustomAllocator* allocator);
+/*! A new Error (*out is +1). Nonzero without a raised error when allocation fails. */
+FFIJIT_API int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
+                                 const TVMFFIByteArray* backtrace, TVMFFIObjectHandle* out);
+/*! Like TVMFFIErrorCreate with a cause (an Error) and an extra context (any object); both are
+ *  borrowed and may be NULL. */
+FFIJIT_API int TVMFFIErrorCreateWithCauseAndExtraContext(
+    const TVMFFIByteArray* kind, const TVMFFIByteArray* message, const TVMFFIByteArray* backtrace,
+    TVMFFIObjectHandle cause_chain, TVMFFIObjectHandle extra_context, TVMFFIObjectHandle* out);
+/*! Raises an error whose message is the concatenation of the non-NULL `parts`. */
+FFIJIT_API void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts,
+                                                  int32_t num_parts);
+/*! This thread's backtrace text at the call, most recent call first (a thread-local buffer). */
+FFIJIT_API const TVMFFIByteArray* TVMFFIBacktrace(const char* filename, int lineno,
+                                                  const char* func, int cross_ffi_boundary);
+/*! A Tensor with `prototype`'s metadata and data pointer, keeping `source` alive. */
+FFIJIT_API int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prototype,
+                                            TVMFFIObjectHandle* out);
+/*! Runs `init` once for `*handle_addr` (double-checked under a global lock). */
+FFIJIT_API int TVMFFIHandleInitOnce(void** handle_addr, int (*init)(void** result));
+/*! Swaps `*handle_addr` with NULL and runs `deinit` on the old value when there was one. */
+FFIJIT_API int TVMFFIHandleDeinitOnce(void** handle_addr, int (*deinit)(void* handle));
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* ---- The reference-count protocol on this header (header code does the same inline) ---- */
+#define FFIJIT_REF_STRONG_ONE ((uint64_t)1)
+#define FFIJIT_REF_WEAK_ONE ((uint64_t)1 << 32)
+#define FFIJIT_REF_BOTH_ONE (FFIJIT_REF_STRONG_ONE | FFIJIT_REF_WEAK_ONE)
+
+/*! Fills a fresh header: one strong and one weak reference. */
+static inline void FFIJITHeaderInit(struct TVMFFIObject* obj, int32_t type_index,
+                                    void (*deleter)(void* self, int flags)) {
+  obj->combined_ref_count = FFIJIT_REF_BOTH_ONE;
+  obj->type_index = type_index;
+  obj->__padding = 0;
+  obj->deleter = deleter;
+}
+static inline uint64_t FFIJITHeaderStrongCount(const struct TVMFFIObject* obj) {
+  return __atomic_load_n(&obj->combined_ref_count, __ATOMIC_ACQUIRE) & 0xFFFFFFFFu;
+}
+static inline uint64_t FFIJITHeaderWeakCount(const struct TVMFFIObject* obj) {
+  return __atomic_load_n(&obj->combined_ref_count, __ATOMIC_ACQUIRE) >> 32;
+}
+static inline void FFIJITHeaderIncStrong(struct TVMFFIObject* obj) {
+  __atomic_fetch_add(&obj->combined_ref_count, FFIJIT_REF_STRONG_ONE, __ATOMIC_RELAXED);
+}
+static inline void FFIJITHeaderIncWeak(struct TVMFFIObject* obj) {
+  __atomic_fetch_add(&obj->combined_ref_count, FFIJIT_REF_WEAK_ONE, __ATOMIC_RELAXED);
+}
+static inline void FFIJITHeaderDecWeak(struct TVMFFIObject* obj) {
+  if (__atomic_fetch_sub(&obj->combined_ref_count, FFIJIT_REF_WEAK_ONE, __ATOMIC_ACQ_REL) ==
+          FFIJIT_REF_WEAK_ONE &&
+      obj->deleter != 0) {
+    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
+  }
+}
+static inline void FFIJITHeaderDecStrong(struct TVMFFIObject* obj) {
+  /* acq_rel rather than release + fence: the same code on x86, and TSan understands it. */
+  const uint64_t old =
+      __atomic_fetch_sub(&obj->combined_ref_count, FFIJIT_REF_STRONG_ONE, __ATOMIC_ACQ_REL);
+  if (old == FFIJIT_REF_BOTH_ONE) {
+    if (obj->deleter != 0) obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
+  } else if ((old & 0xFFFFFFFFu) == 1) {
+    if (obj->deleter == 0) return;
+    obj->deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
+    FFIJITHeaderDecWeak(obj);
+  }
+}
+/*! Takes a strong reference if the value is still alive (nonzero then). */
+static inline int FFIJITHeaderTryPromoteWeak(struct TVMFFIObject* obj) {
+  uint64_t count = __atomic_load_n(&obj->combined_ref_count, __ATOMIC_RELAXED);
+  while ((count & 0xFFFFFFFFu) != 0) {
+    if (__atomic_compare_exchange_n(&obj->combined_ref_count, &count, count + 1, 1,
+                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/*
+ * The C functions libtvm_ffi exports from c_api.h at this revision (38), in declaration order.
+ * FFIJIT_TVM_FFI_C_API_FUNCTIONS(X) expands X(name) for each; tests check every one is exported.
+ */
+#define FFIJIT_TVM_FFI_C_API_FUNCTIONS(X)         \
+  X(TVMFFIGetVersion)                             \
+  X(TVMFFIObjectDecRef)                           \
+  X(TVMFFIObjectIncRef)                           \
+  X(TVMFFIObjectCreateOpaque)                     \
+  X(TVMFFITypeKeyToIndex)                         \
+  X(TVMFFIGetCustomAllocator)                     \
+  X(TVMFFISetCustomAllocator)                     \
+  X(TVMFFIFunctionCreate)                         \
+  X(TVMFFIFunctionGetGlobal)                      \
+  X(TVMFFIAnyViewToOwnedAny)                      \
+  X(TVMFFIFunctionCall)                           \
+  X(TVMFFIErrorMoveFromRaised)                    \
+  X(TVMFFIErrorSetRaised)                         \
+  X(TVMFFIErrorSetRaisedFromCStr)                 \
+  X(TVMFFIErrorSetRaisedFromCStrParts)            \
+  X(TVMFFIErrorCreate)                            \
+  X(TVMFFIErrorCreateWithCauseAndExtraContext)    \
+  X(TVMFFITensorFromDLPack)                       \
+  X(TVMFFITensorToDLPack)                         \
+  X(TVMFFITensorFromDLPackVersioned)              \
+  X(TVMFFITensorToDLPackVersioned)                \
+  X(TVMFFITensorCreateUnsafeView)                 \
+  X(TVMFFIStringFromByteArray)                    \
+  X(TVMFFIBytesFromByteArray)                     \
+  X(TVMFFIDataTypeFromString)                     \
+  X(TVMFFIDataTypeToString)                       \
+  X(TVMFFIFunctionSetGlobal)                      \
+  X(TVMFFIFunctionSetGlobalFromMethodInfo)        \
+  X(TVMFFITypeRegisterField)                      \
+  X(TVMFFITypeRegisterMethod)                     \
+  X(TVMFFITypeRegisterMetadata)                   \
+  X(TVMFFITypeRegisterAttr)                       \
+  X(TVMFFIGetTypeAttrColumn)                      \
+  X(TVMFFIBacktrace)                              \
+  X(TVMFFITypeGetOrAllocIndex)                    \
+  X(TVMFFIGetTypeInfo)                            \
+  X(TVMFFIHandleInitOnce)                         \
+  X(TVMFFIHandleDeinitOnce)
+#define FFIJIT_TVM_FFI_NUM_C_API_FUNCTIONS 38
+/* The C functions the other revision exports and this one must not (checked by tests). */
+#define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(X) \
+  X(TVMFFITraceback)                        \
+  X(TVMFFIEnvGetTensorAllocator)            \
+  X(TVMFFIEnvSetTensorAllocator)
+
+/* ---- Layout checks: these sizes and offsets are this revision's ABI (x86-64 LP64). ---- */
+FFIJIT_STATIC_ASSERT(sizeof(struct TVMFFIObject) == 24, "TVMFFIObject header is 24 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFIObject, combined_ref_count) == 0,
+                     "combined count at offset 0");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFIObject, type_index) == 8, "type_index at offset 8");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFIObject, deleter) == 16, "deleter at offset 16");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIObjectAllocHeader) == 8, "alloc header is 8 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFICustomAllocator) == 16, "custom allocator is 16 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFICustomAllocator, context) == 8, "allocator context at 8");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIVersion) == 12, "TVMFFIVersion is 12 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIErrorCell) == 72, "TVMFFIErrorCell is 72 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIErrorCell, message) == 16, "error message at offset 16");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIErrorCell, backtrace) == 32, "error backtrace at offset 32");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIErrorCell, update_backtrace) == 48,
+                     "update_backtrace at offset 48");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIErrorCell, cause_chain) == 56, "cause_chain at offset 56");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIErrorCell, extra_context) == 64, "extra_context at offset 64");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFISeqCell) == 32, "TVMFFISeqCell is 32 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFISeqCell, size) == 8, "seq size at 8");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFISeqCell, capacity) == 16, "seq capacity at 16");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFISeqCell, data_deleter) == 24, "seq data_deleter at 24");
+
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIFieldFlagBitMask) == 4, "flag enum is 4 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFISEqHashKind) == 4, "eq/hash kind enum is 4 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIFieldInfo) == 120, "TVMFFIFieldInfo is 120 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, doc) == 16, "field doc at 16");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, metadata) == 32, "field metadata at 32");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, flags) == 48, "field flags at 48");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, size) == 56, "field size at 56");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, alignment) == 64, "field alignment at 64");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, offset) == 72, "field offset at 72");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, getter) == 80, "field getter at 80");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, setter) == 88, "field setter at 88");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, default_value_or_factory) == 96,
+                     "field default at 96");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, field_static_type_index) == 112,
+                     "field static type index at 112");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFIMethodInfo) == 72, "TVMFFIMethodInfo is 72 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, metadata) == 32, "method metadata at 32");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, method) == 56, "method value at 56");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeMetadata) == 32, "TVMFFITypeMetadata is 32 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, creator) == 16, "metadata creator at 16");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, total_size) == 24, "metadata total_size at 24");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeAttrColumn) == 16, "TVMFFITypeAttrColumn is 16 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeAttrColumn, size) == 8, "column size at 8");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeAttrColumn, begin_index) == 12, "column begin at 12");
+FFIJIT_STATIC_ASSERT(sizeof(struct TVMFFITypeInfo) == 72, "TVMFFITypeInfo is 72 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, type_ancestors) == 24, "ancestors at 24");
+FFIJIT_STATIC_ASSERT(offsetof(struct TVMFFITypeInfo, metadata) == 64, "metadata at 64");
+
+#endif /* FFIJIT_TVM_FFI_ABI_V0_1_13_H_ */
