@@ -5,6 +5,8 @@
 #   ./build.sh test    build and run the whole test suite
 #   ./build.sh asan    build and run the test suite under ASan + UBSan (LeakSanitizer on)
 #   ./build.sh nojit   build without LLVM (the interpreted bridge alone) and run its test suite
+#   ./build.sh e98b94e1  the suite of a build for the other TVM FFI ABI revision, e98b94e1 (without
+#                      LLVM: the runtime, reflection, interpreter, module, tool and layout suites)
 #   ./build.sh tsan    build and run the threaded suites (runtime, interpreter, JIT) under TSan
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
 #                      for FUZZ_SECONDS (30) each (fuzz_values, hostile call values on both
@@ -122,6 +124,12 @@ case "$cmd" in
     build build/nojit -DCMAKE_BUILD_TYPE=Debug -DFFIJIT_ENABLE_JIT=OFF -DFFIJIT_BUILD_BENCH=OFF
     run_tests build/nojit
     ;;
+  e98b94e1)
+    deps
+    build build/e98b94e1 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_TVM_FFI_ABI=e98b94e1 \
+      -DFFIJIT_ENABLE_JIT=OFF -DFFIJIT_BUILD_BENCH=OFF
+    run_tests build/e98b94e1
+    ;;
   fuzz)
     deps
     CC=clang-19 CXX=clang++-19 build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -182,7 +190,7 @@ case "$cmd" in
     bench/report "${@:2}"
     ;;
   *)
-    echo "usage: $0 demo|test|asan|tsan|nojit|fuzz|aarch64|bench|report|deps" >&2
+    echo "usage: $0 demo|test|asan|tsan|nojit|e98b94e1|fuzz|aarch64|bench|report|deps" >&2
     exit 2
     ;;
 esac

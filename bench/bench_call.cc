@@ -89,8 +89,7 @@ void BM_PackedFloor(benchmark::State& state) {
     TVMFFIFunctionCell cell;
   } func{};
   func.header.type_index = kTVMFFIFunction;
-  func.header.strong_ref_count = 1;
-  func.header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&func.header, 1, 1);
   func.cell.safe_call = &NoopSafeCall;
   TVMFFIAny args[3] = {};
   for (auto _ : state) {

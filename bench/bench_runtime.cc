@@ -18,7 +18,7 @@ void BM_RefCount_IncDec(benchmark::State& state) {
   TVMFFIObject* obj = array.get();
   for (auto _ : state) {
     ffijit::details::IncRef(obj);
-    benchmark::DoNotOptimize(obj->strong_ref_count);
+    benchmark::DoNotOptimize(FFIJITHeaderStrongCount(obj));
     ffijit::details::DecRef(obj);
   }
 }

@@ -111,6 +111,10 @@ int FFIJITRaiseTensorError(const ffijit::BoundFunction* fn, int32_t param, const
 // number of structure steps taken to reach it (the parameter's whole path for a leaf).
 int FFIJITRaiseMalformedError(const ffijit::BoundFunction* fn, int32_t param, int32_t steps,
                               const TVMFFIAny* got);
+// ValueError: the Array `array` reached after `steps` structure steps has an element store that
+// contradicts itself (ffijit::FindArrayStoreDefect), e.g. a NULL data pointer with elements.
+int FFIJITRaiseMalformedArrayError(const ffijit::BoundFunction* fn, int32_t param, int32_t steps,
+                                   const TVMFFIAny* array);
 // A structure step failed: TypeError when the container has the wrong type, ValueError when an
 // Array has the wrong length, KeyError when a Map lacks the key.
 int FFIJITRaisePathError(const ffijit::BoundFunction* fn, int32_t param, int32_t step,

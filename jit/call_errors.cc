@@ -8,6 +8,7 @@
 #include "bound_function.h"
 #include "ffijit/any.h"
 #include "ffijit/c_ext.h"
+#include "marshal.h"
 
 namespace ffijit {
 namespace {
@@ -105,6 +106,28 @@ int Raise(const char* kind, Build&& build) noexcept {
 }
 
 }  // namespace
+
+std::string ArrayStoreDefectText(const TVMFFIAny& array, ArrayStoreDefect defect) {
+  const FFIJITArrayCell* cell = CellOf<FFIJITArrayCell>(array.v_obj);
+  std::string out = "an `" + details::AnyTypeName(array) + "` (type index " +
+                    std::to_string(array.type_index) + ") of size " + std::to_string(cell->size);
+  switch (defect) {
+    case ArrayStoreDefect::kNullData:
+      out += " with a NULL data pointer";
+      break;
+    case ArrayStoreDefect::kOverCapacity:
+      out += " and capacity " + std::to_string(cell->capacity);
+      break;
+    case ArrayStoreDefect::kStrayData:
+      out += " whose data pointer is neither its inline elements nor freed by a data deleter";
+      break;
+    case ArrayStoreDefect::kNegativeSize:  // the size says it all
+    case ArrayStoreDefect::kNone:
+      break;
+  }
+  return out;
+}
+
 }  // namespace ffijit
 
 using ffijit::BoundFunction;
@@ -168,6 +191,16 @@ int FFIJITRaiseMalformedError(const BoundFunction* fn, int32_t param, int32_t st
     return "Malformed value on argument " + ffijit::ArgumentLabel(plan, param, steps) +
            " when calling: `" + plan.declaration + "`. Got " +
            ffijit::details::AnyDefectText(*got, ffijit::details::FindAnyDefect(*got));
+  });
+}
+
+int FFIJITRaiseMalformedArrayError(const BoundFunction* fn, int32_t param, int32_t steps,
+                                   const TVMFFIAny* array) {
+  return ffijit::Raise("ValueError", [&] {
+    const CallPlan& plan = *fn->plan;
+    return "Malformed value on argument " + ffijit::ArgumentLabel(plan, param, steps) +
+           " when calling: `" + plan.declaration + "`. Got " +
+           ffijit::ArrayStoreDefectText(*array, ffijit::FindArrayStoreDefect(array->v_obj));
   });
 }
 

@@ -42,6 +42,21 @@ int32_t ResolveTypeKey(const std::string& key) noexcept {
   return index;
 }
 
+ArrayStoreDefect FindArrayStoreDefect(TVMFFIObject* array) noexcept {
+  const FFIJITArrayCell* cell = CellOf<FFIJITArrayCell>(array);
+  if (cell->size < 0) return ArrayStoreDefect::kNegativeSize;
+  if (cell->size == 0) return ArrayStoreDefect::kNone;  // nothing is read through `data`
+  if (cell->data == nullptr) return ArrayStoreDefect::kNullData;
+  if (cell->size > cell->capacity) return ArrayStoreDefect::kOverCapacity;
+  // Storage elsewhere is an Array's own only when its deleter frees it. A subtype's object may
+  // be larger than an Array's, so only an exact Array is held to the inline offset.
+  if (cell->data != InlineArrayItems(array) && cell->data_deleter == nullptr &&
+      array->type_index == kTVMFFIArray) {
+    return ArrayStoreDefect::kStrayData;
+  }
+  return ArrayStoreDefect::kNone;
+}
+
 ConvertStatus ConvertDataTypeString(const TVMFFIAny* value, uint64_t out[2]) {
   TVMFFIByteArray text = StringView(value);
   DLDataType dtype;
@@ -93,9 +108,17 @@ const TVMFFIAny* FFIJITResolvePath(const BoundFunction* fn, int32_t param, const
         return nullptr;
       }
       const auto* cell = ffijit::CellOf<FFIJITArrayCell>(current->v_obj);
-      if (cell->size != step.expected_size) {
-        FFIJITRaisePathError(fn, param, s, current);
-        return nullptr;
+      if (__builtin_expect(!ffijit::IsPlainArrayStore(current->v_obj, step.expected_size), 0)) {
+        // The store is checked before its length: a length is only believed of a sound store.
+        if (ffijit::FindArrayStoreDefect(current->v_obj) != ffijit::ArrayStoreDefect::kNone) {
+          FFIJITRaiseMalformedArrayError(fn, param, s, current);
+          return nullptr;
+        }
+        if (cell->size != step.expected_size) {
+          FFIJITRaisePathError(fn, param, s, current);
+          return nullptr;
+        }
+        // Otherwise elements stored elsewhere and owned through the data deleter.
       }
       current = cell->data + step.index;
     } else {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "call_plan.h"
 #include "ffijit/any.h"
@@ -49,6 +50,35 @@ template <typename Cell>
 inline Cell* CellOf(TVMFFIObject* obj) {
   return reinterpret_cast<Cell*>(obj + 1);
 }
+
+// How an Array's element store (data, size, capacity, data_deleter: the cell at object +24)
+// contradicts itself. Checked before a structure path reads an element through it: a NULL `data`
+// read as an element pointer once passed for "an error is already set".
+enum class ArrayStoreDefect : uint8_t {
+  kNone,
+  kNegativeSize,  // size < 0
+  kNullData,      // size > 0 and data NULL
+  kOverCapacity,  // size > capacity: more elements than the storage holds
+  kStrayData,     // an Array's elements are inline (at +56) unless a data_deleter owns them
+};
+
+// Where an Array stores its elements itself: right after the cell.
+inline const TVMFFIAny* InlineArrayItems(TVMFFIObject* array) {
+  return reinterpret_cast<const TVMFFIAny*>(CellOf<FFIJITArrayCell>(array) + 1);
+}
+
+// The common store, in three compares: inline, within capacity, `size` elements as expected.
+inline bool IsPlainArrayStore(TVMFFIObject* array, int64_t expected_size) {
+  const FFIJITArrayCell* cell = CellOf<FFIJITArrayCell>(array);
+  return cell->size == expected_size && cell->data == InlineArrayItems(array) &&
+         cell->size <= cell->capacity;
+}
+
+// The store's defect (convert.cc, out of line: the slow path of IsPlainArrayStore). `array` is a
+// well-formed value's object (details::FindAnyDefect) under the Array tag.
+ArrayStoreDefect FindArrayStoreDefect(TVMFFIObject* array) noexcept;
+// E.g. "an `ffi.Array` (type index 71) of size 2 with a NULL data pointer" (call_errors.cc).
+std::string ArrayStoreDefectText(const TVMFFIAny& array, ArrayStoreDefect defect);
 
 inline bool TensorMatches(const TensorCheck& check, const DLTensor* t) {
   if (check.check_dtype && (t->dtype.code != check.dtype.code ||

@@ -1,4 +1,5 @@
-// FFIJITGetTvmFfiAbi: which TVM FFI revision's layouts this runtime was built with.
+// FFIJITGetTvmFfiAbi: which TVM FFI revision's layouts this runtime was built with; and, from
+// v0.1.13 on, TVM FFI's own TVMFFIGetVersion.
 #include "ffijit/c_ext.h"
 
 namespace {
@@ -25,3 +26,13 @@ const FFIJITTvmFfiAbi kAbi = {FFIJIT_TVM_FFI_ABI_NAME,
 extern "C" const FFIJITTvmFfiAbi* FFIJITGetTvmFfiAbi(void) {
   return &kAbi;
 }
+
+#if FFIJIT_TVM_FFI_HAS_GET_VERSION
+extern "C" void TVMFFIGetVersion(TVMFFIVersion* out) {
+  // Never fails, as TVM FFI documents; a NULL `out` has nowhere to receive the answer.
+  if (out == nullptr) return;
+  out->major = TVM_FFI_VERSION_MAJOR;
+  out->minor = TVM_FFI_VERSION_MINOR;
+  out->patch = TVM_FFI_VERSION_PATCH;
+}
+#endif

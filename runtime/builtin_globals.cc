@@ -1,19 +1,23 @@
 // The global functions TVM FFI's runtime registers and its language bindings call (facts sheet
-// §8): string/bytes/shape/array/map constructors and accessors, the global-table functors, and
-// the testing.* helpers. Registered while the runtime library loads. (Module globals live in
-// module.cc.)
+// §8): string/bytes/shape/array/map constructors and accessors, on TVM FFI 0.1 the List and Dict
+// ones, the global-table functors, and on the seed revision the testing.* helpers (TVM FFI 0.1
+// moved those to libtvm_ffi_testing.so, which registers them itself). Registered while the
+// runtime library loads. (Module globals live in module.cc.)
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
+#include "container_internal.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
 #include "ffijit/registry.h"
 #include "ffijit/string.h"
+#include "ffijit/tensor.h"
 #include "internal.h"
 
 namespace ffijit {
@@ -43,7 +47,7 @@ T Arg(const char* name, const AnyView* args, int32_t i) {
   }
 }
 
-void RequireArgs(const char* name, int32_t num_args, int32_t at_least) {
+[[maybe_unused]] void RequireArgs(const char* name, int32_t num_args, int32_t at_least) {
   if (num_args < at_least) {
     throw Error("TypeError", "Mismatched number of arguments when calling `" + std::string(name) +
                                  "`: expected at least " + std::to_string(at_least) + " but got " +
@@ -61,33 +65,216 @@ Map NonNullMap(const Map& map, const char* name) {
   return map;
 }
 
-// The iterator ffi.MapForwardIterFunctor returns: it(0) key, it(1) value, it(2) advance.
-Function MapIterator(Map map) {
+// The iterator ffi.MapForwardIterFunctor (ffi.DictForwardIterFunctor) returns: it(0) key, it(1)
+// value, it(2) advance. The size is read at each call: a Dict may change while iterated.
+Function MapIterator(details::MapReader map, const std::string& name) {
   auto position = std::make_shared<int64_t>(0);
-  const int64_t size = map.size();
+  const std::string iterator_name = name + " iterator";
   return Function::FromTyped(
-      [map, position, size](int64_t command) -> Any {
+      [map, position, iterator_name](int64_t command) -> Any {
+        const int64_t size = map.size();
         if (command == 2) {
           if (*position < size) ++*position;
           return Any(*position < size);
         }
         if (command != 0 && command != 1) {
-          throw Error("ValueError", "ffi.MapForwardIterFunctor iterator: command " +
-                                        std::to_string(command) +
+          throw Error("ValueError", iterator_name + ": command " + std::to_string(command) +
                                         " is not 0 (key), 1 (value) or 2 (advance)");
         }
         if (*position >= size) {
           throw Error("IndexError",
-                      "ffi.MapForwardIterFunctor iterator: past the end of a map "
-                      "of size " +
-                          std::to_string(size));
+                      iterator_name + ": past the end of a map of size " + std::to_string(size));
         }
         auto [key, value] = map.ItemAt(*position);
         return command == 0 ? key.ToOwned() : value.ToOwned();
       },
-      "ffi.MapForwardIterFunctor iterator");
+      iterator_name);
 }
 
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+// Whether any element of a sequence cell (Array or List) equals `value` as map keys compare.
+bool SeqContains(const TVMFFIObject* seq, const AnyView& value) {
+  const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(seq + 1);
+  for (int64_t i = 0; i < cell->size; ++i) {
+    if (internal::AnyEqual(cell->data[i], value.raw())) return true;
+  }
+  return false;
+}
+
+List NonNullList(const List& list, const char* name) {
+  if (!list.defined()) throw Error("TypeError", std::string(name) + ": the list is None");
+  return list;
+}
+
+Dict NonNullDict(const Dict& dict, const char* name) {
+  if (!dict.defined()) throw Error("TypeError", std::string(name) + ": the dict is None");
+  return dict;
+}
+
+[[noreturn]] void ThrowListIndex(const char* name, int64_t index, int64_t size) {
+  throw Error("IndexError", std::string(name) + ": index " + std::to_string(index) +
+                                " out of range for a list of size " + std::to_string(size));
+}
+
+// The device of the first tensor not on the CPU, looking through Arrays, Lists and the values of
+// Maps and Dicts (depth first, in order); each container is visited once, so a cycle ends.
+bool FindNonCPUDevice(const TVMFFIAny& value, std::unordered_set<const void*>* seen,
+                      DLDevice* out) {
+  const int32_t type_index = value.type_index;
+  if (type_index < kTVMFFIStaticObjectBegin || value.v_obj == nullptr) return false;
+  const TVMFFIObject* obj = value.v_obj;
+  if (type_index == kTVMFFITensor) {
+    const DLDevice device = reinterpret_cast<const DLTensor*>(obj + 1)->device;
+    if (device.device_type == kDLCPU) return false;
+    *out = device;
+    return true;
+  }
+  const bool is_seq = type_index == kTVMFFIArray || type_index == kTVMFFIList;
+  const bool is_map = type_index == kTVMFFIMap || type_index == kTVMFFIDict;
+  if (!(is_seq || is_map) || !seen->insert(obj).second) return false;
+  if (is_seq) {
+    const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(obj + 1);
+    for (int64_t i = 0; i < cell->size; ++i) {
+      if (FindNonCPUDevice(cell->data[i], seen, out)) return true;
+    }
+    return false;
+  }
+  bool found = false;
+  internal::MapForEach(obj, [&](const TVMFFIAny&, const TVMFFIAny& item) {
+    if (!found) found = FindNonCPUDevice(item, seen, out);
+  });
+  return found;
+}
+
+void RegisterListGlobals() {
+  RegisterPacked("ffi.List", [](const AnyView* args, int32_t num_args, Any* result) {
+    TVMFFIObjectHandle handle = nullptr;
+    CheckCall(FFIJITListCreate(reinterpret_cast<const TVMFFIAny*>(args), num_args, &handle));
+    *result = Any(List(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle))));
+  });
+  RegisterTyped("ffi.ListGetItem", [](List list, int64_t i) -> Any {
+    return NonNullList(list, "ffi.ListGetItem")[i].ToOwned();
+  });
+  RegisterTyped("ffi.ListSetItem", [](List list, int64_t i, AnyView value) {
+    internal::ListSetItem(NonNullList(list, "ffi.ListSetItem").get(), i, value.raw(),
+                          "ffi.ListSetItem");
+  });
+  RegisterTyped("ffi.ListSize", [](List list) { return NonNullList(list, "ffi.ListSize").size(); });
+  RegisterTyped("ffi.ListContains", [](List list, AnyView value) {
+    return SeqContains(NonNullList(list, "ffi.ListContains").get(), value);
+  });
+  RegisterTyped("ffi.ListAppend", [](List list, AnyView value) {
+    NonNullList(list, "ffi.ListAppend");
+    internal::ListInsert(list.get(), list.size(), &value.raw(), 1, "ffi.ListAppend");
+  });
+  RegisterTyped("ffi.ListInsert", [](List list, int64_t i, AnyView value) {
+    NonNullList(list, "ffi.ListInsert");
+    internal::ListInsert(list.get(), i, &value.raw(), 1, "ffi.ListInsert");
+  });
+  RegisterTyped("ffi.ListPop", [](List list, int64_t i) -> Any {
+    NonNullList(list, "ffi.ListPop");
+    if (i < 0 || i >= list.size()) ThrowListIndex("ffi.ListPop", i, list.size());
+    Any value = list[i].ToOwned();
+    internal::ListErase(list.get(), i, i + 1, "ffi.ListPop");
+    return value;
+  });
+  RegisterTyped("ffi.ListErase", [](List list, int64_t i) {
+    NonNullList(list, "ffi.ListErase");
+    if (i < 0 || i >= list.size()) ThrowListIndex("ffi.ListErase", i, list.size());
+    internal::ListErase(list.get(), i, i + 1, "ffi.ListErase");
+  });
+  RegisterTyped("ffi.ListEraseRange", [](List list, int64_t start, int64_t stop) {
+    internal::ListErase(NonNullList(list, "ffi.ListEraseRange").get(), start, stop,
+                        "ffi.ListEraseRange");
+  });
+  RegisterTyped(
+      "ffi.ListReplaceSlice", [](List list, int64_t start, int64_t stop, AnyView replacement) {
+        NonNullList(list, "ffi.ListReplaceSlice");
+        // TVM FFI converts an Array replacement to a List; both have the same cell.
+        const int32_t kind = replacement.type_index();
+        if ((kind != kTVMFFIList && kind != kTVMFFIArray) || replacement.raw().v_obj == nullptr) {
+          throw Error("TypeError",
+                      "Mismatched type on argument #3 when calling "
+                      "`ffi.ListReplaceSlice`: expected `ffi.List` or `ffi.Array` but "
+                      "got `" +
+                          replacement.type_name() + "`");
+        }
+        const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(replacement.raw().v_obj + 1);
+        internal::ListReplaceSlice(list.get(), start, stop, cell->data, cell->size,
+                                   "ffi.ListReplaceSlice");
+      });
+  RegisterTyped("ffi.ListReverse", [](List list) {
+    internal::ListReverse(NonNullList(list, "ffi.ListReverse").get());
+  });
+  RegisterTyped("ffi.ListClear",
+                [](List list) { internal::ListClear(NonNullList(list, "ffi.ListClear").get()); });
+}
+
+void RegisterDictGlobals() {
+  RegisterPacked("ffi.Dict", [](const AnyView* args, int32_t num_args, Any* result) {
+    if (num_args % 2 != 0) {
+      throw Error("ValueError", "ffi.Dict takes alternating keys and values, got an odd number (" +
+                                    std::to_string(num_args) + ") of arguments");
+    }
+    std::vector<TVMFFIAny> keys, values;
+    for (int32_t i = 0; i < num_args; i += 2) {
+      keys.push_back(args[i].raw());
+      values.push_back(args[i + 1].raw());
+    }
+    TVMFFIObjectHandle handle = nullptr;
+    CheckCall(FFIJITDictCreate(keys.data(), values.data(), num_args / 2, &handle));
+    *result = Any(Dict(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle))));
+  });
+  RegisterTyped("ffi.DictSize", [](Dict dict) { return NonNullDict(dict, "ffi.DictSize").size(); });
+  RegisterTyped("ffi.DictGetItem", [](Dict dict, AnyView key) -> Any {
+    std::optional<AnyView> value = NonNullDict(dict, "ffi.DictGetItem").Get(key);
+    if (!value) {
+      throw Error("KeyError", "ffi.DictGetItem: key of type `" + key.type_name() + "` not found");
+    }
+    return value->ToOwned();
+  });
+  RegisterTyped("ffi.DictGetItemOrMissing", [](Dict dict, AnyView key) -> Any {
+    std::optional<AnyView> value = NonNullDict(dict, "ffi.DictGetItemOrMissing").Get(key);
+    return value ? value->ToOwned() : Any(internal::MissingObject());
+  });
+  RegisterTyped("ffi.DictSetItem", [](Dict dict, AnyView key, AnyView value) {
+    internal::DictSet(NonNullDict(dict, "ffi.DictSetItem").get(), key.raw(), value.raw());
+  });
+  RegisterTyped("ffi.DictCount", [](Dict dict, AnyView key) -> int64_t {
+    return NonNullDict(dict, "ffi.DictCount").Get(key).has_value() ? 1 : 0;
+  });
+  // Erasing an absent key does nothing, as in TVM FFI.
+  RegisterTyped("ffi.DictErase", [](Dict dict, AnyView key) {
+    internal::DictErase(NonNullDict(dict, "ffi.DictErase").get(), key.raw());
+  });
+  RegisterTyped("ffi.DictClear",
+                [](Dict dict) { internal::DictClear(NonNullDict(dict, "ffi.DictClear").get()); });
+  RegisterTyped("ffi.DictForwardIterFunctor", [](Dict dict) {
+    return MapIterator(NonNullDict(dict, "ffi.DictForwardIterFunctor"),
+                       "ffi.DictForwardIterFunctor");
+  });
+}
+
+// The containers' globals TVM FFI 0.1 added beside List and Dict.
+void RegisterContainerExtras() {
+  RegisterTyped("ffi.ArrayContains", [](Array arr, AnyView value) {
+    return SeqContains(NonNullArray(arr, "ffi.ArrayContains").get(), value);
+  });
+  RegisterTyped("ffi.MapGetItemOrMissing", [](Map map, AnyView key) -> Any {
+    std::optional<AnyView> value = NonNullMap(map, "ffi.MapGetItemOrMissing").Get(key);
+    return value ? value->ToOwned() : Any(internal::MissingObject());
+  });
+  RegisterTyped("ffi.GetInvalidObject", [] { return internal::MissingObject(); });
+  RegisterTyped("ffi.ContainerFindFirstNonCPUDevice", [](AnyView container) {
+    DLDevice device{kDLCPU, 0};
+    std::unordered_set<const void*> seen;
+    FindNonCPUDevice(container.raw(), &seen, &device);
+    return device;
+  });
+}
+#endif  // FFIJIT_TVM_FFI_HAS_LIST_DICT
+
+#if FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS
 // testing.run_check_signal: a raw safe_call, because a pending frontend signal returns -2.
 int RunCheckSignal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   int64_t seconds = 0;
@@ -107,8 +294,9 @@ int RunCheckSignal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* re
   *result = TVMFFIAny{};
   return 0;
 }
+#endif  // FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS
 
-bool RegisterBuiltinGlobals() {
+void RegisterCoreGlobals() {
   RegisterTyped("ffi.String", [](String s) { return s; });
   RegisterPacked("ffi.Bytes", [](const AnyView* args, int32_t num_args, Any* result) {
     if (num_args != 1) {
@@ -172,8 +360,9 @@ bool RegisterBuiltinGlobals() {
   RegisterTyped("ffi.MapCount", [](Map map, AnyView key) -> int64_t {
     return NonNullMap(map, "ffi.MapCount").Get(key).has_value() ? 1 : 0;
   });
-  RegisterTyped("ffi.MapForwardIterFunctor",
-                [](Map map) { return MapIterator(NonNullMap(map, "ffi.MapForwardIterFunctor")); });
+  RegisterTyped("ffi.MapForwardIterFunctor", [](Map map) {
+    return MapIterator(NonNullMap(map, "ffi.MapForwardIterFunctor"), "ffi.MapForwardIterFunctor");
+  });
   RegisterTyped("ffi.FunctionListGlobalNamesFunctor", []() {
     auto names = std::make_shared<std::vector<std::string>>(ListGlobalFunctions());
     return Function::FromTyped(
@@ -196,7 +385,10 @@ bool RegisterBuiltinGlobals() {
     if (error != nullptr) TVMFFIObjectDecRef(error);
     return false;
   });
+}
 
+#if FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS
+void RegisterTestingGlobals() {
   RegisterTyped("testing.test_raise_error", [](std::string kind, std::string message) {
     throw Error(std::move(kind), std::move(message));
   });
@@ -218,6 +410,19 @@ bool RegisterBuiltinGlobals() {
     return static_cast<int64_t>(obj.use_count()) - (obj.defined() ? 1 : 0);
   });
   Register("testing.run_check_signal", Function::FromSafeCall(nullptr, RunCheckSignal, nullptr));
+}
+#endif  // FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS
+
+bool RegisterBuiltinGlobals() {
+  RegisterCoreGlobals();
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+  RegisterListGlobals();
+  RegisterDictGlobals();
+  RegisterContainerExtras();
+#endif
+#if FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS
+  RegisterTestingGlobals();
+#endif
   return true;
 }
 
@@ -235,4 +440,16 @@ bool RegisterOrReport() {
 [[maybe_unused]] const bool builtin_globals_registered = RegisterOrReport();
 
 }  // namespace
+
+namespace internal {
+ObjectRef MissingObject() {
+  // One plain ffi.Object for the whole process (TVM FFI's GetMissingObject): never freed, so
+  // every caller compares against the same address for as long as the process runs.
+  static TVMFFIObject* const missing =
+      AllocObject(sizeof(TVMFFIObject), kTVMFFIObject, [](void* self, int flags) {
+        if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(self);
+      });
+  return ObjectRef(ObjectPtr<>::Borrow(missing));
+}
+}  // namespace internal
 }  // namespace ffijit

@@ -1,4 +1,5 @@
-// The environment API of c_env_api.h: per-thread streams, tensor allocators, frontend signals.
+// The environment API of c_env_api.h: per-thread streams, tensor allocators (and allocation
+// through them), frontend signals.
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -20,8 +21,39 @@ uint64_t StreamKey(int32_t device_type, int32_t device_id) {
          static_cast<uint32_t>(device_id);
 }
 
-thread_local DLPackTensorAllocator tls_allocator = nullptr;
-std::atomic<DLPackTensorAllocator> global_allocator{nullptr};
+// The allocator type under the revision's name; both have the same signature.
+#if FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR
+using TensorAllocator = DLPackManagedTensorAllocator;
+#else
+using TensorAllocator = DLPackTensorAllocator;
+#endif
+
+thread_local TensorAllocator tls_allocator = nullptr;
+std::atomic<TensorAllocator> global_allocator{nullptr};
+
+TensorAllocator SetAllocator(TensorAllocator allocator, int write_to_global_context) {
+  TensorAllocator original = tls_allocator;
+  tls_allocator = allocator;
+  if (write_to_global_context != 0) global_allocator.store(allocator, std::memory_order_release);
+  return original;
+}
+
+TensorAllocator CurrentAllocator() {
+  if (tls_allocator != nullptr) return tls_allocator;
+  return global_allocator.load(std::memory_order_acquire);
+}
+
+#if FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR
+// Whether the allocator running on this thread reported its failure through SetError: one that
+// returns nonzero without doing so still fails with an error of ffijit's.
+thread_local bool allocator_raised = false;
+
+void RaiseAllocatorError(void* /*error_ctx*/, const char* kind, const char* message) {
+  allocator_raised = true;
+  TVMFFIErrorSetRaisedFromCStr(kind != nullptr ? kind : "RuntimeError",
+                               message != nullptr ? message : "");
+}
+#endif
 
 // The frontend hooks. Each is one atomic pointer, so registration and use need no lock.
 struct FrontendHooks {
@@ -68,19 +100,64 @@ TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id) {
   return it == tls_streams.end() ? nullptr : it->second;
 }
 
+#if FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR
+int TVMFFIEnvSetDLPackManagedTensorAllocator(
+    DLPackManagedTensorAllocator allocator, int write_to_global_context,
+    DLPackManagedTensorAllocator* opt_out_original_allocator) {
+  DLPackManagedTensorAllocator original = SetAllocator(allocator, write_to_global_context);
+  if (opt_out_original_allocator != nullptr) *opt_out_original_allocator = original;
+  return 0;
+}
+
+DLPackManagedTensorAllocator TVMFFIEnvGetDLPackManagedTensorAllocator(void) {
+  return CurrentAllocator();
+}
+
+int TVMFFIEnvTensorAlloc(DLTensor* prototype, TVMFFIObjectHandle* out) {
+  DLManagedTensorVersioned* managed = nullptr;
+  bool raised_by_allocator = false;
+  int status = internal::GuardCBoundary([&] {
+    internal::RequireNonNull(prototype, "TVMFFIEnvTensorAlloc", "prototype");
+    internal::RequireNonNull(out, "TVMFFIEnvTensorAlloc", "out");
+    DLPackManagedTensorAllocator allocator = CurrentAllocator();
+    if (allocator == nullptr) {
+      throw Error("RuntimeError",
+                  "TVMFFIEnvTensorAlloc: allocator is nullptr, likely because "
+                  "TVMFFIEnvSetDLPackManagedTensorAllocator has not been called.");
+    }
+    allocator_raised = false;
+    const int code = allocator(prototype, &managed, nullptr, &RaiseAllocatorError);
+    if (code != 0) {
+      managed = nullptr;  // a failed allocator owns nothing it may have written
+      // Its error is already the raised one: leave it in place, untouched.
+      raised_by_allocator = allocator_raised;
+      if (raised_by_allocator) return;
+      throw Error("RuntimeError", "TVMFFIEnvTensorAlloc: the allocator failed with code " +
+                                      std::to_string(code) + " without reporting an error");
+    }
+    if (managed == nullptr) {
+      throw Error("RuntimeError",
+                  "TVMFFIEnvTensorAlloc: the allocator succeeded but returned no tensor");
+    }
+  });
+  if (status != 0 || raised_by_allocator) return -1;
+  // The Tensor takes the managed tensor; if it cannot (a malformed result), nobody else will.
+  status = TVMFFITensorFromDLPackVersioned(managed, 0, 0, out);
+  if (status != 0 && managed->deleter != nullptr) managed->deleter(managed);
+  return status;
+}
+#else
 int TVMFFIEnvSetTensorAllocator(DLPackTensorAllocator allocator, int write_to_global_context,
                                 DLPackTensorAllocator* opt_out_original_allocator) {
-  DLPackTensorAllocator original = tls_allocator;
-  tls_allocator = allocator;
-  if (write_to_global_context != 0) global_allocator.store(allocator, std::memory_order_release);
+  DLPackTensorAllocator original = SetAllocator(allocator, write_to_global_context);
   if (opt_out_original_allocator != nullptr) *opt_out_original_allocator = original;
   return 0;
 }
 
 DLPackTensorAllocator TVMFFIEnvGetTensorAllocator(void) {
-  if (tls_allocator != nullptr) return tls_allocator;
-  return global_allocator.load(std::memory_order_acquire);
+  return CurrentAllocator();
 }
+#endif
 
 int TVMFFIEnvCheckSignals(void) {
   FrontendHooks& hooks = Hooks();

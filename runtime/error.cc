@@ -1,4 +1,8 @@
-// Error objects, the thread-local raised error, tracebacks, and the ffijit::Error exception.
+// Error objects, the thread-local raised error, backtraces, and the ffijit::Error exception.
+//
+// The cell is the revision's (tvm_ffi_abi_<revision>.h): e98b94e1 has a traceback (most recent call
+// last) replaced in place; v0.1.13 a backtrace (most recent call first) replaced or appended to, and
+// an owned cause chain and extra context.
 #include "ffijit/error.h"
 
 #include <cstring>
@@ -24,6 +28,14 @@ void ErrorDeleter(void* self, int flags) {
     std::destroy_at(&obj->kind);
     std::destroy_at(&obj->message);
     std::destroy_at(&obj->traceback);
+#if FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN
+    if (obj->cell.cause_chain != nullptr) {
+      details::DecRef(static_cast<TVMFFIObject*>(obj->cell.cause_chain));
+    }
+    if (obj->cell.extra_context != nullptr) {
+      details::DecRef(static_cast<TVMFFIObject*>(obj->cell.extra_context));
+    }
+#endif
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(obj);
 }
@@ -31,15 +43,38 @@ void ErrorDeleter(void* self, int flags) {
 void SyncCell(ErrorObject* obj) {
   obj->cell.kind = {obj->kind.data(), obj->kind.size()};
   obj->cell.message = {obj->message.data(), obj->message.size()};
-  obj->cell.traceback = {obj->traceback.data(), obj->traceback.size()};
+  obj->cell.FFIJIT_ERROR_BACKTRACE = {obj->traceback.data(), obj->traceback.size()};
 }
 
+std::string_view View(const TVMFFIByteArray* bytes) {
+  if (bytes == nullptr || bytes->data == nullptr) return {};
+  return std::string_view(bytes->data, bytes->size);
+}
+
+#if FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN
+// Header code calls this through the cell to replace the backtrace or to add frames to it.
+void UpdateBacktrace(TVMFFIObjectHandle self, const TVMFFIByteArray* backtrace, int32_t mode) {
+  auto* obj = static_cast<ErrorObject*>(self);
+  if (obj == nullptr || backtrace == nullptr) return;
+  try {
+    if (mode == kTVMFFIBacktraceUpdateModeAppend) {
+      obj->traceback.append(View(backtrace));
+    } else {
+      obj->traceback.assign(View(backtrace));
+    }
+  } catch (...) {
+    return;  // out of memory: the old backtrace stays
+  }
+  SyncCell(obj);
+}
+#else
 void UpdateTraceback(TVMFFIObjectHandle self, const TVMFFIByteArray* traceback) {
   auto* obj = static_cast<ErrorObject*>(self);
   if (obj == nullptr || traceback == nullptr) return;
-  obj->traceback.assign(traceback->data, traceback->size);
+  obj->traceback.assign(View(traceback));
   SyncCell(obj);
 }
+#endif
 
 std::string FromBytes(const TVMFFIByteArray* bytes) {
   if (bytes == nullptr || bytes->data == nullptr) return {};
@@ -52,7 +87,11 @@ TVMFFIObject* NewErrorObject(std::string kind, std::string message, std::string 
   new (&obj->kind) std::string(std::move(kind));
   new (&obj->message) std::string(std::move(message));
   new (&obj->traceback) std::string(std::move(traceback));
+#if FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN
+  obj->cell.update_backtrace = UpdateBacktrace;
+#else
   obj->cell.update_traceback = UpdateTraceback;
+#endif
   SyncCell(obj);
   return &obj->header;
 }
@@ -109,7 +148,8 @@ Error Error::FromObject(TVMFFIObjectHandle error) {
                                   TypeIndexToKey(obj->type_index) + "` is not an ffi.Error");
   }
   const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(obj + 1);
-  return Error(FromBytes(&cell->kind), FromBytes(&cell->message), FromBytes(&cell->traceback));
+  return Error(FromBytes(&cell->kind), FromBytes(&cell->message),
+               FromBytes(&cell->FFIJIT_ERROR_BACKTRACE));
 }
 
 }  // namespace ffijit
@@ -147,6 +187,74 @@ void TVMFFIErrorMoveFromRaised(TVMFFIObjectHandle* result) {
   raised.error = nullptr;
 }
 
+#if FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN
+int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
+                      const TVMFFIByteArray* backtrace, TVMFFIObjectHandle* out) {
+  return TVMFFIErrorCreateWithCauseAndExtraContext(kind, message, backtrace, nullptr, nullptr, out);
+}
+
+int TVMFFIErrorCreateWithCauseAndExtraContext(const TVMFFIByteArray* kind,
+                                              const TVMFFIByteArray* message,
+                                              const TVMFFIByteArray* backtrace,
+                                              TVMFFIObjectHandle cause_chain,
+                                              TVMFFIObjectHandle extra_context,
+                                              TVMFFIObjectHandle* out) {
+  // As in TVM FFI, failure to allocate returns nonzero without raising (raising would allocate).
+  if (out == nullptr) return -1;
+  auto* cause = static_cast<TVMFFIObject*>(cause_chain);
+  if (cause != nullptr && !IsInstance(cause->type_index, kTVMFFIError)) {
+    TVMFFIErrorSetRaisedFromCStr(
+        "TypeError", "TVMFFIErrorCreateWithCauseAndExtraContext: the cause is not an ffi.Error");
+    return -1;
+  }
+  TVMFFIObject* created;
+  try {
+    created = NewErrorObject(FromBytes(kind), FromBytes(message), FromBytes(backtrace));
+  } catch (...) {
+    return -1;
+  }
+  auto* cell = reinterpret_cast<TVMFFIErrorCell*>(created + 1);
+  if (cause != nullptr) details::IncRef(cause);
+  cell->cause_chain = cause;
+  auto* context = static_cast<TVMFFIObject*>(extra_context);
+  if (context != nullptr) details::IncRef(context);
+  cell->extra_context = context;
+  *out = created;
+  return 0;
+}
+
+void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int32_t num_parts) {
+  try {
+    std::string message;
+    for (int32_t i = 0; parts != nullptr && i < num_parts; ++i) {
+      if (parts[i] != nullptr) message += parts[i];
+    }
+    StoreRaised(NewErrorObject(kind ? kind : "RuntimeError", std::move(message), ""));
+  } catch (...) {
+    // Out of memory while reporting an error: keep whatever was raised before.
+  }
+}
+
+// One frame, the caller's, in Python's style: with a single frame the order (most recent call
+// first here) cannot show. Without a file and function there is no frame to report.
+const TVMFFIByteArray* TVMFFIBacktrace(const char* filename, int lineno, const char* func,
+                                       int /*cross_ffi_boundary*/) {
+  // Valid until this thread's next call, like the ABI's other borrowed results.
+  thread_local std::string text;
+  thread_local TVMFFIByteArray bytes;
+  try {
+    text.clear();
+    if (filename != nullptr && func != nullptr) {
+      text = "  File \"" + std::string(filename) + "\", line " + std::to_string(lineno) + ", in " +
+             func + "\n";
+    }
+  } catch (...) {
+    text.clear();
+  }
+  bytes = {text.data(), text.size()};
+  return &bytes;
+}
+#else
 TVMFFIObjectHandle TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* message,
                                      const TVMFFIByteArray* traceback) {
   try {
@@ -171,5 +279,6 @@ const TVMFFIByteArray* TVMFFITraceback(const char* filename, int lineno, const c
   bytes = {text.data(), text.size()};
   return &bytes;
 }
+#endif
 
 }  // extern "C"

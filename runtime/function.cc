@@ -54,6 +54,8 @@ using namespace ffijit;
 
 extern "C" {
 
+// A NULL `deleter` means `self` needs no release (v0.1.13 allows it; e98b94e1 crashed on it at
+// destruction, so accepting it there too breaks no caller).
 int TVMFFIFunctionCreate(void* self, TVMFFISafeCallType safe_call, void (*deleter)(void* self),
                          TVMFFIObjectHandle* out) {
   int status = internal::GuardCBoundary([&] {

@@ -17,9 +17,17 @@
 //   next item whose key has the same home (0: none). Every key with home h is on the list that
 //   starts at slot h, so a lookup reads one chain. The iteration list links items in insertion
 //   order.
-// ffijit builds a map once, from deduplicated entries, and never changes it afterwards; but
+// ffijit builds a Map once, from deduplicated entries, and never changes it afterwards; but
 // header code may modify a map it owns alone in place, so every reader here (lookup, iteration,
 // the deleter) follows the live fields rather than anything cached.
+//
+// A Dict (type 76, TVM FFI v0.1.13) has exactly this layout and is changed in place, by ffijit
+// (DictSet/DictErase/DictClear below) and by header code (dict.h). Header code, when a full small
+// dict grows, rewrites the object itself as a dense one (fib_shift and the iteration list at
+// 56..79), so every Dict object is at least 80 bytes: ffijit gives small ones 4 inline slots.
+// When ffijit outgrows a dict's storage it moves the entries to new storage (a malloc'ed small
+// buffer or dense blocks, each with a data_deleter) and frees the old through the old
+// data_deleter, whatever made it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -30,6 +38,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "container_internal.h"
 #include "ffijit/any.h"
 #include "ffijit/object.h"
 #include "internal.h"
@@ -324,6 +333,13 @@ void FreeBlocks(void* data) {
   std::free(data);
 }
 
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+// Frees the separately allocated small-layout buffer of a Dict that ffijit regrew.
+void FreeSmallBuffer(void* data) {
+  std::free(data);
+}
+#endif
+
 // Appends slot `i` to the iteration list.
 void IterPushBack(DenseMapObject* map, const DenseView& v, uint64_t i) {
   v.item(i).prev = map->iter_tail;
@@ -424,60 +440,80 @@ void MapDeleter(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(map);
 }
 
-// A dense map of `n` owned entries (keys distinct); the entries' references move into it.
-TVMFFIObject* NewDenseMap(const std::vector<KeyValue>& entries) {
+// Builds dense storage holding `entries` (owned, keys distinct; their references move in) into
+// `table`'s data/slots/size/fib_shift/iteration fields, doubling the table while some key lands
+// out of probing reach (pathological hashes). Throws std::bad_alloc, the entries then still
+// belonging to the caller.
+void BuildDenseTable(const std::vector<KeyValue>& entries, DenseMapObject* table) {
   uint32_t fib_shift;
   uint64_t slots;
   DenseTableSize(entries.size(), &fib_shift, &slots);
   for (;;) {
-    auto* map = reinterpret_cast<DenseMapObject*>(
-        internal::AllocObject(sizeof(DenseMapObject), kTVMFFIMap, MapDeleter));
     uint64_t blocks = (slots + kBlockSlots - 1) / kBlockSlots;
-    map->base.data = std::malloc(blocks * sizeof(Block));
-    if (map->base.data == nullptr) {
-      std::free(map);
-      throw std::bad_alloc();
-    }
+    void* data = std::malloc(blocks * sizeof(Block));
+    if (data == nullptr) throw std::bad_alloc();
     for (uint64_t b = 0; b < blocks; ++b) {
-      std::memset(static_cast<Block*>(map->base.data)[b].meta, kEmptyMeta, kBlockSlots);
+      std::memset(static_cast<Block*>(data)[b].meta, kEmptyMeta, kBlockSlots);
     }
-    map->base.data_deleter = FreeBlocks;
-    map->base.slots = slots;
-    map->fib_shift = fib_shift;
-    map->iter_head = kNoSlot;
-    map->iter_tail = kNoSlot;
+    table->base.data = data;
+    table->base.data_deleter = FreeBlocks;
+    table->base.slots = slots;
+    table->base.size = 0;
+    table->fib_shift = fib_shift;
+    table->iter_head = kNoSlot;
+    table->iter_tail = kNoSlot;
     bool placed = true;
     for (const KeyValue& kv : entries) {
-      if (!DenseInsertNew(map, kv.key, kv.value)) {
+      if (!DenseInsertNew(table, kv.key, kv.value)) {
         placed = false;
         break;
       }
     }
-    if (placed) return &map->base.header;
-    // Out of probing reach (pathological hashes): the entries still belong to the caller.
-    FreeBlocks(map->base.data);
-    std::free(map);
+    if (placed) return;
+    FreeBlocks(data);
+    table->base.data = nullptr;
     slots *= 2;
     --fib_shift;
   }
 }
 
-TVMFFIObject* NewSmallMap(const std::vector<KeyValue>& entries) {
+// A dense map or dict of owned entries (keys distinct); the entries' references move into it.
+TVMFFIObject* NewDenseMap(const std::vector<KeyValue>& entries, int32_t type_index) {
+  auto* map = reinterpret_cast<DenseMapObject*>(
+      internal::AllocObject(sizeof(DenseMapObject), type_index, MapDeleter));
+  try {
+    BuildDenseTable(entries, map);
+  } catch (...) {
+    std::free(map);
+    throw;
+  }
+  return &map->base.header;
+}
+
+// A small map or dict with room for `inline_slots` (>= entries.size()) entries inline.
+TVMFFIObject* NewSmallMap(const std::vector<KeyValue>& entries, int32_t type_index,
+                          uint64_t inline_slots) {
   auto* map = reinterpret_cast<MapObject*>(internal::AllocObject(
-      sizeof(MapObject) + entries.size() * sizeof(KeyValue), kTVMFFIMap, MapDeleter));
+      sizeof(MapObject) + inline_slots * sizeof(KeyValue), type_index, MapDeleter));
   auto* inline_entries = reinterpret_cast<KeyValue*>(map + 1);
   if (!entries.empty())
     std::memcpy(inline_entries, entries.data(), entries.size() * sizeof(KeyValue));
   map->data = inline_entries;
   map->size = entries.size();
-  map->slots = entries.size() | kSmallLayoutBit;
+  map->slots = inline_slots | kSmallLayoutBit;
   return &map->header;
 }
 
+// A Map, or on revisions that have it a Dict (the same layout).
 MapObject* MapOf(TVMFFIObjectHandle handle, const char* func) {
   auto* obj = static_cast<TVMFFIObject*>(handle);
   internal::RequireNonNull(obj, func, "map");
-  if (!IsInstance(obj->type_index, kTVMFFIMap)) {
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+  const bool is_map = IsInstance(obj->type_index, kTVMFFIMap) || obj->type_index == kTVMFFIDict;
+#else
+  const bool is_map = IsInstance(obj->type_index, kTVMFFIMap);
+#endif
+  if (!is_map) {
     throw Error("TypeError", std::string(func) + ": expected an ffi.Map but got `" +
                                  TypeIndexToKey(obj->type_index) + "`");
   }
@@ -533,6 +569,197 @@ struct ViewEqual {
   }
 };
 
+TVMFFIObjectHandle* CheckedOut(TVMFFIObjectHandle* out, const char* func) {
+  internal::RequireNonNull(out, func, "out");
+  return out;
+}
+
+// The largest entry count a map's storage can be sized for.
+constexpr uint64_t kMaxMapEntries = (SIZE_MAX - sizeof(DenseMapObject)) / sizeof(KeyValue);
+
+// A new Map or Dict from keys[i] -> values[i]; a repeated key keeps its first position and takes
+// its last value. The count is checked, and storage proportional to it reserved, before either
+// array is read: a count the arrays cannot have is refused rather than read past.
+TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n,
+                       int32_t type_index, const char* func) {
+  if (n < 0) throw Error("ValueError", std::string(func) + ": negative size " + std::to_string(n));
+  if (static_cast<uint64_t>(n) > kMaxMapEntries) {
+    throw Error("ValueError", std::string(func) + ": size " + std::to_string(n) + " too large");
+  }
+  if (n > 0) {
+    internal::RequireNonNull(keys, func, "keys");
+    internal::RequireNonNull(values, func, "values");
+  }
+  std::vector<int64_t> last_value;
+  std::vector<int64_t> first_key;
+  last_value.reserve(static_cast<size_t>(n));
+  first_key.reserve(static_cast<size_t>(n));
+  // Keys are hashed before they are copied: every key and value is checked first.
+  for (int64_t i = 0; i < n; ++i) {
+    details::RequireWellFormed(keys[i], func);
+    details::RequireWellFormed(values[i], func);
+  }
+  // Position of each distinct key (compared by content, whatever its string form).
+  std::unordered_map<const TVMFFIAny*, size_t, ViewHash, ViewEqual> position;
+  for (int64_t i = 0; i < n; ++i) {
+    auto [it, inserted] = position.emplace(&keys[i], first_key.size());
+    if (inserted) {
+      first_key.push_back(i);
+      last_value.push_back(i);
+    } else {
+      last_value[it->second] = i;
+    }
+  }
+  Entries entries;
+  entries.list.reserve(first_key.size());
+  for (size_t k = 0; k < first_key.size(); ++k) {
+    entries.list.push_back(KeyValue{});
+    internal::CopyToOwned(keys[first_key[k]], &entries.list.back().key);
+    internal::CopyToOwned(values[last_value[k]], &entries.list.back().value);
+  }
+  TVMFFIObject* map;
+  if (entries.list.size() <= kSmallMaxEntries) {
+    // A Dict keeps room for the most a small dict holds, which also makes the object big enough
+    // for header code to rewrite it as a dense one in place.
+    const uint64_t inline_slots = type_index == kTVMFFIMap ? entries.list.size() : kSmallMaxEntries;
+    map = NewSmallMap(entries.list, type_index, inline_slots);
+  } else {
+    map = NewDenseMap(entries.list, type_index);
+  }
+  entries.list.clear();  // the references moved into the map
+  return map;
+}
+
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+// ---- In-place changes (Dict) ----
+
+// Where a key's entry lives, if anywhere: `index` in the small layout, `slot` in the dense one.
+struct Location {
+  bool found = false;
+  uint64_t index = 0;
+};
+
+Location Locate(const MapObject* map, const TVMFFIAny& key) {
+  const KeyValue* entry = Find(map, key);
+  if (entry == nullptr) return {};
+  if (map->slots & kSmallLayoutBit) {
+    return {true, static_cast<uint64_t>(entry - static_cast<const KeyValue*>(map->data))};
+  }
+  // Dense: the slot of the item holding `entry` (items are 48 bytes, 16 to a block).
+  const auto* blocks = static_cast<const Block*>(map->data);
+  const auto* item = reinterpret_cast<const DenseItem*>(entry);
+  const uint64_t block = static_cast<uint64_t>(reinterpret_cast<const char*>(item) -
+                                               reinterpret_cast<const char*>(blocks)) /
+                         sizeof(Block);
+  return {true, block * kBlockSlots + static_cast<uint64_t>(item - blocks[block].items)};
+}
+
+// Unlinks slot `i` from the iteration list.
+void IterUnlink(DenseMapObject* map, const DenseView& v, uint64_t i) {
+  const uint64_t prev = v.item(i).prev;
+  const uint64_t next = v.item(i).next;
+  if (prev == kNoSlot) {
+    map->iter_head = next;
+  } else {
+    v.item(prev).next = next;
+  }
+  if (next == kNoSlot) {
+    map->iter_tail = prev;
+  } else {
+    v.item(next).prev = prev;
+  }
+}
+
+// Removes the item in `slot` from a dense table, keeping every same-home list whole: the last
+// item of the slot's list moves into the slot (the list order of the rest is unchanged). Returns
+// the removed entry, whose references the caller now owns.
+KeyValue DenseErase(DenseMapObject* map, uint64_t slot) {
+  DenseView v = ViewOf(map);
+  const KeyValue removed = v.item(slot).kv;
+  --map->base.size;
+  IterUnlink(map, v, slot);
+  if (v.Next(slot) == kNoSlot) {
+    if (!v.IsHead(slot)) {
+      uint64_t prev = HomeSlot(KeyHash(removed.key), map->fib_shift);
+      while (v.Next(prev) != slot) prev = v.Next(prev);
+      v.SetJump(prev, 0);
+    }
+    v.meta(slot) = kEmptyMeta;
+    return removed;
+  }
+  uint64_t before_last = slot;
+  uint64_t last = v.Next(slot);
+  while (v.Next(last) != kNoSlot) {
+    before_last = last;
+    last = v.Next(last);
+  }
+  MoveItem(map, v, last, slot);  // takes last's place in the iteration list too
+  v.meta(last) = kEmptyMeta;
+  v.SetJump(before_last, 0);
+  return removed;
+}
+
+// The entries in iteration order (bitwise: the references stay where they are).
+std::vector<KeyValue> EntriesInOrder(const MapObject* map) {
+  std::vector<KeyValue> entries;
+  entries.reserve(map->size);
+  internal::MapForEach(&map->header, [&](const TVMFFIAny& key, const TVMFFIAny& value) {
+    entries.push_back(KeyValue{key, value});
+  });
+  return entries;
+}
+
+// Moves `entries` (owned; keys distinct) into new storage for `map`, replacing the old storage,
+// which holds the same references and is freed without releasing them. Small up to
+// kSmallMaxEntries, dense beyond. On std::bad_alloc nothing has changed.
+void Regrow(MapObject* map, const std::vector<KeyValue>& entries) {
+  DenseMapObject fresh{};
+  if (entries.size() <= kSmallMaxEntries) {
+    void* buffer = std::malloc(kSmallMaxEntries * sizeof(KeyValue));
+    if (buffer == nullptr) throw std::bad_alloc();
+    if (!entries.empty()) std::memcpy(buffer, entries.data(), entries.size() * sizeof(KeyValue));
+    fresh.base.data = buffer;
+    fresh.base.data_deleter = FreeSmallBuffer;
+    fresh.base.size = entries.size();
+    fresh.base.slots = kSmallMaxEntries | kSmallLayoutBit;
+  } else {
+    BuildDenseTable(entries, &fresh);
+  }
+  if (map->data_deleter != nullptr && map->data != nullptr) map->data_deleter(map->data);
+  map->data = fresh.base.data;
+  map->data_deleter = fresh.base.data_deleter;
+  map->size = fresh.base.size;
+  map->slots = fresh.base.slots;
+  if (!(fresh.base.slots & kSmallLayoutBit)) {
+    // Every Dict object has room for these (see the file comment).
+    auto* dense = reinterpret_cast<DenseMapObject*>(map);
+    dense->fib_shift = fresh.fib_shift;
+    dense->iter_head = fresh.iter_head;
+    dense->iter_tail = fresh.iter_tail;
+  }
+}
+
+// Adds an entry whose key is absent; its references move into the map.
+void InsertAbsent(MapObject* map, const KeyValue& kv) {
+  if (map->slots & kSmallLayoutBit) {
+    const uint64_t room = map->slots & ~kSmallLayoutBit;
+    if (map->size < room) {
+      static_cast<KeyValue*>(map->data)[map->size] = kv;
+      ++map->size;
+      return;
+    }
+  } else if (map->data != nullptr && map->slots != 0 &&
+             static_cast<double>(map->size + 1) <= static_cast<double>(map->slots) * 0.99) {
+    // Header code grows a dense table at this load (kMaxLoadFactor in map_base.h). A failed
+    // insertion may have moved items, but always along the iteration list, which Regrow reads.
+    if (DenseInsertNew(reinterpret_cast<DenseMapObject*>(map), kv.key, kv.value)) return;
+  }
+  std::vector<KeyValue> entries = EntriesInOrder(map);
+  entries.push_back(kv);
+  Regrow(map, entries);
+}
+#endif  // FFIJIT_TVM_FFI_HAS_LIST_DICT
+
 }  // namespace
 }  // namespace ffijit
 
@@ -554,6 +781,78 @@ void MapForEach(const TVMFFIObject* handle,
   }
 }
 
+bool AnyEqual(const TVMFFIAny& a, const TVMFFIAny& b) noexcept {
+  return KeyEqual(a, b);
+}
+
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+void DictSet(TVMFFIObject* dict, const TVMFFIAny& key, const TVMFFIAny& value) {
+  auto* map = reinterpret_cast<MapObject*>(dict);
+  details::RequireWellFormed(key, "ffi.Dict");
+  details::RequireWellFormed(value, "ffi.Dict");
+  TVMFFIAny owned_value{};
+  CopyToOwned(value, &owned_value);
+  if (const KeyValue* entry = Find(map, key)) {
+    // Replaced in its position; the old value is released after the swap, as its deleter may
+    // read this dict.
+    TVMFFIAny old = entry->value;
+    const_cast<KeyValue*>(entry)->value = owned_value;
+    ReleaseAny(&old);
+    return;
+  }
+  KeyValue kv{};
+  kv.value = owned_value;
+  try {
+    CopyToOwned(key, &kv.key);
+    InsertAbsent(map, kv);
+  } catch (...) {
+    ReleaseAny(&kv.key);
+    ReleaseAny(&kv.value);
+    throw;
+  }
+}
+
+bool DictErase(TVMFFIObject* dict, const TVMFFIAny& key) {
+  auto* map = reinterpret_cast<MapObject*>(dict);
+  details::RequireWellFormed(key, "ffi.Dict");
+  const Location at = Locate(map, key);
+  if (!at.found) return false;
+  KeyValue removed{};
+  if (map->slots & kSmallLayoutBit) {
+    auto* entries = static_cast<KeyValue*>(map->data);
+    removed = entries[at.index];
+    std::memmove(entries + at.index, entries + at.index + 1,
+                 (map->size - at.index - 1) * sizeof(KeyValue));
+    --map->size;
+  } else {
+    removed = DenseErase(reinterpret_cast<DenseMapObject*>(map), at.index);
+  }
+  ReleaseAny(&removed.key);
+  ReleaseAny(&removed.value);
+  return true;
+}
+
+void DictClear(TVMFFIObject* dict) {
+  auto* map = reinterpret_cast<MapObject*>(dict);
+  // Emptied first and released afterwards: a released value's deleter may read this dict.
+  std::vector<KeyValue> entries = EntriesInOrder(map);
+  if (map->slots & kSmallLayoutBit) {
+    map->size = 0;
+  } else if (map->data != nullptr) {
+    auto* dense = reinterpret_cast<DenseMapObject*>(map);
+    DenseView v = ViewOf(dense);
+    for (uint64_t i = 0; i < v.slots; ++i) v.meta(i) = kEmptyMeta;
+    map->size = 0;
+    dense->iter_head = kNoSlot;
+    dense->iter_tail = kNoSlot;
+  }
+  for (KeyValue& kv : entries) {
+    ReleaseAny(&kv.key);
+    ReleaseAny(&kv.value);
+  }
+}
+#endif  // FFIJIT_TVM_FFI_HAS_LIST_DICT
+
 }  // namespace ffijit::internal
 
 using namespace ffijit;
@@ -563,43 +862,19 @@ extern "C" {
 int FFIJITMapCreate(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n,
                     TVMFFIObjectHandle* out) {
   return internal::GuardCBoundary([&] {
-    internal::RequireNonNull(out, "FFIJITMapCreate", "out");
-    if (n < 0) throw Error("ValueError", "FFIJITMapCreate: negative size " + std::to_string(n));
-    if (n > 0) {
-      internal::RequireNonNull(keys, "FFIJITMapCreate", "keys");
-      internal::RequireNonNull(values, "FFIJITMapCreate", "values");
-    }
-    // Keys are hashed before they are copied: every key and value is checked first.
-    for (int64_t i = 0; i < n; ++i) {
-      details::RequireWellFormed(keys[i], "FFIJITMapCreate");
-      details::RequireWellFormed(values[i], "FFIJITMapCreate");
-    }
-    // Position of each distinct key (compared by content, whatever its string form).
-    std::unordered_map<const TVMFFIAny*, size_t, ViewHash, ViewEqual> position;
-    std::vector<int64_t> last_value;
-    std::vector<int64_t> first_key;
-    for (int64_t i = 0; i < n; ++i) {
-      auto [it, inserted] = position.emplace(&keys[i], first_key.size());
-      if (inserted) {
-        first_key.push_back(i);
-        last_value.push_back(i);
-      } else {
-        last_value[it->second] = i;
-      }
-    }
-    Entries entries;
-    entries.list.reserve(first_key.size());
-    for (size_t k = 0; k < first_key.size(); ++k) {
-      entries.list.push_back(KeyValue{});
-      internal::CopyToOwned(keys[first_key[k]], &entries.list.back().key);
-      internal::CopyToOwned(values[last_value[k]], &entries.list.back().value);
-    }
-    TVMFFIObject* map = entries.list.size() <= kSmallMaxEntries ? NewSmallMap(entries.list)
-                                                                : NewDenseMap(entries.list);
-    entries.list.clear();  // the references moved into the map
-    *out = map;
+    *CheckedOut(out, "FFIJITMapCreate") = BuildMap(keys, values, n, kTVMFFIMap, "FFIJITMapCreate");
   });
 }
+
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+int FFIJITDictCreate(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n,
+                     TVMFFIObjectHandle* out) {
+  return internal::GuardCBoundary([&] {
+    *CheckedOut(out, "FFIJITDictCreate") =
+        BuildMap(keys, values, n, kTVMFFIDict, "FFIJITDictCreate");
+  });
+}
+#endif
 
 int FFIJITMapSize(TVMFFIObjectHandle map, int64_t* out) {
   return internal::GuardCBoundary([&] {

@@ -248,7 +248,7 @@ class LibraryModuleObj final : public ModuleObj {
 
   // Header-compiled code calls this slot directly, so it fails with tvm::ffi::Error.
   OptionalFunction GetFunction(const String& name) override {
-    return WithTvmErrors([&] {
+    return WithTvmErrors([&]() -> OptionalFunction {
       TVMFFISafeCallType target = lib_->FindFunction(std::string(name.view()));
       if (target == nullptr) return OptionalFunction();
       TVMFFIObject* self = handle();
@@ -262,9 +262,39 @@ class LibraryModuleObj final : public ModuleObj {
     });
   }
 
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+  // v0.1.13's library module answers these through the safe-calls the export macros emit
+  // (`__tvm_ffi__metadata_<name>`, `__tvm_ffi__doc_<name>`), called with no arguments.
+  OptionalString GetFunctionMetadata(const String& name) override {
+    return WithTvmErrors([&] { return CallStringGetter("_metadata_", name); });
+  }
+  OptionalString GetFunctionDoc(const String& name) override {
+    return WithTvmErrors([&] { return CallStringGetter("_doc_", name); });
+  }
+#endif
+
   Library& library() { return *lib_; }
 
  private:
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+  // The String `__tvm_ffi_<infix><name>()` returns, or None when the library has no such symbol.
+  OptionalString CallStringGetter(const char* infix, const String& name) {
+    const std::string symbol_name = std::string(infix) + std::string(name.view());
+    TVMFFISafeCallType getter = lib_->FindFunction(symbol_name);
+    if (getter == nullptr) return OptionalString();
+    TVMFFIAny result{};
+    ffijit::CheckCall(getter(nullptr, nullptr, 0, &result));
+    ffijit::Any owned = ffijit::Any::Adopt(result);
+    std::string_view text;
+    if (!ffijit::details::IsStrForm(result.type_index) || !ffijit::internal::ViewBytes(result, &text)) {
+      throw Error("TypeError", "`" + std::string(kFunctionPrefix) + symbol_name + "` in " +
+                                   lib_->Describe() + " returned `" + owned.type_name() +
+                                   "`, not a str");
+    }
+    return OptionalString(String::From(text));
+  }
+#endif
+
   explicit LibraryModuleObj(std::shared_ptr<Library> lib) : lib_(std::move(lib)) {
     imports_ = NewArray({});
     lookup_cache() = NewMap({}, {});
@@ -519,6 +549,9 @@ void BindContext(ModuleObj* mod) {
 }
 
 Module LoadSharedLibrary(const std::string& path) {
+  // Before dlopen: with lazy binding a module of the other revision would load and then fail at
+  // its first object or error, not here.
+  ffijit::CheckCall(FFIJITCheckModuleAbiFile(path.c_str()));
   void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* reason = dlerror();
@@ -582,14 +615,14 @@ TVMFFIObject* LookupFromImports(ModuleObj* mod, const char* name) {
     if (found != nullptr) return found->v_obj;
   }
   const String key = String::From(name);
-  Function func;
+  OptionalFunction func;
   for (const auto& import : ImportsOf(mod)) {
     func = WithFfijitErrors([&] { return Deref(import)->GetFunction(key, true); });
     if (func.defined()) break;
   }
   if (!func.defined()) {
     if (std::optional<ffijit::Function> global = ffijit::GetGlobalFunction(name)) {
-      func = Function(ObjectRef::Borrow(global->get()));
+      func = OptionalFunction(ObjectRef::Borrow(global->get()));
     }
   }
   if (!func.defined()) {
@@ -688,6 +721,20 @@ OptionalString ModuleObj::GetFunctionMetadata(const String& name, bool query_imp
   });
 }
 
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+OptionalString ModuleObj::GetFunctionDoc(const String& name, bool query_imports) {
+  return WithTvmErrors([&] {
+    OptionalString doc = GetFunctionDoc(name);
+    if (!doc.is_none() || !query_imports) return doc;
+    for (const auto& import : ImportsOf(this)) {
+      doc = Deref(import)->GetFunctionDoc(name, true);
+      if (!doc.is_none()) return doc;
+    }
+    return OptionalString();
+  });
+}
+#endif
+
 Module Module::LoadFromFile(const String& file_name) {
   return WithTvmErrors([&] { return LoadModuleFromFile(std::string(file_name.view())); });
 }
@@ -765,7 +812,7 @@ bool RegisterModuleGlobals() {
   RegisterTyped(
       "ffi.ModuleGetFunction",
       [](Module mod, std::string name, bool query_imports) -> std::optional<Function> {
-        tf::Function func =
+        tf::OptionalFunction func =
             Deref(mod, "ffi.ModuleGetFunction")->GetFunction(ToString(name), query_imports);
         if (!func.defined()) return std::nullopt;
         return Function(ObjectPtr<>::Adopt(func.release()));
@@ -780,6 +827,12 @@ bool RegisterModuleGlobals() {
         return FromOptionalString(Deref(mod, "ffi.ModuleGetFunctionMetadata")
                                       ->GetFunctionMetadata(ToString(name), query_imports));
       });
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+  RegisterTyped("ffi.ModuleGetFunctionDoc", [](Module mod, std::string name, bool query_imports) {
+    return FromOptionalString(
+        Deref(mod, "ffi.ModuleGetFunctionDoc")->GetFunctionDoc(ToString(name), query_imports));
+  });
+#endif
   RegisterTyped("ffi.ModuleGetPropertyMask", [](Module mod) {
     return static_cast<int64_t>(Deref(mod, "ffi.ModuleGetPropertyMask")->GetPropertyMask());
   });

@@ -1,5 +1,6 @@
 // The reflection global `ffi.MakeObjectFromPackedArgs(type, name0, value0, ...)`: makes an object
-// of a reflected type through its metadata's creator and sets its fields from keyword pairs.
+// of a reflected type through its metadata's creator and sets its fields from keyword pairs (and
+// the fields' defaults, values or factories, for the others).
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -7,6 +8,7 @@
 
 #include "ffijit/object.h"
 #include "internal.h"
+#include "tvm_ffi_cxx/reflected.h"
 
 namespace ffijit {
 namespace {
@@ -79,25 +81,24 @@ void MakeObject(const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
     for (int32_t f = 0; f < num_fields; ++f) {
       const TVMFFIFieldInfo& field = fields[f];
       std::string_view field_name(field.name.data, field.name.size);
-      const TVMFFIAny* value = nullptr;
+      const TVMFFIAny* given = nullptr;
       for (size_t n = 0; n < names.size(); ++n) {
         if (names[n] == field_name) {
-          value = &args[2 * n + 2];
+          given = &args[2 * n + 2];
           used[n] = true;
         }
       }
-      if (value == nullptr) {
-        if (!(field.flags & kTVMFFIFieldFlagBitMaskHasDefault)) {
-          throw Error("TypeError", "Required field `" + std::string(field_name) +
-                                       "` not set in creating `" + KeyOf(info) + "`");
-        }
-        value = &field.FFIJIT_FIELD_DEFAULT;
+      if (given != nullptr) {
+        internal::SetField(object.get(), field, *given, KeyOf(*level));
+        continue;
       }
-      if (field.setter == nullptr) {
-        throw Error("RuntimeError", "field `" + std::string(field_name) + "` of `" + KeyOf(*level) +
-                                        "` has no setter");
+      if (!(field.flags & kTVMFFIFieldFlagBitMaskHasDefault)) {
+        throw Error("TypeError", "Required field `" + std::string(field_name) +
+                                     "` not set in creating `" + KeyOf(info) + "`");
       }
-      CheckCall(field.setter(reinterpret_cast<char*>(object.get()) + field.offset, value));
+      // A factory default is made afresh for every object.
+      const Any value = internal::FieldDefault(field);
+      internal::SetField(object.get(), field, value.raw(), KeyOf(*level));
     }
   }
   for (size_t n = 0; n < names.size(); ++n) {

@@ -1,4 +1,6 @@
-// Tensor objects: DLPack import/export (legacy and versioned) and compact CPU allocation.
+// Tensor objects: DLPack import/export (legacy and versioned), unsafe views and compact CPU
+// allocation.
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
@@ -15,23 +17,39 @@
 namespace ffijit {
 namespace {
 
-// A Tensor, laid out as TVM FFI's TensorObj up to +96 (header-compiled code reads and writes
-// that part inline; facts from include/tvm/ffi/container/tensor.h at e98b94e1): the DLTensor at
-// +24, then `Optional<Shape> shape_data_` @72 and `strides_data_` @80 (a Shape object pointer or
-// NULL; header code fills a NULL one lazily in Tensor::shape()/strides()), then the
-// `std::atomic<DLManagedTensorVersioned*>` export cache @88 that ToDLPackVersioned fills once.
-// ffijit's tensors always hold both Shapes, and their DLTensor points into them.
+// A Tensor, laid out as TVM FFI's TensorObj up to FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE
+// (header-compiled code reads, and at e98b94e1 writes, that part inline): the DLTensor at +24, then
+// per revision
+//  - e98b94e1 (96 bytes): `Optional<Shape> shape_data_` @72 and `strides_data_` @80 (a Shape object
+//    pointer or NULL; header code fills a NULL one lazily in Tensor::shape()/strides()), then the
+//    `std::atomic<DLManagedTensorVersioned*>` export cache @88 that ToDLPackVersioned fills once.
+//    ffijit's tensors always hold both Shapes, and their DLTensor points into them.
+//  - v0.1.13 (72 bytes): nothing more. Header code reads shape and strides through the DLTensor
+//    only (and requires strides whenever ndim > 0), so ffijit keeps both arrays inline after the
+//    object, and every export is a fresh struct.
+#define FFIJIT_TENSOR_HAS_SHAPE_CACHE (FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE == 96)
+static_assert(FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE == 96 || FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE == 72,
+              "a Tensor layout this file does not know");
 struct TensorObject {
   TVMFFIObject header;
   DLTensor tensor;
+#if FFIJIT_TENSOR_HAS_SHAPE_CACHE
   TVMFFIObject* shape_data;
   TVMFFIObject* strides_data;
   std::atomic<DLManagedTensorVersioned*> cached_versioned;
-  // ffijit's own part, after +96.
+#endif
+  // ffijit's own part, after TVM FFI's.
   DLManagedTensor* legacy_producer;
   DLManagedTensorVersioned* versioned_producer;
   void* owned_data;
+  TVMFFIObject* view_source;  // the object an unsafe view keeps alive (one strong reference)
+  // v0.1.13: shape[ndim] then strides[ndim] follow the object.
 };
+static_assert(offsetof(TensorObject, tensor) == 24, "Tensor DLTensor at +24");
+static_assert(offsetof(TensorObject, legacy_producer) == FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE,
+              "ffijit's part starts where TVM FFI's TensorObj ends");
+static_assert(sizeof(TensorObject) % alignof(int64_t) == 0, "the inline arrays are aligned");
+#if FFIJIT_TENSOR_HAS_SHAPE_CACHE
 static_assert(offsetof(TensorObject, shape_data) == 72, "Tensor shape_data_ at +72");
 static_assert(offsetof(TensorObject, strides_data) == 80, "Tensor strides_data_ at +80");
 static_assert(offsetof(TensorObject, cached_versioned) == 88, "Tensor export cache at +88");
@@ -44,6 +62,11 @@ void ReleaseSharedPart(TensorObject* obj) {
   // The cached export struct is allocated with `new`, by ffijit or by header code alike.
   delete obj->cached_versioned.load(std::memory_order_acquire);
 }
+#else
+int64_t* InlineDims(TensorObject* obj) {
+  return reinterpret_cast<int64_t*>(obj + 1);
+}
+#endif
 
 void TensorDeleter(void* self, int flags) {
   auto* obj = static_cast<TensorObject*>(self);
@@ -55,11 +78,15 @@ void TensorDeleter(void* self, int flags) {
       obj->versioned_producer->deleter(obj->versioned_producer);
     }
     std::free(obj->owned_data);
+    if (obj->view_source) details::DecRef(obj->view_source);
+#if FFIJIT_TENSOR_HAS_SHAPE_CACHE
     ReleaseSharedPart(obj);
+#endif
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(obj);
 }
 
+#if FFIJIT_TENSOR_HAS_SHAPE_CACHE
 // A new Shape object holding `dims` (one strong reference).
 TVMFFIObject* NewShape(const std::vector<int64_t>& dims) {
   TVMFFIObjectHandle shape = nullptr;
@@ -70,6 +97,7 @@ TVMFFIObject* NewShape(const std::vector<int64_t>& dims) {
 int64_t* ShapeData(TVMFFIObject* shape) {
   return const_cast<int64_t*>(reinterpret_cast<TVMFFIShapeCell*>(shape + 1)->data);
 }
+#endif
 
 // Compact row-major strides for `shape`.
 std::vector<int64_t> CompactStrides(const std::vector<int64_t>& shape) {
@@ -121,6 +149,7 @@ TensorObject* NewTensorObject(const DLTensor& src, int32_t require_alignment,
                                     std::to_string(require_alignment) + " bytes");
     }
   }
+#if FFIJIT_TENSOR_HAS_SHAPE_CACHE
   auto* obj = reinterpret_cast<TensorObject*>(
       internal::AllocObject(sizeof(TensorObject), kTVMFFITensor, TensorDeleter));
   ObjectPtr<> owner = ObjectPtr<>::Adopt(&obj->header);  // frees it if a Shape cannot be made
@@ -130,6 +159,18 @@ TensorObject* NewTensorObject(const DLTensor& src, int32_t require_alignment,
   obj->tensor.shape = ShapeData(obj->shape_data);
   obj->tensor.strides = ShapeData(obj->strides_data);
   owner.release();
+#else
+  const size_t ndim = shape.size();
+  auto* obj = reinterpret_cast<TensorObject*>(internal::AllocObject(
+      sizeof(TensorObject) + 2 * ndim * sizeof(int64_t), kTVMFFITensor, TensorDeleter));
+  obj->tensor = src;
+  // Never NULL, even for ndim 0: header code may take either pointer as an empty array.
+  int64_t* dims = InlineDims(obj);
+  std::copy(shape.begin(), shape.end(), dims);
+  std::copy(strides.begin(), strides.end(), dims + ndim);
+  obj->tensor.shape = dims;
+  obj->tensor.strides = dims + ndim;
+#endif
   return obj;
 }
 
@@ -149,11 +190,19 @@ void DeleteLegacyExport(DLManagedTensor* self) {
   delete self;
 }
 
+#if FFIJIT_TENSOR_HAS_SHAPE_CACHE
 // The deleter of the cached versioned export: it only drops the reference that export took; the
 // struct lives until the tensor dies.
 void DropCachedExportReference(DLManagedTensorVersioned* self) {
   details::DecRef(static_cast<TVMFFIObject*>(self->manager_ctx));
 }
+#else
+// The deleter of a versioned export: drops the tensor reference (manager_ctx), frees the struct.
+void DeleteVersionedExport(DLManagedTensorVersioned* self) {
+  details::DecRef(static_cast<TVMFFIObject*>(self->manager_ctx));
+  delete self;
+}
+#endif
 
 }  // namespace
 }  // namespace ffijit
@@ -207,11 +256,12 @@ int TVMFFITensorToDLPack(TVMFFIObjectHandle from, DLManagedTensor** out) {
 }
 
 int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersioned** out) {
-  // One export struct per tensor, cached at +88 (shared with header-compiled code's inline
-  // ToDLPackVersioned, which uses the same slot the same way); every call adds a reference.
   return internal::GuardCBoundary([&] {
     TensorObject* obj = TensorOf(from, "TVMFFITensorToDLPackVersioned");
     internal::RequireNonNull(out, "TVMFFITensorToDLPackVersioned", "out");
+#if FFIJIT_TENSOR_HAS_SHAPE_CACHE
+    // One export struct per tensor, cached at +88 (shared with header-compiled code's inline
+    // ToDLPackVersioned, which uses the same slot the same way); every call adds a reference.
     DLManagedTensorVersioned* cached = obj->cached_versioned.load(std::memory_order_acquire);
     if (cached == nullptr) {
       auto* fresh = new DLManagedTensorVersioned();
@@ -229,8 +279,36 @@ int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersio
     }
     details::IncRef(&obj->header);
     *out = cached;
+#else
+    // A fresh struct per call, as header code's ToDLPackVersioned makes: the tensor has no cache.
+    auto* managed = new DLManagedTensorVersioned();
+    managed->version = DLPackVersion{FFIJIT_DLPACK_MAJOR, FFIJIT_DLPACK_MINOR};
+    managed->manager_ctx = &obj->header;
+    managed->deleter = &DeleteVersionedExport;
+    managed->flags = 0;
+    managed->dl_tensor = obj->tensor;
+    details::IncRef(&obj->header);
+    *out = managed;
+#endif
   });
 }
+
+#if FFIJIT_TVM_FFI_HAS_TENSOR_UNSAFE_VIEW
+int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prototype,
+                                 TVMFFIObjectHandle* out) {
+  // TVM FFI validates nothing here; ffijit still refuses what it cannot describe (a negative ndim
+  // or dimension, a NULL shape) rather than making a tensor that crashes its readers.
+  return internal::GuardCBoundary([&] {
+    internal::RequireNonNull(source, "TVMFFITensorCreateUnsafeView", "source");
+    internal::RequireNonNull(prototype, "TVMFFITensorCreateUnsafeView", "prototype");
+    internal::RequireNonNull(out, "TVMFFITensorCreateUnsafeView", "out");
+    TensorObject* obj = NewTensorObject(*prototype, 0, 0, "TVMFFITensorCreateUnsafeView");
+    details::IncRef(static_cast<TVMFFIObject*>(source));
+    obj->view_source = static_cast<TVMFFIObject*>(source);
+    *out = obj;
+  });
+}
+#endif
 
 int FFIJITTensorCreateEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype, DLDevice device,
                             TVMFFIObjectHandle* out) {

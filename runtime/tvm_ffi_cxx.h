@@ -54,8 +54,8 @@ class FFIJIT_TVM_SHIM TypedFunction {
   Function packed;
 };
 
-// Optional<Function> has Function's layout (null = empty).
-using OptionalFunction = Function;
+// Optional<Function>: the revision's Optional of an object type (shims.h).
+using OptionalFunction = OptionalObject;
 using OptionalString = Optional<String>;
 // Array<...> and Map<...> are references to Array / Map objects.
 using ArrayRef = ObjectRef;
@@ -63,7 +63,8 @@ using MapRef = ObjectRef;
 
 class Module;
 
-// The module interface. The slot order and the two fields are the ABI (see the file comment).
+// The module interface. The slot order and the two fields are the ABI (see the file comment):
+// v0.1.13 inserts GetFunctionDoc at slot 4, moving every later slot up by one.
 class FFIJIT_CXX_API ModuleObj : public Object {
  public:
   // Slot 0.
@@ -74,9 +75,13 @@ class FFIJIT_CXX_API ModuleObj : public Object {
   virtual OptionalFunction GetFunction(const String& name) = 0;
   // Slot 3.
   virtual bool ImplementsFunction(const String& name) { return GetFunction(name).defined(); }
-  // Slot 4: JSON metadata of a function, or None.
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+  // Slot 4 (v0.1.13 only): the docstring of a function, or None.
+  virtual OptionalString GetFunctionDoc(const String&) { return OptionalString(); }
+#endif
+  // Slot 4 (e98b94e1) / 5 (v0.1.13): JSON metadata of a function, or None.
   virtual OptionalString GetFunctionMetadata(const String&) { return OptionalString(); }
-  // Slot 5.
+  // Slot 5 / 6; the later comments give the e98b94e1 slot.
   virtual void WriteToFile(const String&, const String&) const {
     ffijit::internal::ThrowAsTvmError(
         ffijit::RuntimeError(std::string("Module[") + kind() + "] does not support WriteToFile"));
@@ -103,6 +108,9 @@ class FFIJIT_CXX_API ModuleObj : public Object {
   OptionalFunction GetFunction(const String& name, bool query_imports);
   bool ImplementsFunction(const String& name, bool query_imports);
   OptionalString GetFunctionMetadata(const String& name, bool query_imports);
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+  OptionalString GetFunctionDoc(const String& name, bool query_imports);
+#endif
 
   // The imports Array (an ffijit Array of Module objects; never null for ffijit's modules).
   FFIJIT_HIDDEN const ArrayRef& imports() const noexcept { return imports_; }

@@ -79,9 +79,11 @@ struct TypeEntry {
   PublishedArray<TVMFFIMethodInfo> methods;
 };
 
-// A named attribute column; `column.data` is republished on every change.
+// A named attribute column; `column.data` is republished on every change. The entry of type t is
+// data[t] for t < size: v0.1.13's begin_index stays 0 (as in TVM FFI), so readers of either
+// revision's layout find the same entries.
 struct AttrColumn {
-  TVMFFITypeAttrColumn column{nullptr, 0};
+  TVMFFITypeAttrColumn column{};
   PublishedArray<TVMFFIAny> values;
 };
 
@@ -139,13 +141,19 @@ class TypeTable {
     return *table;
   }
 
-  // TVMFFITypeGetOrAllocIndex; throws where TVM FFI aborts.
+  // TVMFFITypeGetOrAllocIndex; throws where TVM FFI aborts. Where the revision has the query-only
+  // mode, parent index kQueryOnlyParent looks the key up and answers kQueryOnlyParent if unknown.
   int32_t GetOrAlloc(const std::string& key, int32_t static_index, int32_t depth,
                      int32_t num_child_slots, bool can_overflow, int32_t parent_index) {
     std::lock_guard lock(mutex_);
     if (auto it = by_key_.find(key); it != by_key_.end()) return it->second;
+    if (FFIJIT_TVM_FFI_HAS_TYPE_INDEX_QUERY && parent_index == kQueryOnlyParent) {
+      return kQueryOnlyParent;
+    }
     return AllocLocked(key, static_index, depth, num_child_slots, can_overflow, parent_index);
   }
+
+  static constexpr int32_t kQueryOnlyParent = -2;
 
   // The entry of `index`, or nullptr (lock-free).
   const TypeEntry* Find(int32_t index) const noexcept {
@@ -172,18 +180,52 @@ class TypeTable {
 
   const TVMFFITypeInfo* Unknown() const { return &unknown_.info; }
 
-  // Appends the field, or replaces the type's field of the same name (a reloaded module).
+  // Appends the field. A second field of the same name is an error where the revision says so,
+  // and otherwise replaces the first (a reloaded module). The table keeps a reference to a setter
+  // Function and to the default (value or factory) for the life of the process.
   void RegisterField(int32_t index, const TVMFFIFieldInfo& given) {
+    constexpr const char* kFunc = "TVMFFITypeRegisterField";
     TVMFFIFieldInfo field = given;
     std::lock_guard lock(mutex_);
-    TypeEntry& entry = MutableLocked(index, "TVMFFITypeRegisterField");
-    field.name = CopyString(entry, given.name, "TVMFFITypeRegisterField", "name", false);
-    field.doc = CopyString(entry, given.doc, "TVMFFITypeRegisterField", "doc", true);
+    TypeEntry& entry = MutableLocked(index, kFunc);
+    field.name = CopyString(entry, given.name, kFunc, "name", false);
+    const std::string_view name(field.name.data, field.name.size);
+    if (FFIJIT_TVM_FFI_REJECTS_DUPLICATE_FIELDS) {
+      for (size_t i = 0; i < entry.fields.size(); ++i) {
+        const TVMFFIFieldInfo& existing = entry.fields.data()[i];
+        if (std::string_view(existing.name.data, existing.name.size) == name) {
+          throw Error("ValueError", std::string(kFunc) + ": duplicate field name `" +
+                                        Excerpt(std::string(name)) + "` in type `" +
+                                        Excerpt(entry.key) + "`");
+        }
+      }
+    }
+    // The member is a function pointer at e98b94e1 and a void* at v0.1.13; read it as a void*.
+    void* setter = reinterpret_cast<void*>(given.setter);
+    const bool setter_is_function = (given.flags & FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION) != 0;
+    if (setter_is_function && setter != nullptr) {
+      RequireFunction(static_cast<TVMFFIObject*>(setter), entry, name, "setter");
+    }
+    const bool has_default = (given.flags & kTVMFFIFieldFlagBitMaskHasDefault) != 0;
+    if (has_default && (given.flags & FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY)) {
+      const TVMFFIAny& factory = given.FFIJIT_FIELD_DEFAULT;
+      if (factory.type_index < kTVMFFIStaticObjectBegin) {
+        throw Error("TypeError", std::string(kFunc) + ": the default factory of field `" +
+                                     Excerpt(std::string(name)) + "` of type `" +
+                                     Excerpt(entry.key) + "` must be a function, not `" +
+                                     TypeIndexToKeyOrNumber(factory.type_index) + "`");
+      }
+      RequireFunction(factory.v_obj, entry, name, "default factory");
+    }
+    field.doc = CopyString(entry, given.doc, kFunc, "doc", true);
     field.FFIJIT_MEMBER_METADATA =
-        CopyString(entry, given.FFIJIT_MEMBER_METADATA, "TVMFFITypeRegisterField", "type_schema", true);
+        CopyString(entry, given.FFIJIT_MEMBER_METADATA, kFunc, "metadata", true);
     field.FFIJIT_FIELD_DEFAULT = NoneAny();
-    if (given.flags & kTVMFFIFieldFlagBitMaskHasDefault) {
-      internal::CopyToOwned(given.FFIJIT_FIELD_DEFAULT, &field.FFIJIT_FIELD_DEFAULT);  // kept forever
+    if (has_default) {  // an owned copy, kept forever
+      internal::CopyToOwned(given.FFIJIT_FIELD_DEFAULT, &field.FFIJIT_FIELD_DEFAULT);
+    }
+    if (setter_is_function && setter != nullptr) {
+      details::IncRef(static_cast<TVMFFIObject*>(setter));  // kept forever, like the default
     }
     Publish(entry.fields, field, &entry.info.fields, &entry.info.num_fields);
   }
@@ -194,8 +236,8 @@ class TypeTable {
     TypeEntry& entry = MutableLocked(index, "TVMFFITypeRegisterMethod");
     method.name = CopyString(entry, given.name, "TVMFFITypeRegisterMethod", "name", false);
     method.doc = CopyString(entry, given.doc, "TVMFFITypeRegisterMethod", "doc", true);
-    method.FFIJIT_MEMBER_METADATA =
-        CopyString(entry, given.FFIJIT_MEMBER_METADATA, "TVMFFITypeRegisterMethod", "type_schema", true);
+    method.FFIJIT_MEMBER_METADATA = CopyString(entry, given.FFIJIT_MEMBER_METADATA,
+                                               "TVMFFITypeRegisterMethod", "type_schema", true);
     internal::CopyToOwned(given.method, &method.method);  // kept forever
     Publish(entry.methods, method, &entry.info.methods, &entry.info.num_methods);
   }
@@ -234,7 +276,10 @@ class TypeTable {
     if (slot >= column.values.size()) column.values.Resize(slot + 1, NoneAny());
     column.values.Replace(slot, owned);
     __atomic_store_n(&column.column.data, column.values.data(), __ATOMIC_RELEASE);
-    __atomic_store_n(&column.column.size, column.values.size(), __ATOMIC_RELEASE);
+    // size_t at e98b94e1, int32_t at v0.1.13 (indices stay below kMaxTypes either way).
+    using ColumnSize = decltype(column.column.size);
+    __atomic_store_n(&column.column.size, static_cast<ColumnSize>(column.values.size()),
+                     __ATOMIC_RELEASE);
   }
 
   const TVMFFITypeAttrColumn* FindColumn(const std::string& name) const {
@@ -252,7 +297,8 @@ class TypeTable {
     unknown_.info.type_key_hash = std::hash<std::string_view>()(unknown_.key);
 
     std::lock_guard lock(mutex_);
-    // POD values: roots without child slots. ffijit also names index 7 (TVM FFI leaves it empty).
+    // POD values: roots without child slots. Index 7 has an entry at both revisions (TVM FFI
+    // e98b94e1 left it empty; v0.1.13 registers it too).
     const char* pod_keys[] = {"None",
                               "int",
                               "bool",
@@ -268,8 +314,10 @@ class TypeTable {
                               "ffi.SmallBytes"};
     for (int32_t i = 0; i <= kTVMFFISmallBytes; ++i) AllocLocked(pod_keys[i], i, 0, 0, false, -1);
     AllocLocked("ffi.Object", kTVMFFIObject, 0, 0, true, -1);
-    // Static objects: depth 1 under ffi.Object, no child slots, overflow allowed. ffijit also
-    // names index 74 (TVM FFI leaves it empty), the type of TVMFFIObjectCreateOpaque's objects.
+    // Static objects: depth 1 under ffi.Object, no child slots, overflow allowed. Index 74, the
+    // type of TVMFFIObjectCreateOpaque's objects, has an entry at both revisions (TVM FFI
+    // e98b94e1 left it empty). The revision's types after 74 follow (v0.1.13: 75-77); their
+    // metadata and members are registered by whoever implements them.
     const std::pair<const char*, int32_t> static_objects[] = {
         {"ffi.String", kTVMFFIStr},    {"ffi.Bytes", kTVMFFIBytes},
         {"ffi.Error", kTVMFFIError},   {"ffi.Function", kTVMFFIFunction},
@@ -279,6 +327,12 @@ class TypeTable {
     for (const auto& [key, index] : static_objects) {
       AllocLocked(key, index, 1, 0, true, kTVMFFIObject);
     }
+#define FFIJIT_ALLOC_STATIC_OBJECT(index, key) AllocLocked(key, index, 1, 0, true, kTVMFFIObject);
+    FFIJIT_TVM_FFI_ABI_STATIC_TYPE_KEYS_AFTER_74(FFIJIT_ALLOC_STATIC_OBJECT)
+#undef FFIJIT_ALLOC_STATIC_OBJECT
+#define FFIJIT_CREATE_COLUMN(name) ColumnLocked(name);
+    FFIJIT_TVM_FFI_BUILTIN_ATTR_COLUMNS(FFIJIT_CREATE_COLUMN)
+#undef FFIJIT_CREATE_COLUMN
     SetStaticMetadataLocked(kTVMFFIObject, 24);
     SetStaticMetadataLocked(kTVMFFIModule, 48);
     TypeEntry& module = MutableLocked(kTVMFFIModule, "TypeTable");
@@ -288,7 +342,7 @@ class TypeTable {
     imports.alignment = alignof(void*);
     imports.offset = sizeof(TVMFFIObject);
     imports.getter = ModuleImportsGetter;
-    imports.setter = ModuleImportsSetter;
+    imports.setter = reinterpret_cast<decltype(imports.setter)>(&ModuleImportsSetter);
     imports.FFIJIT_FIELD_DEFAULT = NoneAny();
     imports.field_static_type_index = kTVMFFIArray;
     Publish(module.fields, imports, &module.info.fields, &module.info.num_fields);
@@ -406,14 +460,36 @@ class TypeTable {
     entry->info.type_index = index;
     entry->info.type_depth = depth;
     entry->info.type_key = TVMFFIByteArray{entry->key.c_str(), entry->key.size()};
-    entry->info.FFIJIT_TYPE_ANCESTORS = entry->ancestors.empty() ? nullptr : entry->ancestors.data();
+    entry->info.FFIJIT_TYPE_ANCESTORS =
+        entry->ancestors.empty() ? nullptr : entry->ancestors.data();
     entry->info.type_key_hash = std::hash<std::string_view>()(entry->key);
     by_key_[key] = index;
     entries_[index].store(entry.release(), std::memory_order_release);  // never freed
     return index;
   }
 
-  TypeEntry* Mutable(int32_t index) const noexcept { return const_cast<TypeEntry*>(Find(index)); }
+  TypeEntry* Mutable(int32_t index) const noexcept {
+    return const_cast<TypeEntry*>(Find(index));
+  }
+
+  // The key of `index`, or the number when nothing is registered there (for messages).
+  std::string TypeIndexToKeyOrNumber(int32_t index) const {
+    const TypeEntry* entry = Find(index);
+    return entry == nullptr ? "type index " + std::to_string(index) : entry->key;
+  }
+
+  // Throws a TypeError unless `object` (non-NULL) is a Function; `role` names it in the message.
+  void RequireFunction(const TVMFFIObject* object, const TypeEntry& entry, std::string_view field,
+                       const char* role) const {
+    if (object == nullptr || object->type_index != kTVMFFIFunction) {
+      throw Error("TypeError",
+                  std::string("TVMFFITypeRegisterField: the ") + role + " of field `" +
+                      Excerpt(std::string(field)) + "` of type `" + Excerpt(entry.key) +
+                      "` must be a function, not " +
+                      (object == nullptr ? std::string("NULL")
+                                         : "`" + TypeIndexToKeyOrNumber(object->type_index) + "`"));
+    }
+  }
 
   TypeEntry& MutableLocked(int32_t index, const char* func) {
     return const_cast<TypeEntry&>(Require(index, func));

@@ -1,8 +1,10 @@
 // Test helpers over raw TVMFFIAny values: building malformed ones (a tag with any object, a small
-// string that claims any length) and printing results comparably across executors.
+// string that claims any length, an Array whose element store lies) and printing results
+// comparably across executors.
 #ifndef FFIJIT_TESTS_ANY_FIXTURES_H_
 #define FFIJIT_TESTS_ANY_FIXTURES_H_
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -28,6 +30,42 @@ inline TVMFFIAny SmallStr(const char* text, uint32_t claimed_length) {
   a.small_str_len = claimed_length;
   return a;
 }
+
+// An Array whose element store (data, size, capacity, data_deleter at object +24) a test rewrites
+// at will, as a forged or foreign Array would present it. The store the Array was made with is put
+// back before the last reference goes, so the Array's deleter releases what it really holds.
+class ForgedArray {
+ public:
+  // An Array of the Ints first, first + 1, ..., made the ordinary way.
+  explicit ForgedArray(int64_t size, int64_t first = 1) {
+    TVMFFIAny items[8] = {};
+    for (int64_t i = 0; i < size && i < 8; ++i) {
+      items[i].type_index = kTVMFFIInt;
+      items[i].v_int64 = first + i;
+    }
+    if (FFIJITArrayCreate(items, size < 8 ? size : 8, &handle_) != 0) handle_ = nullptr;
+    if (handle_ != nullptr) original_ = *cell();
+  }
+  ~ForgedArray() {
+    if (handle_ == nullptr) return;
+    *cell() = original_;
+    TVMFFIObjectDecRef(handle_);
+  }
+  ForgedArray(const ForgedArray&) = delete;
+  ForgedArray& operator=(const ForgedArray&) = delete;
+
+  FFIJITArrayCell* cell() const {
+    return reinterpret_cast<FFIJITArrayCell*>(static_cast<TVMFFIObject*>(handle_) + 1);
+  }
+  // Where an Array's elements live when it stores them itself (right after the cell).
+  TVMFFIAny* inline_items() const { return reinterpret_cast<TVMFFIAny*>(cell() + 1); }
+  // The packed value: tagged Array over this object.
+  TVMFFIAny any() const { return Tagged(kTVMFFIArray, static_cast<TVMFFIObject*>(handle_)); }
+
+ private:
+  TVMFFIObjectHandle handle_ = nullptr;
+  FFIJITArrayCell original_{};
+};
 
 // A result in comparable text: POD values as their 16 bytes, strings and bytes by content, Arrays
 // element by element, other objects by type.

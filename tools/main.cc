@@ -21,6 +21,13 @@ void PrintVersion(std::ostream& out) {
       << "): object header " << abi->object_header_size << " bytes, error cell "
       << abi->error_cell_size << " bytes, type info " << abi->type_info_size << " bytes, "
       << abi->num_functions << " C functions\n";
+#if FFIJIT_TVM_FFI_HAS_GET_VERSION
+  // What the loaded runtime answers TVM FFI's own version query with.
+  TVMFFIVersion version{};
+  TVMFFIGetVersion(&version);
+  out << "TVM FFI version " << version.major << "." << version.minor << "." << version.patch
+      << "\n";
+#endif
 }
 
 void PrintHelp(std::ostream& out) {

@@ -19,16 +19,6 @@ extern "C" {
 /*! An opaque device stream (a cudaStream_t, for instance); NULL is the default stream. */
 typedef void* TVMFFIStreamHandle;
 
-/*!
- * Allocates a tensor shaped like `prototype` (its data pointer is ignored) and stores a new
- * managed tensor in *out. Returns 0 on success; on failure calls SetError(error_ctx, kind, message)
- * and returns nonzero.
- */
-typedef int (*DLPackTensorAllocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
-                                     void* error_ctx,
-                                     void (*SetError)(void* error_ctx, const char* kind,
-                                                      const char* message));
-
 /* ---- Streams (one table per thread) ---- */
 /*!
  * Sets this thread's current stream for (device_type, device_id). If opt_out_original_stream is
@@ -40,7 +30,35 @@ FFIJIT_API int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id, TVMFFI
 /*! This thread's stream for (device_type, device_id); NULL when never set (or negative ids). */
 FFIJIT_API TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id);
 
-/* ---- Tensor allocator ---- */
+/* ---- Tensor allocator ----
+ * An allocator makes a tensor shaped like `prototype` (its data pointer is ignored) and stores a
+ * new managed tensor in *out. It returns 0 on success; on failure it calls
+ * SetError(error_ctx, kind, message) and returns nonzero. One allocator per thread, and one for
+ * the process that threads without their own use. The revisions name the type and the functions
+ * differently; the behaviour is the same. */
+#if FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR
+/*!
+ * Sets this thread's tensor allocator (NULL unsets it) and, when write_to_global_context is
+ * nonzero, the process-wide one too. If opt_out_original_allocator is not NULL it receives this
+ * thread's previous allocator.
+ */
+FFIJIT_API int TVMFFIEnvSetDLPackManagedTensorAllocator(
+    DLPackManagedTensorAllocator allocator, int write_to_global_context,
+    DLPackManagedTensorAllocator* opt_out_original_allocator);
+/*! This thread's allocator if set, else the process-wide one (which may be NULL). */
+FFIJIT_API DLPackManagedTensorAllocator TVMFFIEnvGetDLPackManagedTensorAllocator(void);
+/*!
+ * Allocates a tensor shaped like `prototype` with the current allocator and stores it in *out as
+ * a new Tensor (+1; the Tensor owns the allocator's managed tensor). No allocator is a
+ * RuntimeError; an allocator's failure is raised with the kind and message it reported.
+ */
+FFIJIT_API int TVMFFIEnvTensorAlloc(DLTensor* prototype, TVMFFIObjectHandle* out);
+#else
+/*! The allocator type (DLPack 1.2 later names it DLPackManagedTensorAllocator). */
+typedef int (*DLPackTensorAllocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
+                                     void* error_ctx,
+                                     void (*SetError)(void* error_ctx, const char* kind,
+                                                      const char* message));
 /*!
  * Sets this thread's tensor allocator (NULL unsets it) and, when write_to_global_context is
  * nonzero, the process-wide one too. If opt_out_original_allocator is not NULL it receives this
@@ -51,6 +69,7 @@ FFIJIT_API int TVMFFIEnvSetTensorAllocator(DLPackTensorAllocator allocator,
                                            DLPackTensorAllocator* opt_out_original_allocator);
 /*! This thread's allocator if set, else the process-wide one (which may be NULL). */
 FFIJIT_API DLPackTensorAllocator TVMFFIEnvGetTensorAllocator(void);
+#endif
 
 /* ---- Frontend signals ---- */
 /*!

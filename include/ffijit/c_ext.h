@@ -75,6 +75,15 @@ FFIJIT_API int FFIJITMapGet(TVMFFIObjectHandle map, const TVMFFIAny* key,
 FFIJIT_API int FFIJITMapItemAt(TVMFFIObjectHandle map, int64_t i, const TVMFFIAny** key,
                                const TVMFFIAny** value);
 FFIJIT_API int FFIJITShapeCreate(const int64_t* dims, size_t n, TVMFFIObjectHandle* out);
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+/*! A new List (TVM FFI 0.1's mutable sequence) holding copies of items[0..n): the Array's cell at
+ *  +24 over a separate ::operator new buffer that `data_deleter` frees (header code grows it). */
+FFIJIT_API int FFIJITListCreate(const TVMFFIAny* items, int64_t n, TVMFFIObjectHandle* out);
+/*! A new Dict (TVM FFI 0.1's mutable map, the Map layout); keys as in FFIJITMapCreate. The Map
+ *  functions above accept a Dict too. */
+FFIJIT_API int FFIJITDictCreate(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n,
+                                TVMFFIObjectHandle* out);
+#endif
 
 /* ---- Types ---- */
 /*!
@@ -123,6 +132,24 @@ FFIJIT_API int FFIJITTensorCreateEmpty(const int64_t* shape, int32_t ndim, DLDat
 FFIJIT_API int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name);
 /*! All registered global names, sorted, as a new Array of Strings. */
 FFIJIT_API int FFIJITFunctionListGlobals(TVMFFIObjectHandle* out);
+
+/* ---- Which TVM FFI ABI revision a module was built for ---- */
+/*!
+ * Refuses a module built for the other TVM FFI ABI revision, where its undefined symbols tell:
+ * `names[0..n)` are the symbols the module leaves undefined (its imports). When one of them is a C
+ * function that only the other revision exports (a v0.1 C++ module needs TVMFFIGetCustomAllocator
+ * and TVMFFIBacktrace, an e98b94e1 one TVMFFITraceback), returns -1 with a RuntimeError that names
+ * `module_name`, both revisions and the telling symbols; else 0. A module that touches none of
+ * those (a C module that never reaches into an object header) cannot be told apart.
+ */
+FFIJIT_API int FFIJITCheckModuleAbiSymbols(const char* module_name, const TVMFFIByteArray* names,
+                                           int32_t n);
+/*!
+ * FFIJITCheckModuleAbiSymbols on the undefined symbols of the ELF file at `path` (a shared
+ * library's dynamic symbols, a relocatable object's symbol table). A file that is not ELF, or not
+ * readable, passes (the loader reports it); a malformed ELF table is read only within its bounds.
+ */
+FFIJIT_API int FFIJITCheckModuleAbiFile(const char* path);
 
 /* ---- Library modules over a symbol source ---- */
 /*!

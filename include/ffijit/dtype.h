@@ -3,8 +3,9 @@
 // Strings follow TVM FFI's grammar: "float32", "bfloat16", "int8x4" (4 lanes), "float32xvscalex4"
 // (scalable), "int"/"float" (32 bits), "float8_e4m3fn" and the other sub-byte floats, "bool",
 // "handle", "" or "void"; devices "cpu", "cpu:0", "cuda:1". An unparsable string is a ValueError
-// that quotes it. ffijit's "bool" is DLPack's bool (code 6, 8 bits); TVM FFI's reads as uint1 —
-// both print as "bool".
+// that quotes it. "bool" is DLPack's bool (code 6, 8 bits) on both revisions. e98b94e1 also
+// prints uint1 as "bool"; v0.1.13 prints it "uint1" and reads the short aliases (i32, u8, f16,
+// bf16, fp8_/f8_, fp6_/f6_, fp4_/f4_) and "float4_e2m1fn_x2".
 #ifndef FFIJIT_DTYPE_H_
 #define FFIJIT_DTYPE_H_
 

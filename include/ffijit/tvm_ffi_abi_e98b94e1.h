@@ -25,15 +25,40 @@
 #define FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN 0
 /* header + DLTensor + cached shape/strides objects and a DLPack export cache */
 #define FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE 96
+#define FFIJIT_TVM_FFI_HAS_TENSOR_UNSAFE_VIEW 0
+/* TVMFFIEnv{Set,Get}TensorAllocator with the seed's DLPackTensorAllocator type */
+#define FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR 0
 #define FFIJIT_TVM_FFI_OPTIONAL_IS_ANY 0
 #define FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC 0
+/* tvm::ffi::Error is header-only (nothing exported) and its what() is the full traceback text. */
+#define FFIJIT_TVM_FFI_ERROR_CLASS_EXPORTED 0
+#define FFIJIT_TVM_FFI_ERROR_WHAT_IS_MESSAGE 0
+/* The extra C++ API has ReprPrint, Recursive{Eq,Lt,Le,Gt,Ge,Hash}, DeepCopy and
+ * VisitErrorContext::FindAccessPaths (and their ffi.* globals). */
+#define FFIJIT_TVM_FFI_HAS_DATACLASS_API 0
 #define FFIJIT_TVM_FFI_DTYPE_BOOL_IS_DLBOOL 0
 #define FFIJIT_DLPACK_MAJOR 1
 #define FFIJIT_DLPACK_MINOR 0
 #define FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS 1
+/* No List (75) or Dict (76) types, and none of their globals. */
+#define FFIJIT_TVM_FFI_HAS_LIST_DICT 0
+/* TVMFFIObjectDecRef(NULL) is an error (ffijit raises ValueError where TVM FFI crashed). */
+#define FFIJIT_TVM_FFI_DECREF_NULL_IS_NOOP 0
+/* The C API has TVMFFIGetVersion and TVMFFIHandleInitOnce/DeinitOnce. */
+#define FFIJIT_TVM_FFI_HAS_GET_VERSION 0
+#define FFIJIT_TVM_FFI_HAS_HANDLE_INIT_ONCE 0
 
 /* No static object types after ffi.OpaquePyObject (74). */
 #define FFIJIT_TVM_FFI_ABI_STATIC_TYPES_AFTER_74
+#define FFIJIT_TVM_FFI_ABI_STATIC_TYPE_KEYS_AFTER_74(X)
+/* parent_type_index -2 is no query mode: TVMFFITypeGetOrAllocIndex rejects it (ValueError). */
+#define FFIJIT_TVM_FFI_HAS_TYPE_INDEX_QUERY 0
+/* A second field of the same name on one type replaces the first (a reloaded module). */
+#define FFIJIT_TVM_FFI_REJECTS_DUPLICATE_FIELDS 0
+
+/* The type-attribute columns the runtime creates at start-up: none at this revision (header code
+ * creates what it reads). */
+#define FFIJIT_TVM_FFI_BUILTIN_ATTR_COLUMNS(X)
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,6 +154,12 @@ typedef struct {
   size_t size;
 } TVMFFITypeAttrColumn;
 
+/*! The entry of `type_index` in `column`, or NULL when it is absent (read as header code does). */
+static inline const TVMFFIAny* FFIJITTypeAttrColumnEntry(const TVMFFITypeAttrColumn* column,
+                                                         int32_t type_index) {
+  return type_index >= 0 && (size_t)type_index < column->size ? &column->data[type_index] : NULL;
+}
+
 /*! A type-table entry. `type_acenstors` (spelled as in TVM FFI) has `type_depth` entries: [0] is
  *  ffi.Object, [type_depth - 1] the parent. `fields`/`methods` list the type's own members. */
 #ifdef __cplusplus
@@ -192,18 +223,31 @@ typedef struct TVMFFITypeInfo {
   X(TVMFFITypeGetOrAllocIndex)             \
   X(TVMFFIGetTypeInfo)
 #define FFIJIT_TVM_FFI_NUM_C_API_FUNCTIONS 30
-/* The C functions the other revision exports and this one must not (checked by tests). */
-#define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(X) \
-  X(TVMFFIBacktrace)                        \
-  X(TVMFFIGetCustomAllocator)               \
-  X(TVMFFIGetVersion)                       \
-  X(TVMFFIEnvTensorAlloc)
+/* The C functions the other revision exports and this one must not (checked by tests; a module
+ * that needs one was built for that revision). */
+#define FFIJIT_TVM_FFI_OTHER_ABI_NAME "v0.1.13"
+#define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(X)         \
+  X(TVMFFIBacktrace)                                \
+  X(TVMFFIGetCustomAllocator)                       \
+  X(TVMFFISetCustomAllocator)                       \
+  X(TVMFFIGetVersion)                               \
+  X(TVMFFIErrorCreateWithCauseAndExtraContext)      \
+  X(TVMFFIErrorSetRaisedFromCStrParts)              \
+  X(TVMFFITensorCreateUnsafeView)                   \
+  X(TVMFFIHandleInitOnce)                           \
+  X(TVMFFIHandleDeinitOnce)                         \
+  X(TVMFFIEnvTensorAlloc)                           \
+  X(TVMFFIEnvGetDLPackManagedTensorAllocator)       \
+  X(TVMFFIEnvSetDLPackManagedTensorAllocator)
 
 /* ---- Member names that differ between revisions, for code that builds on both ---- */
 #define FFIJIT_TYPE_ANCESTORS type_acenstors
 #define FFIJIT_MEMBER_METADATA type_schema /* TVMFFIFieldInfo / TVMFFIMethodInfo schema text */
 #define FFIJIT_FIELD_DEFAULT default_value
 #define FFIJIT_ERROR_BACKTRACE traceback
+/* Field flag bits only the other revision has (setter Function objects, default factories). */
+#define FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION 0
+#define FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY 0
 
 /* ---- The C functions whose prototypes belong to this revision ---- */
 #ifdef __cplusplus
@@ -228,6 +272,11 @@ static inline void FFIJITHeaderInit(struct TVMFFIObject* obj, int32_t type_index
   obj->weak_ref_count = 1;
   obj->strong_ref_count = 1;
   obj->deleter = deleter;
+}
+/*! Sets the counts of a header that is not shared yet (objects built on the stack, in tests). */
+static inline void FFIJITHeaderSetCounts(struct TVMFFIObject* obj, uint32_t strong, uint32_t weak) {
+  obj->strong_ref_count = strong;
+  obj->weak_ref_count = weak;
 }
 static inline uint64_t FFIJITHeaderStrongCount(const struct TVMFFIObject* obj) {
   return __atomic_load_n(&obj->strong_ref_count, __ATOMIC_ACQUIRE);

@@ -17,7 +17,7 @@
 
 /* ---- Identity of this revision ---- */
 #define FFIJIT_TVM_FFI_ABI_NAME "v0.1.13"
-#define FFIJIT_TVM_FFI_ABI_COMMIT "v0.1.13"
+#define FFIJIT_TVM_FFI_ABI_COMMIT "ff7e3d4f6ece3ffcf48b7111932fd7b6bd77db5d" /* tag v0.1.13 */
 #define FFIJIT_TVM_FFI_ABI_VERSION_TEXT "0.1.13"
 #define TVM_FFI_VERSION_MAJOR 0
 #define TVM_FFI_VERSION_MINOR 1
@@ -31,10 +31,21 @@
 #define FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN 1
 /* The Tensor object is header + DLTensor (72 bytes), with no cached shape objects or export. */
 #define FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE 72
+/* TVMFFITensorCreateUnsafeView exists. */
+#define FFIJIT_TVM_FFI_HAS_TENSOR_UNSAFE_VIEW 1
+/* The env allocator API is TVMFFIEnv{Set,Get}DLPackManagedTensorAllocator + TVMFFIEnvTensorAlloc. */
+#define FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR 1
 /* Optional<ObjectRef> and Variant are 16-byte Any cells in header code. */
 #define FFIJIT_TVM_FFI_OPTIONAL_IS_ANY 1
 /* ModuleObj has GetFunctionDoc at virtual slot 4. */
 #define FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC 1
+/* tvm::ffi::Error is exported (vtable, typeinfo, typeinfo name) and its what() is the message
+ * alone (the traceback text is FullMessage()). */
+#define FFIJIT_TVM_FFI_ERROR_CLASS_EXPORTED 1
+#define FFIJIT_TVM_FFI_ERROR_WHAT_IS_MESSAGE 1
+/* The extra C++ API has ReprPrint, Recursive{Eq,Lt,Le,Gt,Ge,Hash}, DeepCopy and
+ * VisitErrorContext::FindAccessPaths (and their ffi.* globals). */
+#define FFIJIT_TVM_FFI_HAS_DATACLASS_API 1
 /* "bool" names {kDLBool, 8, 1}; short aliases (i32, f16, ...) parse. */
 #define FFIJIT_TVM_FFI_DTYPE_BOOL_IS_DLBOOL 1
 /* The DLPack version stamped into exported versioned tensors. */
@@ -42,10 +53,35 @@
 #define FFIJIT_DLPACK_MINOR 3
 /* The library registers no testing.* globals (libtvm_ffi_testing.so does). */
 #define FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS 0
+/* List (75) and Dict (76) exist, with their ffi.List* / ffi.Dict* globals (and ffi.ArrayContains,
+ * ffi.MapGetItemOrMissing, ffi.GetInvalidObject, ffi.ContainerFindFirstNonCPUDevice). */
+#define FFIJIT_TVM_FFI_HAS_LIST_DICT 1
+/* TVMFFIObjectDecRef(NULL) is a no-op returning 0 (the seed crashed; ffijit raised ValueError). */
+#define FFIJIT_TVM_FFI_DECREF_NULL_IS_NOOP 1
+/* The C API has TVMFFIGetVersion and TVMFFIHandleInitOnce/DeinitOnce. */
+#define FFIJIT_TVM_FFI_HAS_GET_VERSION 1
+#define FFIJIT_TVM_FFI_HAS_HANDLE_INIT_ONCE 1
 
 /* The static object types after ffi.OpaquePyObject (74), as enumerators of TVMFFITypeIndex. */
 #define FFIJIT_TVM_FFI_ABI_STATIC_TYPES_AFTER_74 \
   kTVMFFIList = 75, kTVMFFIDict = 76, kTVMFFIVisitInterrupt = 77,
+/* Their type keys, as X(index, key): the runtime gives each a type-table entry. */
+#define FFIJIT_TVM_FFI_ABI_STATIC_TYPE_KEYS_AFTER_74(X) \
+  X(kTVMFFIList, "ffi.List")                             \
+  X(kTVMFFIDict, "ffi.Dict")                             \
+  X(kTVMFFIVisitInterrupt, "ffi.VisitInterrupt")
+/* TVMFFITypeGetOrAllocIndex with parent_type_index -2 only looks the key up (-2 when unknown). */
+#define FFIJIT_TVM_FFI_HAS_TYPE_INDEX_QUERY 1
+/* TVMFFITypeRegisterField rejects a second field of the same name on one type. */
+#define FFIJIT_TVM_FFI_REJECTS_DUPLICATE_FIELDS 1
+
+/* The type-attribute columns the runtime creates at start-up (empty): header code looks them up by
+ * name during static initialisation (EnumDef needs __ffi_enum__) and fails on a missing one. */
+#define FFIJIT_TVM_FFI_BUILTIN_ATTR_COLUMNS(X)                                             \
+  X("__ffi_enum__") X("__any_hash__") X("__any_equal__") X("__s_equal__") X("__s_hash__") \
+  X("__ffi_shallow_copy__") X("__ffi_repr__") X("__ffi_hash__") X("__ffi_eq__")           \
+  X("__ffi_compare__") X("__ffi_new__") X("__ffi_init__") X("__data_to_json__")           \
+  X("__data_from_json__") X("__s_visit__")
 
 #ifdef __cplusplus
 extern "C" {
@@ -200,6 +236,13 @@ typedef struct {
   int32_t begin_index;
 } TVMFFITypeAttrColumn;
 
+/*! The entry of `type_index` in `column`, or NULL when it is absent (read as header code does). */
+static inline const TVMFFIAny* FFIJITTypeAttrColumnEntry(const TVMFFITypeAttrColumn* column,
+                                                         int32_t type_index) {
+  const int64_t offset = (int64_t)type_index - column->begin_index;
+  return offset >= 0 && offset < column->size ? &column->data[offset] : NULL;
+}
+
 /*! A type-table entry. `type_ancestors` has `type_depth` entries: [0] is ffi.Object,
  *  [type_depth - 1] the parent. `fields`/`methods` list the type's own members. */
 #ifdef __cplusplus
@@ -228,6 +271,9 @@ typedef struct TVMFFITypeInfo {
 #define FFIJIT_MEMBER_METADATA metadata /* TVMFFIFieldInfo / TVMFFIMethodInfo schema text */
 #define FFIJIT_FIELD_DEFAULT default_value_or_factory
 #define FFIJIT_ERROR_BACKTRACE backtrace
+/* Field flag bits only this revision has (0 on the other, so tests of them are false there). */
+#define FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION kTVMFFIFieldFlagBitSetterIsFunctionObj
+#define FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY kTVMFFIFieldFlagBitMaskDefaultFromFactory
 
 /* ---- The C functions whose prototypes belong to this revision ---- */
 
@@ -275,6 +321,10 @@ static inline void FFIJITHeaderInit(struct TVMFFIObject* obj, int32_t type_index
   obj->type_index = type_index;
   obj->__padding = 0;
   obj->deleter = deleter;
+}
+/*! Sets the counts of a header that is not shared yet (objects built on the stack, in tests). */
+static inline void FFIJITHeaderSetCounts(struct TVMFFIObject* obj, uint32_t strong, uint32_t weak) {
+  obj->combined_ref_count = ((uint64_t)weak << 32) | strong;
 }
 static inline uint64_t FFIJITHeaderStrongCount(const struct TVMFFIObject* obj) {
   return __atomic_load_n(&obj->combined_ref_count, __ATOMIC_ACQUIRE) & 0xFFFFFFFFu;
@@ -363,7 +413,9 @@ static inline int FFIJITHeaderTryPromoteWeak(struct TVMFFIObject* obj) {
   X(TVMFFIHandleInitOnce)                         \
   X(TVMFFIHandleDeinitOnce)
 #define FFIJIT_TVM_FFI_NUM_C_API_FUNCTIONS 38
-/* The C functions the other revision exports and this one must not (checked by tests). */
+/* The C functions the other revision exports and this one must not (checked by tests; a module
+ * that needs one was built for that revision). */
+#define FFIJIT_TVM_FFI_OTHER_ABI_NAME "e98b94e1"
 #define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(X) \
   X(TVMFFITraceback)                        \
   X(TVMFFIEnvGetTensorAllocator)            \

@@ -224,6 +224,12 @@ void Invoke(details::NativeCallbackState* state, const uint64_t* words, uint64_t
                     details::AnyTypeName(result.any) + "`");
   }
   const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(result.any.v_obj + 1);
+  // Its elements are read through `data`: the store must hold together first.
+  if (const ArrayStoreDefect defect = FindArrayStoreDefect(result.any.v_obj);
+      defect != ArrayStoreDefect::kNone) {
+    throw ValueError("Callback `" + plan.declaration + "` returned a malformed Array of results: " +
+                     ArrayStoreDefectText(result.any, defect));
+  }
   if (cell->size != static_cast<int64_t>(num_results)) {
     throw ValueError("Callback `" + plan.declaration + "` must return " +
                      std::to_string(num_results) + " results, got an Array of " +

@@ -569,12 +569,43 @@ void ModuleState::RebindContext() {
   if (object_ != nullptr) CheckCall(FFIJITLibraryModuleBindContext(object_));
 }
 
+// Refuses an object built for the other TVM FFI ABI revision (FFIJITCheckModuleAbiSymbols): its
+// undefined symbols tell. IR is checked here too, as the object it compiles to.
+static void CheckAbiRevision(llvm::MemoryBufferRef buffer, const std::string& file) {
+  auto object = llvm::object::ObjectFile::createObjectFile(buffer);
+  if (!object) {
+    llvm::consumeError(object.takeError());
+    return;  // CheckObject accepted it; JITLink reports what it cannot read
+  }
+  std::vector<std::string> undefined;
+  for (const llvm::object::SymbolRef& symbol : (*object)->symbols()) {
+    auto flags = symbol.getFlags();
+    if (!flags) {
+      llvm::consumeError(flags.takeError());
+      continue;
+    }
+    if (!(*flags & llvm::object::SymbolRef::SF_Undefined)) continue;
+    auto name = symbol.getName();
+    if (!name) {
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    undefined.push_back(name->str());
+  }
+  std::vector<TVMFFIByteArray> names;
+  names.reserve(undefined.size());
+  for (const std::string& name : undefined) names.push_back({name.data(), name.size()});
+  CheckCall(FFIJITCheckModuleAbiSymbols(file.c_str(), names.data(),
+                                        static_cast<int32_t>(names.size())));
+}
+
 void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
   std::lock_guard lock(mutex_);
   ModuleJit& jit = ModuleJit::Get();
   auto buffer =
       llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(bytes.data(), bytes.size()), file);
   CheckObject(buffer->getMemBufferRef(), file, jit.triple());
+  CheckAbiRevision(buffer->getMemBufferRef(), file);
   ReportCapture capture;
   auto interface = llvm::orc::getObjectFileInterface(jit.session(), buffer->getMemBufferRef());
   if (!interface) {

@@ -2,15 +2,17 @@
 // registration in the type table while the runtime loads, their reflected fields, and the
 // constructors the structural comparison uses to report where two values first differ.
 //
-// Facts from TVM FFI e98b94e1's public headers: both types are final subclasses of ffi.Object
-// (no child slots), structural kind ConstTreeNode, fields `kind`/`key` and `parent`/`step`/`depth`
-// in that order and at those offsets. Header code constructs and reads them inline; objects made
+// Facts from TVM FFI's public headers (e98b94e1 and v0.1.13): both types are final subclasses of
+// ffi.Object (no child slots), structural kind ConstTreeNode, fields `kind`/`key` and
+// `parent`/`step`/`depth` in that order and at the offsets access_path.h gives (parent and step
+// are Optional members, whose size is the revision's). Header code constructs and reads them inline; objects made
 // there and here are interchangeable because only the layout and the type index are shared.
 #include "access_path.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "../internal.h"
 
@@ -22,18 +24,50 @@ struct AccessStepLayout {
   int32_t kind;
   TVMFFIAny key;
 };
+// An Optional<ObjectRef> member: a TVMFFIAny (None when empty) on v0.1.13, a nullable object
+// pointer on e98b94e1.
+#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+using OptionalSlot = TVMFFIAny;
+TVMFFIObject* SlotObject(const OptionalSlot& slot) {
+  return slot.type_index >= kTVMFFIStaticObjectBegin ? slot.v_obj : nullptr;
+}
+// Stores `owned` (one reference, or NULL) and returns the previous object (its reference).
+TVMFFIObject* ExchangeSlot(OptionalSlot* slot, TVMFFIObject* owned) {
+  TVMFFIObject* old = SlotObject(*slot);
+  *slot = TVMFFIAny{};
+  if (owned != nullptr) {
+    slot->type_index = owned->type_index;
+    slot->v_obj = owned;
+  }
+  return old;
+}
+constexpr size_t kAccessPathSize = 64;
+#else
+using OptionalSlot = TVMFFIObject*;
+TVMFFIObject* SlotObject(const OptionalSlot& slot) {
+  return slot;
+}
+TVMFFIObject* ExchangeSlot(OptionalSlot* slot, TVMFFIObject* owned) {
+  return std::exchange(*slot, owned);
+}
+constexpr size_t kAccessPathSize = 48;
+#endif
+
 struct AccessPathLayout {
   TVMFFIObject header;
-  TVMFFIObject* parent;  // an AccessPath, or NULL at the root
-  TVMFFIObject* step;    // an AccessStep, or NULL at the root
+  OptionalSlot parent;  // an AccessPath, or empty at the root
+  OptionalSlot step;    // an AccessStep, or empty at the root
   int32_t depth;
 };
 static_assert(offsetof(AccessStepLayout, kind) == 24 && offsetof(AccessStepLayout, key) == 32 &&
                   sizeof(AccessStepLayout) == 48,
               "AccessStepObj layout");
-static_assert(offsetof(AccessPathLayout, parent) == 24 && offsetof(AccessPathLayout, step) == 32 &&
-                  offsetof(AccessPathLayout, depth) == 40 && sizeof(AccessPathLayout) == 48,
-              "AccessPathObj layout");
+static_assert(offsetof(AccessPathLayout, parent) == 24 &&
+                  offsetof(AccessPathLayout, step) == 24 + sizeof(OptionalSlot) &&
+                  offsetof(AccessPathLayout, depth) == 24 + 2 * sizeof(OptionalSlot) &&
+                  sizeof(AccessPathLayout) == kAccessPathSize,
+              "AccessPathObj layout: parent@24, step@32, depth@40 (48 B) on e98b94e1; parent@24, "
+              "step@40, depth@56 (64 B) on v0.1.13");
 
 constexpr char kStepKey[] = "ffi.reflection.AccessStep";
 constexpr char kPathKey[] = "ffi.reflection.AccessPath";
@@ -47,8 +81,8 @@ void StepDeleter(void* self, int flags) {
 void PathDeleter(void* self, int flags) {
   auto* path = static_cast<AccessPathLayout*>(self);
   if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
-    if (path->parent != nullptr) details::DecRef(std::exchange(path->parent, nullptr));
-    if (path->step != nullptr) details::DecRef(std::exchange(path->step, nullptr));
+    if (TVMFFIObject* parent = ExchangeSlot(&path->parent, nullptr)) details::DecRef(parent);
+    if (TVMFFIObject* step = ExchangeSlot(&path->step, nullptr)) details::DecRef(step);
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(self);
 }
@@ -99,7 +133,7 @@ int SetAny(void* field, const TVMFFIAny* value) {
 }
 
 int GetObject(void* field, TVMFFIAny* result) {
-  TVMFFIObject* obj = *static_cast<TVMFFIObject**>(field);
+  TVMFFIObject* obj = SlotObject(*static_cast<OptionalSlot*>(field));
   *result = TVMFFIAny{};
   if (obj != nullptr) {
     details::IncRef(obj);
@@ -118,10 +152,9 @@ int SetObjectOf(void* field, const TVMFFIAny* value, int32_t type_index, const c
                                TypeIndexToKey(value->type_index) + "`");
     return -1;
   }
-  auto** slot = static_cast<TVMFFIObject**>(field);
   TVMFFIObject* next = value->type_index == kTVMFFINone ? nullptr : value->v_obj;
   if (next != nullptr) details::IncRef(next);
-  TVMFFIObject* old = std::exchange(*slot, next);
+  TVMFFIObject* old = ExchangeSlot(static_cast<OptionalSlot*>(field), next);
   if (old != nullptr) details::DecRef(old);
   return 0;
 }
@@ -153,15 +186,15 @@ void AddField(int32_t type_index, const char* name, int64_t offset, int64_t size
   info.alignment = size >= 8 ? 8 : size;
   info.offset = offset;
   info.getter = getter;
-  info.setter = setter;
+  info.setter = reinterpret_cast<decltype(info.setter)>(setter);  // a void* at v0.1.13
   info.field_static_type_index = static_type_index;
   CheckCall(TVMFFITypeRegisterField(type_index, &info));
 }
 
-void AddMetadata(int32_t type_index, TVMFFIObjectCreator creator) {
+void AddMetadata(int32_t type_index, TVMFFIObjectCreator creator, int32_t total_size) {
   TVMFFITypeMetadata metadata{};
   metadata.creator = creator;
-  metadata.total_size = 48;
+  metadata.total_size = total_size;
   metadata.structural_eq_hash_kind = kTVMFFISEqHashKindConstTreeNode;
   CheckCall(TVMFFITypeRegisterMetadata(type_index, &metadata));
 }
@@ -182,12 +215,13 @@ struct Registration {
     path = AllocIndex(kPathKey);
     AddField(step, "kind", offsetof(AccessStepLayout, kind), 4, kTVMFFIInt, GetInt32, SetKind);
     AddField(step, "key", offsetof(AccessStepLayout, key), 16, kTVMFFIAny, GetAny, SetAny);
-    AddMetadata(step, CreateStep);
-    AddField(path, "parent", offsetof(AccessPathLayout, parent), 8, kTVMFFIAny, GetObject,
-             SetParent);
-    AddField(path, "step", offsetof(AccessPathLayout, step), 8, kTVMFFIAny, GetObject, SetStep);
+    AddMetadata(step, CreateStep, sizeof(AccessStepLayout));
+    AddField(path, "parent", offsetof(AccessPathLayout, parent), sizeof(OptionalSlot), kTVMFFIAny,
+             GetObject, SetParent);
+    AddField(path, "step", offsetof(AccessPathLayout, step), sizeof(OptionalSlot), kTVMFFIAny,
+             GetObject, SetStep);
     AddField(path, "depth", offsetof(AccessPathLayout, depth), 4, kTVMFFIInt, GetInt32, SetDepth);
-    AddMetadata(path, CreatePath);
+    AddMetadata(path, CreatePath, sizeof(AccessPathLayout));
   }
 };
 
@@ -232,8 +266,8 @@ ObjectPtr<> ExtendAccessPath(const ObjectPtr<>& parent, const ObjectPtr<>& step)
   auto* path = reinterpret_cast<AccessPathLayout*>(
       AllocObject(sizeof(AccessPathLayout), AccessPathTypeIndex(), PathDeleter));
   ObjectPtr<> owned = ObjectPtr<>::Adopt(&path->header);
-  path->parent = ObjectPtr<>(parent).release();
-  path->step = ObjectPtr<>(step).release();
+  ExchangeSlot(&path->parent, ObjectPtr<>(parent).release());
+  ExchangeSlot(&path->step, ObjectPtr<>(step).release());
   path->depth = reinterpret_cast<const AccessPathLayout*>(parent.get())->depth + 1;
   return owned;
 }

@@ -1,11 +1,13 @@
-// The reflection access paths of TVM FFI (apache/tvm-ffi e98b94e1, include/tvm/ffi/reflection/
+// The reflection access paths of TVM FFI (apache/tvm-ffi, include/tvm/ffi/reflection/
 // access_path.h): the types `ffi.reflection.AccessStep` and `ffi.reflection.AccessPath`, which
 // StructuralEqual::GetFirstMismatch returns and header-compiled code reads inline.
 //
 // The runtime registers both types (fields, ConstTreeNode structural kind, a creator) while it
 // loads, so code compiled from the headers finds them under their keys; objects made here have the
-// layout that code reads: AccessStep {int32 kind @24, Any key @32}, AccessPath {parent @24, step
-// @32, int32 depth @40} (offsets from the object header, 48 bytes each).
+// layout that code reads (offsets from the object header): AccessStep {int32 kind @24, Any key
+// @32}, 48 bytes; AccessPath {Optional parent @24, Optional step, int32 depth}: on e98b94e1 the
+// Optionals are object pointers (step @32, depth @40, 48 bytes), on v0.1.13 16-byte Any cells
+// (step @40, depth @56, 64 bytes).
 #ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_ACCESS_PATH_H_
 #define FFIJIT_RUNTIME_TVM_FFI_CXX_ACCESS_PATH_H_
 

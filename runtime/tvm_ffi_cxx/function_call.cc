@@ -24,10 +24,7 @@ namespace {
     // NULL error here, so give it a real one.
     const std::string message =
         "a function returned " + std::to_string(status) + " without raising an error";
-    TVMFFIByteArray kind{"RuntimeError", 12};
-    TVMFFIByteArray text{message.data(), message.size()};
-    TVMFFIByteArray traceback{"", 0};
-    error = TVMFFIErrorCreate(&kind, &text, &traceback);
+    error = ffijit::Error("RuntimeError", message).ToObject();
   }
   throw tvm::ffi::Error(static_cast<TVMFFIObject*>(error));
 }

@@ -1,7 +1,7 @@
 // JSON text <-> values, as TVM FFI's C++ API `tvm::ffi::json::Parse` / `json::Stringify` and the
-// globals `ffi.json.Parse` / `ffi.json.Stringify` (apache/tvm-ffi e98b94e1, include/tvm/ffi/extra/
-// json.h). Objects become Maps (insertion-ordered, a repeated key keeps its first position and
-// its last value), arrays Arrays; integers without a fraction or exponent are Int, other numbers
+// globals `ffi.json.Parse` / `ffi.json.Stringify` (apache/tvm-ffi e98b94e1 and v0.1.13,
+// include/tvm/ffi/extra/json.h). Objects become Maps (insertion-ordered, a repeated key keeps its
+// first position and its last value), arrays Arrays; integers without a fraction or exponent are Int, other numbers
 // Float; NaN, Infinity and -Infinity are accepted and written. Syntax errors read like Python's
 // json module ("Expecting value: line 1 column 1 (char 0)"), which that version's tests check.
 // Hand-written rather than nlohmann-based: the error texts and positions must match exactly, and
@@ -581,9 +581,15 @@ Any Parse(const String& json_str, String* error_msg) {
   });
 }
 
+// v0.1.13 takes the indent by const reference, e98b94e1 by value (two mangled names; shims.h).
+#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+String Stringify(const Any& value, const Optional<int>& indent) {
+#else
 String Stringify(const Any& value, Optional<int> indent) {
+#endif
   return ffijit::internal::WithTvmErrors([&] {
-    std::string text = ffijit::StringifyValue(value.data_, indent.has_value ? indent.value : 0);
+    std::string text =
+        ffijit::StringifyValue(value.data_, indent.has_value() ? indent.value() : 0);
     String result;
     ffijit::internal::MakeOwnedBytes(true, text.data(), text.size(), &result.data_);
     return result;

@@ -402,14 +402,11 @@ class Deserializer {
       if (given) {
         value = FieldValue(index, field, name, *given);
       } else if (field.flags & kTVMFFIFieldFlagBitMaskHasDefault) {
-        value = Any(AnyView(field.FFIJIT_FIELD_DEFAULT));
+        value = internal::FieldDefault(field);
       } else {
         throw Error("TypeError", "Required field `" + name + "` not set in type `" + key + "`");
       }
-      if (field.setter == nullptr) {
-        throw Error("RuntimeError", "field `" + name + "` of `" + key + "` has no setter");
-      }
-      CheckCall(field.setter(reinterpret_cast<char*>(object.get()) + field.offset, &value.raw()));
+      internal::SetField(object.get(), field, value.raw(), key);
       return false;
     });
     return Any(ObjectRef(std::move(object)));

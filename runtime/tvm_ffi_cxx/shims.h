@@ -1,6 +1,7 @@
 // Layout-compatible stand-ins for the TVM FFI C++ classes whose bytes or type identity cross the
-// boundary with code compiled from TVM FFI's C++ headers (apache/tvm-ffi at e98b94e1). The one
-// definition of each in the runtime; tvm_ffi_cxx.h adds the module classes on top.
+// boundary with code compiled from TVM FFI's C++ headers (apache/tvm-ffi at the configured
+// revision, v0.1.13 or e98b94e1; where they differ the revision header's feature macros choose).
+// The one definition of each in the runtime; tvm_ffi_cxx.h adds the module classes on top.
 //
 // Internal to the runtime. Each class here is written for ffijit and reproduces only what such
 // code depends on:
@@ -11,12 +12,15 @@
 //   offset 0 and the Error object pointer at offset 8 — where that code's inline
 //   `SetSafeCallRaised(err)` reads it; String, Bytes and Optional<String> are one TVMFFIAny
 //   (SmallStr/SmallBytes inline or a Str/Bytes object; None only for an empty Optional<String>);
+//   Optional<int> and Optional<ObjectRef> are one TVMFFIAny on v0.1.13 (FFIJIT_TVM_FFI_OPTIONAL_
+//   IS_ANY) and a std::optional<int> / a nullable pointer on e98b94e1;
 // - for the value classes passed to and returned from exported functions (Any, String,
 //   Optional<int>): their size and their being non-trivial for calls (a user-provided destructor
 //   or copy constructor), which makes the Itanium ABI pass them by reference and return them
 //   through a hidden pointer, exactly as for the originals.
-// Nothing here may leave the library: a module's own copies of these classes (weak, default
-// visibility) must never bind to ours, nor ours to theirs. The classes are hidden explicitly,
+// Nothing here may leave the library (except Error's vtable and typeinfo on v0.1.13, see there): a
+// module's own copies of these classes (weak, default visibility) must never bind to ours, nor
+// ours to theirs. The classes are hidden explicitly,
 // except ObjectRef, which the exported ModuleObj holds as a field (an explicitly hidden field type
 // is a -Wattributes error there); it is hidden by the runtime's -fvisibility=hidden and
 // -fvisibility-inlines-hidden. Functions exported under TVM FFI's names are marked
@@ -81,22 +85,66 @@ class ObjectRef {
 struct FFIJIT_TVM_SHIM EnvErrorAlreadySet : public std::exception {};
 
 // tvm::ffi::Error: an exception holding an ffi.Error object (type 67).
-class FFIJIT_TVM_SHIM Error : public ObjectRef, public std::exception {
+//
+// v0.1.13 declares the class TVM_FFI_DLL, so its library exports the vtable, typeinfo and typeinfo
+// name (and modules built from those headers emit the same weak symbols): an Error thrown in one
+// DSO is then caught by type in another through the one exported typeinfo. The class therefore has
+// default visibility on that revision, and every member is hidden explicitly so that only those
+// three symbols leave the runtime. e98b94e1's library exported none of them: hidden as a whole.
+#if FFIJIT_TVM_FFI_ERROR_CLASS_EXPORTED
+#define FFIJIT_TVM_ERROR_CLASS_VISIBILITY __attribute__((visibility("default")))
+#else
+#define FFIJIT_TVM_ERROR_CLASS_VISIBILITY FFIJIT_TVM_SHIM
+#endif
+class FFIJIT_TVM_ERROR_CLASS_VISIBILITY Error : public ObjectRef, public std::exception {
  public:
   // Adopts one strong reference to an Error object (never NULL).
-  explicit Error(TVMFFIObject* owned_error) noexcept : ObjectRef(Adopt(owned_error)) {}
-  Error(const Error& other) noexcept : ObjectRef(other), std::exception(other) {}
-  // The text header code's Error::what() produces: traceback, then "Kind: message". Inline (no
-  // key function): every user of this header, tests included, gets the vtable it throws with.
-  const char* what() const noexcept override {
+  FFIJIT_TVM_SHIM explicit Error(TVMFFIObject* owned_error) noexcept
+      : ObjectRef(Adopt(owned_error)) {}
+  FFIJIT_TVM_SHIM Error(const Error& other) noexcept : ObjectRef(other), std::exception(other) {}
+  // What header code's Error::what() produces on this revision (see FullMessage). Inline (no key
+  // function): every user of this header, tests included, gets the vtable it throws with.
+  FFIJIT_TVM_SHIM const char* what() const noexcept override {
+#if FFIJIT_TVM_FFI_ERROR_WHAT_IS_MESSAGE
     thread_local std::string text;
-    const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(data_ + 1);
-    auto piece = [](const TVMFFIByteArray& bytes) {
-      return bytes.data == nullptr ? std::string() : std::string(bytes.data, bytes.size);
-    };
-    text = "Traceback (most recent call last):\n" + piece(cell->traceback) + piece(cell->kind) +
-           ": " + piece(cell->message) + "\n";
+    text = Piece(Cell()->message);
+#else
+    thread_local std::string text;
+    text = FullMessage();
+#endif
     return text.c_str();
+  }
+  // "Traceback (most recent call last):\n", the frames oldest first, then "Kind: message\n".
+  FFIJIT_TVM_SHIM std::string FullMessage() const {
+    return "Traceback (most recent call last):\n" + TracebackMostRecentCallLast() +
+           Piece(Cell()->kind) + ": " + Piece(Cell()->message) + "\n";
+  }
+  // The stored frames, oldest first (v0.1.13 stores them most recent first: reversed by line).
+  FFIJIT_TVM_SHIM std::string TracebackMostRecentCallLast() const {
+    const std::string stored = Piece(Cell()->FFIJIT_ERROR_BACKTRACE);
+#if FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN
+    std::string result;
+    size_t end = stored.size();
+    while (end > 0) {
+      size_t begin = stored.rfind('\n', end - 1);
+      // A line is [begin + 1, end) when `end` is at a newline, else the trailing partial line.
+      const size_t start = begin == std::string::npos ? 0 : begin + 1;
+      if (end > start) result.append(stored, start, end - start).push_back('\n');
+      if (begin == std::string::npos) break;
+      end = begin;
+    }
+    return result;
+#else
+    return stored;
+#endif
+  }
+
+ private:
+  FFIJIT_TVM_SHIM const TVMFFIErrorCell* Cell() const noexcept {
+    return reinterpret_cast<const TVMFFIErrorCell*>(data_ + 1);
+  }
+  FFIJIT_TVM_SHIM static std::string Piece(const TVMFFIByteArray& bytes) {
+    return bytes.data == nullptr ? std::string() : std::string(bytes.data, bytes.size);
   }
 };
 
@@ -170,19 +218,91 @@ class FFIJIT_TVM_SHIM Bytes : public BytesCell {
 template <typename T, typename = void>
 class Optional;
 
+#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+// tvm::ffi::Optional<int> (template arguments <int, void>): one TVMFFIAny, an Int or None.
+template <>
+class FFIJIT_TVM_SHIM Optional<int, void> {
+ public:
+  Optional(const Optional& other) noexcept : data_(other.data_) {}
+  ~Optional() {}  // user-provided, as the original's Any member makes it: passed by reference
+  static Optional None() noexcept { return Optional(TVMFFIAny{}); }
+  static Optional Of(int value) noexcept {
+    TVMFFIAny data{};
+    data.type_index = kTVMFFIInt;
+    data.v_int64 = value;
+    return Optional(data);
+  }
+  bool has_value() const noexcept { return data_.type_index == kTVMFFIInt; }
+  int value() const noexcept { return static_cast<int>(data_.v_int64); }
+  TVMFFIAny data_;
+
+ private:
+  explicit Optional(TVMFFIAny data) noexcept : data_(data) {}
+};
+#else
 // tvm::ffi::Optional<int> (template arguments <int, void>): a std::optional<int>, the value at
 // offset 0 and the engaged flag at 4.
 template <>
 class FFIJIT_TVM_SHIM Optional<int, void> {
  public:
-  Optional(const Optional& other) noexcept : value(other.value), has_value(other.has_value) {}
+  Optional(const Optional& other) noexcept : value_(other.value_), has_value_(other.has_value_) {}
   static Optional None() noexcept { return Optional(0, false); }
-  int value;
-  bool has_value;
+  static Optional Of(int value) noexcept { return Optional(value, true); }
+  bool has_value() const noexcept { return has_value_; }
+  int value() const noexcept { return value_; }
 
  private:
-  Optional(int v, bool has) noexcept : value(v), has_value(has) {}
+  Optional(int v, bool has) noexcept : value_(v), has_value_(has) {}
+  int value_;
+  bool has_value_;
 };
+#endif
+
+// tvm::ffi::Optional<T> for an object type T (Function, Tuple<...>, ...): on v0.1.13 one owned
+// TVMFFIAny (None when empty), on e98b94e1 one nullable object pointer (ObjectRef's layout). Both
+// are non-trivial for calls, so returned through a hidden pointer; only the size differs.
+#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+class FFIJIT_TVM_SHIM OptionalObject {
+ public:
+  OptionalObject() noexcept : data_{} {}
+  OptionalObject(ObjectRef ref) noexcept : data_{} {  // NOLINT: implicit, as TVM's
+    if (TVMFFIObject* obj = ref.release()) {
+      data_.type_index = obj->type_index;
+      data_.v_obj = obj;
+    }
+  }
+  OptionalObject(const OptionalObject& other) noexcept : data_(other.data_) {
+    if (defined()) TVMFFIObjectIncRef(data_.v_obj);
+  }
+  OptionalObject(OptionalObject&& other) noexcept : data_(std::exchange(other.data_, TVMFFIAny{})) {}
+  OptionalObject& operator=(OptionalObject other) noexcept {
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  ~OptionalObject() {
+    if (defined()) TVMFFIObjectDecRef(data_.v_obj);
+  }
+  bool defined() const noexcept { return data_.type_index >= kTVMFFIStaticObjectBegin; }
+  TVMFFIObject* get() const noexcept { return defined() ? data_.v_obj : nullptr; }
+  // The object (one strong reference for the caller), or NULL; leaves None behind.
+  TVMFFIObject* release() noexcept {
+    TVMFFIObject* obj = get();
+    data_ = TVMFFIAny{};
+    return obj;
+  }
+
+ private:
+  TVMFFIAny data_;
+};
+static_assert(sizeof(OptionalObject) == 16, "Optional<ObjectRef> is one TVMFFIAny");
+#else
+class FFIJIT_TVM_SHIM OptionalObject : public ObjectRef {
+ public:
+  OptionalObject() noexcept = default;
+  OptionalObject(ObjectRef ref) noexcept : ObjectRef(std::move(ref)) {}  // NOLINT: implicit
+};
+static_assert(sizeof(OptionalObject) == 8, "Optional<ObjectRef> is one object pointer");
+#endif
 
 // tvm::ffi::Optional<String>: a String's cell, None when empty (the default).
 template <>
@@ -196,7 +316,8 @@ static_assert(sizeof(ObjectRef) == sizeof(void*), "ObjectRef is one pointer");
 static_assert(sizeof(Any) == 16 && sizeof(String) == 16 && sizeof(Bytes) == 16 &&
                   sizeof(Optional<String>) == 16,
               "Any, String, Bytes and Optional<String> are one TVMFFIAny");
-static_assert(sizeof(Optional<int>) == 8, "Optional<int> is a std::optional<int>");
+static_assert(sizeof(Optional<int>) == (FFIJIT_TVM_FFI_OPTIONAL_IS_ANY ? 16 : 8),
+              "Optional<int> is a TVMFFIAny (v0.1.13) or a std::optional<int> (e98b94e1)");
 static_assert(sizeof(Error) == 2 * sizeof(void*), "Error is a vptr and an object pointer");
 
 // The structural comparison entry points (static members, so the classes carry no data).
@@ -204,10 +325,10 @@ class FFIJIT_TVM_SHIM StructuralEqual {
  public:
   FFIJIT_TVM_EXPORT static bool Equal(const Any& lhs, const Any& rhs, bool map_free_vars,
                                       bool skip_tensor_content);
-  // Returns Optional<Tuple<AccessPath, AccessPath>>: one object pointer (NULL when the values are
-  // equal) to a two-element ffi.Array. The return type is not part of the mangled name; ObjectRef
-  // has its size and is returned the same way (non-trivial: through a hidden pointer).
-  FFIJIT_TVM_EXPORT static ObjectRef GetFirstMismatch(const Any& lhs, const Any& rhs,
+  // Returns Optional<Tuple<AccessPath, AccessPath>>: empty when the values are equal, else a
+  // two-element ffi.Array. The return type is not part of the mangled name; OptionalObject has
+  // the revision's size and is returned the same way (non-trivial: through a hidden pointer).
+  FFIJIT_TVM_EXPORT static OptionalObject GetFirstMismatch(const Any& lhs, const Any& rhs,
                                                       bool map_free_vars, bool skip_tensor_content);
 };
 class FFIJIT_TVM_SHIM StructuralHash {
@@ -221,8 +342,35 @@ FFIJIT_TVM_EXPORT Any FromJSONGraph(const Any& value);
 
 namespace json {
 FFIJIT_TVM_EXPORT Any Parse(const String& json_str, String* error_msg);
+#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+// v0.1.13 takes the indent by const reference (a different mangled name).
+FFIJIT_TVM_EXPORT String Stringify(const Any& value, const Optional<int>& indent);
+#else
 FFIJIT_TVM_EXPORT String Stringify(const Any& value, Optional<int> indent);
+#endif
 }  // namespace json
+
+#if FFIJIT_TVM_FFI_HAS_DATACLASS_API
+// v0.1.13's dataclass operations (include/tvm/ffi/extra/dataclass.h; see tvm_ffi_cxx/dataclass.cc).
+FFIJIT_TVM_EXPORT String ReprPrint(const Any& value);
+FFIJIT_TVM_EXPORT int64_t RecursiveHash(const Any& value);
+FFIJIT_TVM_EXPORT bool RecursiveEq(const Any& lhs, const Any& rhs);
+FFIJIT_TVM_EXPORT bool RecursiveLt(const Any& lhs, const Any& rhs);
+FFIJIT_TVM_EXPORT bool RecursiveLe(const Any& lhs, const Any& rhs);
+FFIJIT_TVM_EXPORT bool RecursiveGt(const Any& lhs, const Any& rhs);
+FFIJIT_TVM_EXPORT bool RecursiveGe(const Any& lhs, const Any& rhs);
+FFIJIT_TVM_EXPORT Any DeepCopy(const Any& value);
+
+// tvm::ffi::VisitErrorContext: a reference to an `ffi.VisitErrorContext` object (see
+// tvm_ffi_cxx/visit_error_context.cc).
+class FFIJIT_TVM_SHIM VisitErrorContext : public ObjectRef {
+ public:
+  // Returns Array<reflection::AccessPath> (an Array reference).
+  FFIJIT_TVM_EXPORT static ObjectRef FindAccessPaths(const ObjectRef& root,
+                                                     const VisitErrorContext& visit_context,
+                                                     bool allow_prefix_match);
+};
+#endif
 
 }  // namespace ffi
 }  // namespace tvm

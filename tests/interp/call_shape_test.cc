@@ -166,7 +166,7 @@ TEST_P(CallShapeTest, FailedBoxingReleasesHandedOverObjects) {
   Array a{1};
   Error e = CallError(f, {a});
   EXPECT_EQ(e.kind(), "ValueError");
-  EXPECT_EQ(a.get()->strong_ref_count, 1u);
+  EXPECT_EQ(FFIJITHeaderStrongCount(a.get()), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, CallShapeTest, AllCallPaths(), PathName);

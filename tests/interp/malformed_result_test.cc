@@ -61,7 +61,7 @@ class Tracked {
     return obj_;
   }
   TVMFFIObject* get() const { return obj_; }
-  uint64_t strong() const { return __atomic_load_n(&obj_->strong_ref_count, __ATOMIC_ACQUIRE); }
+  uint64_t strong() const { return FFIJITHeaderStrongCount(obj_); }
   int deleted() const { return deleted_; }
   // Drops the test's own reference: the object dies now if nobody else holds one.
   void Release() {
@@ -166,7 +166,7 @@ TEST_P(MalformedResultTest, InlineStringsAndTensorsAreChecked) {
 }
 
 uint64_t StrongCount(const TVMFFIObject* obj) {
-  return __atomic_load_n(&obj->strong_ref_count, __ATOMIC_ACQUIRE);
+  return FFIJITHeaderStrongCount(obj);
 }
 
 TEST_P(MalformedResultTest, WellFormedResultsPassWithTheirReference) {

@@ -20,6 +20,7 @@
 namespace ffijit::testing {
 namespace {
 
+using ffijit_tests::ForgedArray;
 using ffijit_tests::SmallStr;
 using ffijit_tests::Tagged;
 
@@ -46,6 +47,11 @@ int64_t TakeInt(int64_t v) {
 int64_t TakeTwo(int64_t a, int64_t b) {
   return a * 10 + b;
 }
+int64_t TakeThree(int64_t a, int64_t b, int64_t c) {
+  return a * 100 + b * 10 + c;
+}
+// A data deleter for element storage the test owns: the forged store says who frees it.
+void KeepData(void*) {}
 
 // The error kind and message of one raw call.
 std::string Failure(const Function& f, std::vector<TVMFFIAny> args) {
@@ -84,6 +90,14 @@ class MalformedTest : public ::testing::TestWithParam<CallPath> {
                 Sig({Type::Sequence(TypeKind::kSList, {S(ScalarKind::kI64), S(ScalarKind::kI64)})},
                     {S(ScalarKind::kI64)}),
                 GetParam());
+  }
+  Function Nested() {
+    const TypePtr pair =
+        Type::Sequence(TypeKind::kSList, {S(ScalarKind::kI64), S(ScalarKind::kI64)});
+    return Bind(
+        "hostile.nested", &TakeThree,
+        Sig({Type::Sequence(TypeKind::kSList, {pair, S(ScalarKind::kI64)})}, {S(ScalarKind::kI64)}),
+        GetParam());
   }
   Function Dict() {
     return Bind("hostile.dict", &TakeTwo,
@@ -268,15 +282,68 @@ TEST_P(MalformedTest, StructuresCheckContainersAndElements) {
   EXPECT_EQ(CallRaw(Pair(), {arg}).cast<int64_t>(), 12);
 }
 
+// An Array whose element store contradicts itself is malformed before any element is read: a NULL
+// data pointer was taken for "an error is already set" and the call failed with no error.
+TEST_P(MalformedTest, ArrayElementStoreMustBeConsistent) {
+  const std::string pair_call =
+      "ValueError: Malformed value on argument #0 when calling: "
+      "`hostile.pair(slist<i64,i64>) -> i64`. Got an `ffi.Array` (type index 71) of size ";
+  ForgedArray forged(2);
+  forged.cell()->data = nullptr;
+  EXPECT_EQ(Failure(Pair(), {forged.any()}), pair_call + "2 with a NULL data pointer");
+  // Malformed comes before the length check.
+  forged.cell()->size = 3;
+  EXPECT_EQ(Failure(Pair(), {forged.any()}), pair_call + "3 with a NULL data pointer");
+  forged.cell()->size = -1;
+  EXPECT_EQ(Failure(Pair(), {forged.any()}), pair_call + "-1");
+  // Inline storage holds `capacity` elements, no more.
+  forged.cell()->data = forged.inline_items();
+  forged.cell()->size = 2;
+  forged.cell()->capacity = 1;
+  EXPECT_EQ(Failure(Pair(), {forged.any()}), pair_call + "2 and capacity 1");
+  // Storage elsewhere is the Array's only if a data deleter frees it.
+  TVMFFIAny outside[2] = {};
+  outside[0].type_index = outside[1].type_index = kTVMFFIInt;
+  outside[0].v_int64 = 3;
+  outside[1].v_int64 = 4;
+  forged.cell()->data = outside;
+  forged.cell()->capacity = 2;
+  EXPECT_EQ(Failure(Pair(), {forged.any()}),
+            pair_call +
+                "2 whose data pointer is neither its inline elements nor freed by a data "
+                "deleter");
+  forged.cell()->data_deleter = &KeepData;
+  EXPECT_EQ(CallRaw(Pair(), {forged.any()}).cast<int64_t>(), 34);
+  forged.cell()->data = nullptr;
+  EXPECT_EQ(Failure(Pair(), {forged.any()}), pair_call + "2 with a NULL data pointer");
+  forged.cell()->data = forged.inline_items();
+  forged.cell()->data_deleter = nullptr;
+  EXPECT_EQ(CallRaw(Pair(), {forged.any()}).cast<int64_t>(), 12);
+
+  // Inside a structure: the label names the step that reached the forged Array.
+  ForgedArray inner(2, 5);
+  inner.cell()->data = nullptr;
+  Array outer = Array({AnyView(inner.any()), Any(int64_t{7})});
+  EXPECT_EQ(Failure(Nested(), {Tagged(kTVMFFIArray, outer.get())}),
+            "ValueError: Malformed value on argument #0[0] when calling: "
+            "`hostile.nested(slist<slist<i64,i64>,i64>) -> i64`. Got an `ffi.Array` (type index "
+            "71) of size 2 with a NULL data pointer");
+  inner.cell()->data = inner.inline_items();
+  EXPECT_EQ(CallRaw(Nested(), {Tagged(kTVMFFIArray, outer.get())}).cast<int64_t>(), 567);
+}
+
 // Every failure of a packed call raises: -1 always comes with an error in the slot.
 TEST_P(MalformedTest, EveryFailureRaises) {
   Function pair = Pair();
   Array short_array = Array({Any(int64_t{1})});
+  ForgedArray null_data(2);
+  null_data.cell()->data = nullptr;
   std::vector<std::vector<TVMFFIAny>> bad = {
       {Tagged(kTVMFFIArray, nullptr)},
       {Tagged(kTVMFFIArray, short_array.get())},
       {Tagged(kTVMFFIMap, nullptr)},
       {SmallStr("a", 50)},
+      {null_data.any()},
   };
   for (auto& args : bad) {
     TVMFFIAny result{};
@@ -330,6 +397,39 @@ TEST(MalformedDifferential, InterpreterAndJitAgree) {
       EXPECT_EQ(a.kind(), "ValueError");
       EXPECT_EQ(a.kind(), b.kind());
       EXPECT_EQ(a.message(), b.message());
+    }
+  }
+}
+
+// A structure argument whose Array has an inconsistent element store: the same error from the
+// interpreter (stub, libffi) and the JIT (cold and hot thunks).
+TEST(MalformedDifferential, ForgedArrayStoreAgreesEverywhere) {
+  const Signature sig =
+      Sig({Type::Sequence(TypeKind::kSList, {S(ScalarKind::kI64), S(ScalarKind::kI64)})},
+          {S(ScalarKind::kI64)});
+  std::vector<Function> paths;
+  for (CallPath path : {CallPath::kStub, CallPath::kLibffi, CallPath::kJit, CallPath::kHot}) {
+    paths.push_back(Bind("hostile.forged", &TakeTwo, sig, path));
+  }
+  TVMFFIAny outside[2] = {};
+  std::vector<void (*)(FFIJITArrayCell*, TVMFFIAny*)> forgeries = {
+      [](FFIJITArrayCell* c, TVMFFIAny*) { c->data = nullptr; },
+      [](FFIJITArrayCell* c, TVMFFIAny*) { c->size = -3; },
+      [](FFIJITArrayCell* c, TVMFFIAny*) { c->capacity = 0; },
+      [](FFIJITArrayCell* c, TVMFFIAny* elsewhere) { c->data = elsewhere; },
+  };
+  for (auto forge : forgeries) {
+    ffijit_tests::ForgedArray forged(2);
+    forge(forged.cell(), outside);
+    Error first = CallRawError(paths[0], {forged.any()});
+    EXPECT_EQ(first.kind(), "ValueError");
+    EXPECT_NE(first.message().find("Malformed value on argument #0 when calling"),
+              std::string::npos)
+        << first.message();
+    for (size_t i = 1; i < paths.size(); ++i) {
+      Error other = CallRawError(paths[i], {forged.any()});
+      EXPECT_EQ(other.kind(), first.kind()) << "path " << i;
+      EXPECT_EQ(other.message(), first.message()) << "path " << i;
     }
   }
 }
@@ -510,9 +610,11 @@ TEST(MalformedRuntime, FieldSettersAndMethodInfoCheckValues) {
     }
   }
   ASSERT_NE(imports, nullptr);
+  // A plain setter function (v0.1.13 stores it as void*, a Function handle only under a flag).
+  const auto set_imports = reinterpret_cast<TVMFFIFieldSetter>(imports->setter);
   TVMFFIObject* slot = nullptr;  // the field, as it sits in a module object
   TVMFFIAny null_array = Tagged(kTVMFFIArray, nullptr);
-  EXPECT_EQ(imports->setter(&slot, &null_array), -1);
+  EXPECT_EQ(set_imports(&slot, &null_array), -1);
   Error e = Error::MoveFromRaised();
   EXPECT_EQ(e.kind(), "ValueError");
   EXPECT_EQ(e.message(),
@@ -520,7 +622,7 @@ TEST(MalformedRuntime, FieldSettersAndMethodInfoCheckValues) {
             "a NULL object");
   String text("not an array, though tagged as one");
   TVMFFIAny mismatched = Tagged(kTVMFFIArray, text.any().v_obj);
-  EXPECT_EQ(imports->setter(&slot, &mismatched), -1);
+  EXPECT_EQ(set_imports(&slot, &mismatched), -1);
   EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
   EXPECT_EQ(slot, nullptr);
 

@@ -103,7 +103,7 @@ TEST(Register, LastReferenceFreesTheBinding) {
   Function f = MakeFunction("add", &add);
   TVMFFIObject* obj = f.get();
   EXPECT_TRUE(IsBoundFunction(obj));
-  EXPECT_EQ(obj->strong_ref_count, 1u);
+  EXPECT_EQ(FFIJITHeaderStrongCount(obj), 1u);
   Register("test.add.lifetime", reinterpret_cast<void*>(&add), SignatureOf<decltype(&add)>());
   RemoveGlobalFunction("test.add.lifetime");
   // Under ASan/LSan a leaked plan or object fails the run; here: the object is a live Function.

@@ -215,12 +215,12 @@ TEST(TypedFunction, ThePackedFallbackReleasesAResultItDoesNotReturn) {
   ASSERT_NE(header, nullptr);
   Function returns =
       Function::FromPacked([held](const AnyView*, int32_t, Any* out) { *out = held; });
-  const uint64_t before = header->strong_ref_count;
+  const uint64_t before = FFIJITHeaderStrongCount(header);
   TypedFunction<int64_t()> as_int(returns);
   EXPECT_EQ(CatchError([&] { as_int(); }).kind(), "TypeError");
   TypedFunction<void()> as_void(returns);
   as_void();
-  EXPECT_EQ(header->strong_ref_count, before);
+  EXPECT_EQ(FFIJITHeaderStrongCount(header), before);
 }
 
 // A status-convention native reports errors through its status: always packed.

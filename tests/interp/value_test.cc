@@ -261,7 +261,7 @@ TEST_P(ValueTest, ObjectsOfATypeOrAnyObject) {
   Any back = Call(echo, {array});
   EXPECT_EQ(back.type_index(), kTVMFFIArray);
   EXPECT_EQ(back.raw().v_obj, array.get());
-  EXPECT_EQ(array.get()->strong_ref_count, 2u);  // `array` and `back`: nothing leaked
+  EXPECT_EQ(FFIJITHeaderStrongCount(array.get()), 2u);  // `array` and `back`: nothing leaked
 }
 
 // An object of a type a module allocated (the handle is unused).
@@ -339,7 +339,7 @@ TEST_P(ValueTest, TypedObjectResultIsChecked) {
   Map map{{"k", 1}};
   Error e = CallError(echo, {map});
   EXPECT_EQ(e.kind(), "RuntimeError");
-  EXPECT_EQ(map.get()->strong_ref_count, 1u);  // the handed-over reference was released
+  EXPECT_EQ(FFIJITHeaderStrongCount(map.get()), 1u);  // the handed-over reference was released
 }
 
 TEST_P(ValueTest, AnyIsABorrowedView) {

@@ -1,11 +1,14 @@
-// The env API: per-thread streams, the tensor allocator, frontend signal hooks, and bad input.
+// The env API: per-thread streams, the tensor allocator (and, on v0.1.13, allocation through it),
+// frontend signal hooks, and bad input.
 #include <gtest/gtest.h>
 
 #include <climits>
 #include <thread>
+#include <vector>
 
 #include "ffijit/c_env_api.h"
 #include "ffijit/error.h"
+#include "ffijit/tensor.h"
 
 namespace ffijit {
 namespace {
@@ -62,26 +65,175 @@ int AllocatorB(DLTensor*, DLManagedTensorVersioned**, void*,
   return 0;
 }
 
+// The allocator API under the revision's names (the behaviour is the same on both).
+#if FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR
+using Allocator = DLPackManagedTensorAllocator;
+int SetAllocator(Allocator allocator, int write_to_global, Allocator* original) {
+  return TVMFFIEnvSetDLPackManagedTensorAllocator(allocator, write_to_global, original);
+}
+Allocator GetAllocator() {
+  return TVMFFIEnvGetDLPackManagedTensorAllocator();
+}
+#else
+using Allocator = DLPackTensorAllocator;
+int SetAllocator(Allocator allocator, int write_to_global, Allocator* original) {
+  return TVMFFIEnvSetTensorAllocator(allocator, write_to_global, original);
+}
+Allocator GetAllocator() {
+  return TVMFFIEnvGetTensorAllocator();
+}
+#endif
+
 TEST(EnvAllocatorTest, ThreadLocalFirstThenGlobalAndTheOriginalIsThePreviousOne) {
-  EXPECT_EQ(TVMFFIEnvGetTensorAllocator(), nullptr);
-  DLPackTensorAllocator original = AllocatorB;
-  ASSERT_EQ(TVMFFIEnvSetTensorAllocator(AllocatorA, 0, &original), 0);
+  EXPECT_EQ(GetAllocator(), nullptr);
+  Allocator original = AllocatorB;
+  ASSERT_EQ(SetAllocator(AllocatorA, 0, &original), 0);
   EXPECT_EQ(original, nullptr) << "the previous allocator, not the new one";
-  EXPECT_EQ(TVMFFIEnvGetTensorAllocator(), &AllocatorA);
-  DLPackTensorAllocator other_thread = AllocatorA;
-  std::thread([&] { other_thread = TVMFFIEnvGetTensorAllocator(); }).join();
+  EXPECT_EQ(GetAllocator(), &AllocatorA);
+  Allocator other_thread = AllocatorA;
+  std::thread([&] { other_thread = GetAllocator(); }).join();
   EXPECT_EQ(other_thread, nullptr) << "not written to the global context";
 
-  ASSERT_EQ(TVMFFIEnvSetTensorAllocator(AllocatorB, 1, &original), 0);
+  ASSERT_EQ(SetAllocator(AllocatorB, 1, &original), 0);
   EXPECT_EQ(original, &AllocatorA);
-  std::thread([&] { other_thread = TVMFFIEnvGetTensorAllocator(); }).join();
+  std::thread([&] { other_thread = GetAllocator(); }).join();
   EXPECT_EQ(other_thread, &AllocatorB) << "the global one, for threads without their own";
-  ASSERT_EQ(TVMFFIEnvSetTensorAllocator(AllocatorA, 0, nullptr), 0);
-  EXPECT_EQ(TVMFFIEnvGetTensorAllocator(), &AllocatorA) << "this thread's own first";
+  ASSERT_EQ(SetAllocator(AllocatorA, 0, nullptr), 0);
+  EXPECT_EQ(GetAllocator(), &AllocatorA) << "this thread's own first";
+  // The original is this thread's previous allocator, even when the global one differs.
+  Allocator thread_original = nullptr;
+  std::thread([&] {
+    SetAllocator(AllocatorA, 0, &thread_original);
+    SetAllocator(nullptr, 0, nullptr);
+  }).join();
+  EXPECT_EQ(thread_original, nullptr) << "that thread had none of its own";
 
-  ASSERT_EQ(TVMFFIEnvSetTensorAllocator(nullptr, 1, nullptr), 0);
-  EXPECT_EQ(TVMFFIEnvGetTensorAllocator(), nullptr);
+  ASSERT_EQ(SetAllocator(nullptr, 1, nullptr), 0);
+  EXPECT_EQ(GetAllocator(), nullptr);
 }
+
+#if FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR
+// A CPU allocator in the style a frontend installs: compact float storage, NULL strides (as
+// DLPack allows), and a count of the managed tensors it has released.
+struct CpuAllocation {
+  DLManagedTensorVersioned managed{};
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+};
+int released_allocations = 0;
+int CpuAllocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* /*error_ctx*/,
+                 void (* /*SetError*/)(void*, const char*, const char*)) {
+  auto* allocation = new CpuAllocation();
+  allocation->shape.assign(prototype->shape, prototype->shape + prototype->ndim);
+  size_t count = 1;
+  for (int64_t dim : allocation->shape) count *= static_cast<size_t>(dim);
+  allocation->data.assign(count, 0.5f);
+  DLManagedTensorVersioned& managed = allocation->managed;
+  managed.version = DLPackVersion{FFIJIT_DLPACK_MAJOR, FFIJIT_DLPACK_MINOR};
+  managed.manager_ctx = allocation;
+  managed.deleter = [](DLManagedTensorVersioned* self) {
+    ++released_allocations;
+    delete static_cast<CpuAllocation*>(self->manager_ctx);
+  };
+  managed.dl_tensor = *prototype;
+  managed.dl_tensor.data = allocation->data.data();
+  managed.dl_tensor.shape = allocation->shape.data();
+  managed.dl_tensor.strides = nullptr;
+  *out = &managed;
+  return 0;
+}
+int FailingAllocator(DLTensor*, DLManagedTensorVersioned**, void* error_ctx,
+                     void (*SetError)(void*, const char*, const char*)) {
+  SetError(error_ctx, "MemoryError", "device budget of 0 bytes exceeded");
+  return -1;
+}
+int SilentlyFailingAllocator(DLTensor*, DLManagedTensorVersioned**, void*,
+                             void (*)(void*, const char*, const char*)) {
+  return 3;
+}
+// Succeeds with a tensor no Tensor can hold (a negative ndim).
+int MalformedAllocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
+                       void (*SetError)(void*, const char*, const char*)) {
+  int status = CpuAllocator(prototype, out, error_ctx, SetError);
+  (*out)->dl_tensor.ndim = -1;
+  return status;
+}
+
+DLTensor Prototype(int64_t* shape, int32_t ndim) {
+  DLTensor prototype{};
+  prototype.device = DLDevice{kDLCPU, 0};
+  prototype.dtype = DLDataType{kDLFloat, 32, 1};
+  prototype.ndim = ndim;
+  prototype.shape = shape;
+  return prototype;
+}
+
+TEST(EnvTensorAllocTest, WrapsTheAllocatorsTensorAsATensorThatReleasesIt) {
+  ASSERT_EQ(SetAllocator(CpuAllocator, 0, nullptr), 0);
+  int64_t shape[] = {2, 3};
+  DLTensor prototype = Prototype(shape, 2);
+  TVMFFIObjectHandle handle = nullptr;
+  released_allocations = 0;
+  ASSERT_EQ(TVMFFIEnvTensorAlloc(&prototype, &handle), 0);
+  {
+    Tensor tensor(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle)));
+    EXPECT_EQ(tensor.get()->type_index, kTVMFFITensor);
+    EXPECT_EQ(FFIJITHeaderStrongCount(tensor.get()), 1u) << "returned +1";
+    EXPECT_EQ(tensor.shape(), std::vector<int64_t>({2, 3}));
+    ASSERT_NE(tensor.dl_tensor()->strides, nullptr) << "NULL strides are made explicit";
+    EXPECT_EQ(tensor.strides(), std::vector<int64_t>({3, 1}));
+    EXPECT_EQ(tensor.dtype(), DataType::Float(32));
+    EXPECT_EQ(static_cast<const float*>(tensor.data())[5], 0.5f);
+    EXPECT_EQ(released_allocations, 0);
+  }
+  EXPECT_EQ(released_allocations, 1) << "the allocator's deleter runs once, with the tensor";
+  ASSERT_EQ(SetAllocator(nullptr, 0, nullptr), 0);
+}
+
+TEST(EnvTensorAllocTest, NoAllocatorIsARuntimeError) {
+  ASSERT_EQ(GetAllocator(), nullptr);
+  int64_t shape[] = {4};
+  DLTensor prototype = Prototype(shape, 1);
+  TVMFFIObjectHandle handle = nullptr;
+  ASSERT_EQ(TVMFFIEnvTensorAlloc(&prototype, &handle), -1);
+  Error error = Error::MoveFromRaised();
+  EXPECT_EQ(error.kind(), "RuntimeError");
+  EXPECT_EQ(error.message().rfind("TVMFFIEnvTensorAlloc: allocator is nullptr, ", 0), 0u)
+      << error.message();
+  EXPECT_EQ(handle, nullptr);
+}
+
+TEST(EnvTensorAllocTest, AllocatorFailuresAreRaisedWithTheirKindAndMessage) {
+  int64_t shape[] = {4};
+  DLTensor prototype = Prototype(shape, 1);
+  TVMFFIObjectHandle handle = nullptr;
+  ASSERT_EQ(SetAllocator(FailingAllocator, 0, nullptr), 0);
+  ASSERT_EQ(TVMFFIEnvTensorAlloc(&prototype, &handle), -1);
+  Error error = Error::MoveFromRaised();
+  EXPECT_EQ(error.kind(), "MemoryError");
+  EXPECT_EQ(error.message(), "device budget of 0 bytes exceeded");
+
+  ASSERT_EQ(SetAllocator(SilentlyFailingAllocator, 0, nullptr), 0);
+  ASSERT_EQ(TVMFFIEnvTensorAlloc(&prototype, &handle), -1);
+  Error silent = Error::MoveFromRaised();
+  EXPECT_EQ(silent.kind(), "RuntimeError");
+  EXPECT_NE(silent.message().find("code 3"), std::string::npos) << silent.message();
+
+  released_allocations = 0;
+  ASSERT_EQ(SetAllocator(MalformedAllocator, 0, nullptr), 0);
+  ASSERT_EQ(TVMFFIEnvTensorAlloc(&prototype, &handle), -1);
+  EXPECT_NE(Error::MoveFromRaised().message().find("negative ndim"), std::string::npos);
+  EXPECT_EQ(released_allocations, 1) << "a result no Tensor can hold is released, not leaked";
+  EXPECT_EQ(handle, nullptr);
+
+  ASSERT_EQ(SetAllocator(CpuAllocator, 0, nullptr), 0);
+  EXPECT_EQ(TVMFFIEnvTensorAlloc(nullptr, &handle), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
+  EXPECT_EQ(TVMFFIEnvTensorAlloc(&prototype, nullptr), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
+  ASSERT_EQ(SetAllocator(nullptr, 0, nullptr), 0);
+}
+#endif
 
 int pending_signal = 0;
 int ensure_calls = 0;

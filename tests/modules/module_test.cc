@@ -472,7 +472,8 @@ TEST(DropInTest, AModuleLinkedAgainstTheDropInDirectoryLoads) {
   if (GetGlobalFunction("linked_module.answer")) RemoveGlobalFunction("linked_module.answer");
   Module linked = Module::Load(ModulePath("dropin_linked_module"));
   EXPECT_EQ(GetGlobalFunctionOrThrow("linked_module.answer")().cast<int64_t>(), 42);
-  EXPECT_EQ((*linked.GetFunction("call_global"))("testing.echo", 5).cast<int64_t>(), 5);
+  // A built-in global of every revision (testing.* is not the runtime's own on TVM FFI 0.1).
+  EXPECT_EQ((*linked.GetFunction("call_global"))("ffi.Shape", 5).cast<Shape>()[0], 5);
 }
 
 }  // namespace

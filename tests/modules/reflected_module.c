@@ -82,8 +82,7 @@ static int Make(int32_t type, int64_t sides, int64_t w, int64_t h, TVMFFIAny* re
     return -1;
   }
   obj->header.type_index = type;
-  obj->header.strong_ref_count = 1;
-  obj->header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&obj->header, 1, 1);
   obj->header.deleter = ShapeDeleter;
   obj->sides = sides;
   obj->w = w;

@@ -48,8 +48,7 @@ ffijit::Module MakeUserModule() {
   auto* obj = new UserModuleObj();
   TVMFFIObject* header = obj->header();
   header->type_index = kTVMFFIModule;
-  header->strong_ref_count = 1;
-  header->weak_ref_count = 1;
+  FFIJITHeaderSetCounts(header, 1, 1);
   header->deleter = &UserModuleObj::Deleter;
   TVMFFIObjectHandle imports = nullptr;
   ffijit::CheckCall(FFIJITArrayCreate(nullptr, 0, &imports));

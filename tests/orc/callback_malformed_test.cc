@@ -1,6 +1,7 @@
 // Native callbacks whose packed function returns a malformed value (docs/guide.md, "Malformed
 // values"): a NULL object under an object tag, a tag its object's header disagrees with, an inline
-// string longer than 7 bytes, a malformed item in the Array of several results. Each is a
+// string longer than 7 bytes, a malformed item in the Array of several results, an Array of
+// results whose element store contradicts itself. Each is a
 // ValueError naming the callback and the result, on the plain convention (zero returned, error
 // left raised) and the status convention (-1); the reference the packed function handed over is
 // released exactly once, and a NULL object is never touched.
@@ -35,7 +36,7 @@ int ReturnRaw(void*, const TVMFFIAny*, int32_t, TVMFFIAny* result) {
 }
 
 uint64_t StrongCount(const TVMFFIObject* obj) {
-  return __atomic_load_n(&obj->strong_ref_count, __ATOMIC_ACQUIRE);
+  return FFIJITHeaderStrongCount(obj);
 }
 
 // An opaque object that counts its deletions; the test holds one reference of its own.
@@ -160,6 +161,23 @@ TEST_F(CallbackMalformed, SeveralResultsCheckTheArrayAndEachItem) {
   EXPECT_EQ(StrongCount(static_cast<TVMFFIObject*>(array)), 1u);
 
   cell->data[1] = items[1];
+  details::IncRef(static_cast<TVMFFIObject*>(array));
+  ASSERT_EQ(fn(&first, &second), 0);
+  EXPECT_EQ(first, 5);
+
+  // An Array whose store says two elements at a NULL data pointer: refused before any read.
+  ffijit_tests::ForgedArray forged(2);
+  forged.cell()->data = nullptr;
+  g_result = forged.any();
+  details::IncRef(g_result.v_obj);
+  first = 0;
+  EXPECT_EQ(fn(&first, &second), -1);
+  EXPECT_EQ(Raised(),
+            "ValueError: Callback `callback() -> (i64, f64)` returned a malformed Array of "
+            "results: an `ffi.Array` (type index 71) of size 2 with a NULL data pointer");
+  EXPECT_EQ(StrongCount(g_result.v_obj), 1u);
+
+  g_result = Tagged(kTVMFFIArray, static_cast<TVMFFIObject*>(array));
   details::IncRef(static_cast<TVMFFIObject*>(array));
   ASSERT_EQ(fn(&first, &second), 0);
   EXPECT_EQ(first, 5);

@@ -164,9 +164,9 @@ TEST(StringTest, CopiesShareTheHeapObject) {
   String a("shared heap string");
   String b = a;
   EXPECT_EQ(a.any().v_obj, b.any().v_obj);
-  EXPECT_EQ(a.any().v_obj->strong_ref_count, 2u);
+  EXPECT_EQ(FFIJITHeaderStrongCount(a.any().v_obj), 2u);
   String c = std::move(b);
-  EXPECT_EQ(a.any().v_obj->strong_ref_count, 2u);
+  EXPECT_EQ(FFIJITHeaderStrongCount(a.any().v_obj), 2u);
   EXPECT_TRUE(b.empty());
 }
 
@@ -242,7 +242,7 @@ TEST(AnyViewTest, ObjectRValueRefMovesTheReference) {
   Any owned = AnyView(view).ToOwned();
   EXPECT_EQ(slot, nullptr);  // moved out of the slot
   EXPECT_EQ(owned.type_index(), kTVMFFIArray);
-  EXPECT_EQ(owned.raw().v_obj->strong_ref_count, 1u);
+  EXPECT_EQ(FFIJITHeaderStrongCount(owned.raw().v_obj), 1u);
   ExpectError([&] { AnyView(view).ToOwned(); }, "InternalError", {"RValueRef already moved"});
   view.v_ptr = nullptr;
   ExpectError([&] { AnyView(view).ToOwned(); }, "ValueError", {"NULL slot"});

@@ -81,8 +81,13 @@ static void TestErrors(void) {
   TVMFFIByteArray kind = {"KeyError", 8};
   TVMFFIByteArray message = {"no such key", 11};
   TVMFFIByteArray traceback = {"tb", 2};
-  TVMFFIObjectHandle error = TVMFFIErrorCreate(&kind, &message, &traceback);
   TVMFFIObjectHandle taken = NULL;
+#if FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN
+  TVMFFIObjectHandle error = NULL;
+  CHECK(TVMFFIErrorCreate(&kind, &message, &traceback, &error) == 0);
+#else
+  TVMFFIObjectHandle error = TVMFFIErrorCreate(&kind, &message, &traceback);
+#endif
   CHECK(error != NULL);
   TVMFFIErrorSetRaised(error);
   TVMFFIObjectDecRef(error); /* the raised slot holds its own reference */
@@ -195,8 +200,7 @@ static int CreateCounter(TVMFFIObjectHandle* out) {
   Counter* counter = (Counter*)calloc(1, sizeof(Counter));
   if (counter == NULL) return -1;
   counter->header.type_index = counter_index;
-  counter->header.strong_ref_count = 1;
-  counter->header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&counter->header, 1, 1);
   counter->header.deleter = CounterDeleter;
   *out = counter;
   return 0;
@@ -229,6 +233,7 @@ static void TestReflection(void) {
   TVMFFIByteArray base_key = Text("c.Base");
   TVMFFIByteArray counter_key = Text("c.Counter");
   TVMFFIByteArray sibling_key = Text("c.Sibling");
+  TVMFFIByteArray unknown_key = Text("c.NeverRegistered");
   TVMFFIByteArray attr = Text("c.attr");
   TVMFFIByteArray make_name = Text("ffi.MakeObjectFromPackedArgs");
   TVMFFIFieldInfo field;
@@ -283,13 +288,36 @@ static void TestReflection(void) {
   CHECK(TVMFFITypeRegisterAttr(counter_index, &attr, &value) == -1);
   CHECK(RaisedErrorIs("RuntimeError", "already set for type `c.Counter`"));
   column = TVMFFIGetTypeAttrColumn(&attr);
-  CHECK(column != NULL && column->size == (size_t)counter_index + 1);
-  CHECK(column->data[counter_index].type_index == kTVMFFIBool);
+  CHECK(column != NULL && (int64_t)column->size == (int64_t)counter_index + 1);
+  /* Read the way the revision's header code reads it (v0.1.13: data[t - begin_index]). */
+  CHECK(FFIJITTypeAttrColumnEntry(column, counter_index) == &column->data[counter_index]);
+  CHECK(FFIJITTypeAttrColumnEntry(column, counter_index)->type_index == kTVMFFIBool);
+  CHECK(FFIJITTypeAttrColumnEntry(column, counter_index + 1) == NULL);
+  CHECK(FFIJITTypeAttrColumnEntry(column, -1) == NULL);
   CHECK(TVMFFITypeRegisterField(9999, &field) == -1);
   CHECK(RaisedErrorIs("InternalError", "9999"));
+  if (FFIJIT_TVM_FFI_REJECTS_DUPLICATE_FIELDS) {
+    CHECK(TVMFFITypeRegisterField(counter_index, &field) == -1);
+    CHECK(RaisedErrorIs("ValueError", "duplicate field name `value` in type `c.Counter`"));
+  } else {
+    CHECK(TVMFFITypeRegisterField(counter_index, &field) == 0); /* replaces the first */
+  }
+  CHECK(TVMFFIGetTypeInfo(counter_index)->num_fields == 1);
   field.name.data = NULL;
   CHECK(TVMFFITypeRegisterField(counter_index, &field) == -1);
   CHECK(RaisedErrorIs("ValueError", "NULL data"));
+
+  /* Parent index -2: a query at v0.1.13 (-2 for an unknown key, nothing registered). */
+  CHECK(TVMFFITypeGetOrAllocIndex(&counter_key, -1, 2, 0, 1, -2) == counter_index);
+  if (FFIJIT_TVM_FFI_HAS_TYPE_INDEX_QUERY) {
+    int32_t out = -7;
+    CHECK(TVMFFITypeGetOrAllocIndex(&unknown_key, -1, 1, 0, 1, -2) == -2);
+    CHECK(TVMFFITypeKeyToIndex(&unknown_key, &out) == -1 && out == -7);
+    CHECK(RaisedErrorIs("InternalError", "c.NeverRegistered"));
+  } else {
+    CHECK(TVMFFITypeGetOrAllocIndex(&unknown_key, -1, 1, 0, 1, -2) == -1);
+    CHECK(RaisedErrorIs("ValueError", "negative parent index"));
+  }
 
   CHECK(TVMFFIFunctionGetGlobal(&make_name, &make) == 0 && make != NULL);
   memset(args, 0, sizeof(args));

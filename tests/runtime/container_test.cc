@@ -17,7 +17,7 @@ TEST(ArrayTest, HoldsOwnedCopiesInTheDocumentedLayout) {
   EXPECT_EQ(array[1].cast<double>(), 2.5);
   EXPECT_EQ(array[2].cast<std::string>(), "a string long enough");
   EXPECT_TRUE(array[3].is_none());
-  EXPECT_EQ(heap.any().v_obj->strong_ref_count, 2u);  // the array holds a reference
+  EXPECT_EQ(FFIJITHeaderStrongCount(heap.any().v_obj), 2u);  // the array holds a reference
   const FFIJITArrayCell* cell = array.cell();
   EXPECT_EQ(cell->size, 4);
   EXPECT_GE(cell->capacity, 4);
@@ -26,7 +26,7 @@ TEST(ArrayTest, HoldsOwnedCopiesInTheDocumentedLayout) {
   for (AnyView item : array) count += item.type_index() >= 0 ? 1 : 0;
   EXPECT_EQ(count, 4);
   array = Array();
-  EXPECT_EQ(heap.any().v_obj->strong_ref_count, 1u);
+  EXPECT_EQ(FFIJITHeaderStrongCount(heap.any().v_obj), 1u);
 }
 
 TEST(ArrayTest, EmptyNullAndOutOfRange) {

@@ -115,7 +115,7 @@ Function Recorder(std::vector<SeenArg>* seen) {
       arg.type_index = raw.type_index;
       if (raw.type_index >= kTVMFFIStaticObjectBegin) {
         arg.pointer = raw.v_obj;
-        arg.strong_refs = raw.v_obj->strong_ref_count;
+        arg.strong_refs = FFIJITHeaderStrongCount(raw.v_obj);
       }
       if (raw.type_index == kTVMFFIRawStr) arg.pointer = raw.v_c_str;
       if (details::IsStrForm(raw.type_index)) arg.chars = args[i].cast<std::string>();
@@ -134,10 +134,10 @@ TEST(FunctionTest, CppCallsLendObjectsWithoutCountingReferences) {
   Tensor null_tensor;
   std::optional<Tensor> maybe_tensor(tensor);  // a second reference, taken before counting
   ASSERT_FALSE(text.is_inline());
-  const uint64_t tensor_refs = tensor.get()->strong_ref_count;
-  const uint64_t text_refs = text.any().v_obj->strong_ref_count;
-  const uint64_t other_refs = other.get()->strong_ref_count;
-  const uint64_t array_refs = array.get()->strong_ref_count;
+  const uint64_t tensor_refs = FFIJITHeaderStrongCount(tensor.get());
+  const uint64_t text_refs = FFIJITHeaderStrongCount(text.any().v_obj);
+  const uint64_t other_refs = FFIJITHeaderStrongCount(other.get());
+  const uint64_t array_refs = FFIJITHeaderStrongCount(array.get());
 
   record(tensor, text, other, array, null_tensor, maybe_tensor);
   ASSERT_EQ(seen.size(), 6u);
@@ -156,8 +156,8 @@ TEST(FunctionTest, CppCallsLendObjectsWithoutCountingReferences) {
   EXPECT_EQ(seen[5].pointer, tensor.get());
   EXPECT_EQ(seen[5].strong_refs, tensor_refs);
   // Nothing was taken or left behind either.
-  EXPECT_EQ(tensor.get()->strong_ref_count, tensor_refs);
-  EXPECT_EQ(text.any().v_obj->strong_ref_count, text_refs);
+  EXPECT_EQ(FFIJITHeaderStrongCount(tensor.get()), tensor_refs);
+  EXPECT_EQ(FFIJITHeaderStrongCount(text.any().v_obj), text_refs);
 }
 
 TEST(FunctionTest, CppCallsLendStringsWithoutCopying) {
@@ -289,8 +289,7 @@ TEST(FunctionTest, CallAcceptsNoArgumentsAndFunctionSubtypes) {
     TVMFFIObject header;
     TVMFFIFunctionCell cell;
   } func{};
-  func.header.strong_ref_count = 1;
-  func.header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&func.header, 1, 1);
   func.cell.safe_call = &ReturnsSeven;
   TVMFFIAny result{};
   for (int32_t type_index :

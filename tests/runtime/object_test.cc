@@ -40,8 +40,7 @@ void RecordingDeleter(void* self, int flags) {
 Recorder* NewRecorder(std::vector<int>* flags) {
   auto* recorder = new Recorder{};
   recorder->header.type_index = kTVMFFIObject;
-  recorder->header.strong_ref_count = 1;
-  recorder->header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&recorder->header, 1, 1);
   recorder->header.deleter = RecordingDeleter;
   recorder->flags = flags;
   return recorder;
@@ -50,8 +49,8 @@ Recorder* NewRecorder(std::vector<int>* flags) {
 TEST(ObjectTest, NewObjectHasOneStrongAndOneWeakReference) {
   int destroyed = 0;
   ObjectRef ref = MakeOpaque(&destroyed);
-  EXPECT_EQ(ref.get()->strong_ref_count, 1u);
-  EXPECT_EQ(ref.get()->weak_ref_count, 1u);
+  EXPECT_EQ(FFIJITHeaderStrongCount(ref.get()), 1u);
+  EXPECT_EQ(FFIJITHeaderWeakCount(ref.get()), 1u);
   EXPECT_EQ(ref.type_index(), kTVMFFIOpaquePyObject);
 }
 
@@ -99,8 +98,7 @@ TEST(ObjectTest, NullHandlesAreErrorsNotCrashes) {
   Error error = Error::MoveFromRaised();
   EXPECT_EQ(error.kind(), "ValueError");
   EXPECT_NE(error.message().find("TVMFFIObjectIncRef"), std::string::npos);
-  EXPECT_EQ(TVMFFIObjectDecRef(nullptr), -1);
-  EXPECT_NE(Error::MoveFromRaised().message().find("TVMFFIObjectDecRef"), std::string::npos);
+  // TVMFFIObjectDecRef(NULL) differs by revision: abi_v0_1_test.cc checks it.
   EXPECT_EQ(TVMFFIObjectCreateOpaque(nullptr, kTVMFFIOpaquePyObject, nullptr, nullptr), -1);
   EXPECT_NE(Error::MoveFromRaised().message().find("`out`"), std::string::npos);
 }

@@ -93,8 +93,7 @@ struct HeapBytes {
 TVMFFIAny NewHeapBytes(const char* text) {
   auto* obj = static_cast<HeapBytes*>(std::calloc(1, sizeof(HeapBytes)));
   obj->header.type_index = kTVMFFIBytes;
-  obj->header.strong_ref_count = 1;
-  obj->header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&obj->header, 1, 1);
   obj->header.deleter = [](void* self, int flags) {
     if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(self);
   };
@@ -342,7 +341,8 @@ TEST(ReflectedStructural, AccessPathFieldSettersCheckTheirValues) {
     for (int32_t i = 0; i < info->num_fields; ++i) {
       const TVMFFIFieldInfo& field = info->fields[i];
       if (std::string(field.name.data, field.name.size) == name) {
-        return field.setter(reinterpret_cast<char*>(root.raw().v_obj) + field.offset, &value.raw());
+        return reflected_test::CallSetter(
+            field, reinterpret_cast<char*>(root.raw().v_obj) + field.offset, &value.raw());
       }
     }
     return 1;

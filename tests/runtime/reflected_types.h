@@ -5,7 +5,8 @@
 //
 // Every type has the same layout: the object header and four owned TVMFFIAny slots; field i is
 // slot i (offset 24 + 16 i). The setter stores an owned copy of any value, except for fields
-// declared with a static type index (bool/int/float), which must get a value of that type.
+// declared with a static type index (bool/int/float), which must get a value of that type. At
+// v0.1.13 a field may instead have a Function as its setter, or a Function making its default.
 #ifndef FFIJIT_TESTS_RUNTIME_REFLECTED_TYPES_H_
 #define FFIJIT_TESTS_RUNTIME_REFLECTED_TYPES_H_
 
@@ -59,7 +60,28 @@ struct FieldSpec {
   int64_t flags = 0;
   int32_t static_type_index = kTVMFFIAny;
   const TVMFFIAny* default_value = nullptr;
+  // v0.1.13 only: a Function called as (field address as OpaquePtr, value), used as the setter.
+  TVMFFIObject* setter_function = nullptr;
+  // v0.1.13 only: a Function () -> Any that makes the default (HasDefault | DefaultFromFactory).
+  TVMFFIObject* default_factory = nullptr;
 };
+
+// Calls `field`'s setter the way TVM FFI's header code does: a TVMFFIFieldSetter, or with
+// FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION a Function taking (field address as OpaquePtr, value).
+inline int CallSetter(const TVMFFIFieldInfo& field, void* address, const TVMFFIAny* value) {
+  void* setter = reinterpret_cast<void*>(field.setter);  // a function pointer at e98b94e1
+  if (field.flags & FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION) {
+    TVMFFIAny args[2]{};
+    args[0].type_index = kTVMFFIOpaquePtr;
+    args[0].v_ptr = address;
+    args[1] = *value;
+    TVMFFIAny result{};
+    const int status = TVMFFIFunctionCall(setter, args, 2, &result);
+    if (status == 0) ffijit::details::ReleaseAny(&result);
+    return status;
+  }
+  return reinterpret_cast<TVMFFIFieldSetter>(setter)(address, value);
+}
 
 // Type indices by registration order, read by the creators below.
 inline std::vector<int32_t>& CreatorTypes() {
@@ -71,8 +93,7 @@ template <int N>
 int CreateSlotObj(TVMFFIObjectHandle* out) {
   auto* obj = static_cast<SlotObj*>(std::calloc(1, sizeof(SlotObj)));
   obj->header.type_index = CreatorTypes().at(N);
-  obj->header.strong_ref_count = 1;
-  obj->header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&obj->header, 1, 1);
   obj->header.deleter = SlotObjDeleter;
   *out = obj;
   return 0;
@@ -106,11 +127,23 @@ inline int32_t RegisterSlotType(const std::string& key, int32_t kind,
     info.offset =
         static_cast<int64_t>(offsetof(SlotObj, slots) + (first_slot + i) * sizeof(TVMFFIAny));
     info.getter = GetSlot;
-    info.setter = fields[i].static_type_index == kTVMFFIInt ? SetIntSlot : SetSlot;
+    const TVMFFIFieldSetter setter =
+        fields[i].static_type_index == kTVMFFIInt ? SetIntSlot : SetSlot;
+    info.setter = reinterpret_cast<decltype(info.setter)>(setter);  // a void* at v0.1.13
+    if (fields[i].setter_function != nullptr) {
+      info.flags |= FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION;
+      info.setter =
+          reinterpret_cast<decltype(info.setter)>(static_cast<void*>(fields[i].setter_function));
+    }
     info.field_static_type_index = fields[i].static_type_index;
-    if (fields[i].FFIJIT_FIELD_DEFAULT != nullptr) {
+    if (fields[i].default_value != nullptr) {
       info.flags |= kTVMFFIFieldFlagBitMaskHasDefault;
-      info.FFIJIT_FIELD_DEFAULT = *fields[i].FFIJIT_FIELD_DEFAULT;
+      info.FFIJIT_FIELD_DEFAULT = *fields[i].default_value;
+    }
+    if (fields[i].default_factory != nullptr) {
+      info.flags |= kTVMFFIFieldFlagBitMaskHasDefault | FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY;
+      info.FFIJIT_FIELD_DEFAULT.type_index = kTVMFFIFunction;
+      info.FFIJIT_FIELD_DEFAULT.v_obj = fields[i].default_factory;
     }
     ffijit::CheckCall(TVMFFITypeRegisterField(index, &info));
   }
@@ -131,8 +164,7 @@ inline int32_t RegisterSlotType(const std::string& key, int32_t kind,
 inline ffijit::Any MakeSlotObj(int32_t type_index, const std::vector<ffijit::Any>& values) {
   auto* obj = static_cast<SlotObj*>(std::calloc(1, sizeof(SlotObj)));
   obj->header.type_index = type_index;
-  obj->header.strong_ref_count = 1;
-  obj->header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&obj->header, 1, 1);
   obj->header.deleter = SlotObjDeleter;
   for (size_t i = 0; i < values.size() && i < 4; ++i) {
     TVMFFIAnyViewToOwnedAny(&values[i].raw(), &obj->slots[i]);

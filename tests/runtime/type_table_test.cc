@@ -1,6 +1,8 @@
 // The type table with reflection, the way a module compiled against TVM FFI's headers uses it:
-// index allocation with child slots and overflow, IsInstance as header code computes it, fields,
-// methods, metadata, type attributes, ffi.MakeObjectFromPackedArgs, bad input, concurrency.
+// index allocation with child slots and overflow (and v0.1.13's query-only mode), IsInstance as
+// header code computes it, fields (v0.1.13: setter Functions, default factories, no duplicates),
+// methods, metadata, type attributes in either revision's column layout,
+// ffi.MakeObjectFromPackedArgs, bad input, concurrency.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "ffijit/ffijit.h"
+#include "reflected_types.h"
 
 namespace ffijit {
 namespace {
@@ -47,6 +50,17 @@ Error Raised() {
   TVMFFIErrorSetRaised(handle);
   TVMFFIObjectDecRef(handle);
   return Error::MoveFromRaised();
+}
+
+// A column's begin_index: the member at v0.1.13 (where size is an int32), 0 at e98b94e1, which
+// has no such member (a template, so the other revision's branch is never compiled).
+template <typename Column>
+int64_t ColumnBeginIndex(const Column& column) {
+  if constexpr (sizeof(column.size) == 4) {
+    return column.begin_index;
+  } else {
+    return 0;
+  }
 }
 
 bool NothingRaised() {
@@ -86,17 +100,37 @@ TEST(TypeTable, StaticEntriesMatchTheReference) {
   ASSERT_NE(object->metadata, nullptr);
   EXPECT_EQ(object->metadata->total_size, 24);
   EXPECT_EQ(object->metadata->creator, nullptr);
-  const char* statics[] = {"ffi.String", "ffi.Bytes", "ffi.Error", "ffi.Function", "ffi.Shape",
-                           "ffi.Tensor", "ffi.Array", "ffi.Map",   "ffi.Module"};
-  for (int32_t i = kTVMFFIStr; i <= kTVMFFIModule; ++i) {
+  // Every static object index has an entry: 65-74 at both revisions (TVM FFI e98b94e1 itself
+  // left 74 empty), and v0.1.13's List, Dict and VisitInterrupt.
+  std::vector<std::string> statics = {
+      "ffi.String", "ffi.Bytes", "ffi.Error", "ffi.Function", "ffi.Shape",
+      "ffi.Tensor", "ffi.Array", "ffi.Map",   "ffi.Module",   "ffi.OpaquePyObject"};
+  if (std::string_view(FFIJIT_TVM_FFI_ABI_NAME) == "v0.1.13") {
+    EXPECT_EQ(kTVMFFIStaticObjectEnd, 78);
+    statics.insert(statics.end(), {"ffi.List", "ffi.Dict", "ffi.VisitInterrupt"});
+  } else {
+    EXPECT_EQ(kTVMFFIStaticObjectEnd, 75);
+  }
+  ASSERT_EQ(kTVMFFIStr + static_cast<int32_t>(statics.size()), kTVMFFIStaticObjectEnd);
+  for (int32_t i = kTVMFFIStr; i < kTVMFFIStaticObjectEnd; ++i) {
     const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(i);
+    EXPECT_EQ(info->type_index, i);
     EXPECT_EQ(KeyOf(info), statics[i - kTVMFFIStr]);
     EXPECT_EQ(info->type_depth, 1);
     EXPECT_EQ(info->FFIJIT_TYPE_ANCESTORS[0], object);
+    int32_t found = -1;
+    TVMFFIByteArray key = Bytes(statics[i - kTVMFFIStr]);
+    ASSERT_EQ(TVMFFITypeKeyToIndex(&key, &found), 0);
+    EXPECT_EQ(found, i);
+    EXPECT_EQ(FFIJITObjectIsInstance(i, kTVMFFIObject), 1);
+  }
+  for (int32_t i = kTVMFFIStr; i <= kTVMFFIOpaquePyObject; ++i) {
     if (i != kTVMFFIModule) {
-      EXPECT_EQ(info->metadata, nullptr);
+      EXPECT_EQ(TVMFFIGetTypeInfo(i)->metadata, nullptr) << i;
     }
   }
+  // The first index after the static objects has no entry.
+  EXPECT_EQ(TVMFFIGetTypeInfo(kTVMFFIStaticObjectEnd)->type_index, -1);
   const TVMFFITypeInfo* module = TVMFFIGetTypeInfo(kTVMFFIModule);
   ASSERT_EQ(module->num_fields, 1);
   const TVMFFIFieldInfo& imports = module->fields[0];
@@ -135,7 +169,7 @@ TEST(TypeTable, ModuleImportsFieldGetsAndSetsTheArray) {
   TVMFFIAny value{};
   value.type_index = kTVMFFIArray;
   value.v_obj = imports.get();
-  ASSERT_EQ(field.setter(address, &value), 0);
+  ASSERT_EQ(reflected_test::CallSetter(field, address, &value), 0);
   EXPECT_EQ(module.imports, imports.get());
   ASSERT_EQ(field.getter(address, &out), 0);
   Any got = Any::Adopt(out);
@@ -143,7 +177,7 @@ TEST(TypeTable, ModuleImportsFieldGetsAndSetsTheArray) {
   EXPECT_EQ(got.raw().v_obj, imports.get());
   TVMFFIAny wrong{};
   wrong.type_index = kTVMFFIInt;
-  EXPECT_EQ(field.setter(address, &wrong), -1);
+  EXPECT_EQ(reflected_test::CallSetter(field, address, &wrong), -1);
   EXPECT_EQ(Raised().kind(), "TypeError");
   details::DecRef(module.imports);
 }
@@ -247,6 +281,40 @@ TEST(TypeTable, BadAllocationsAreErrors) {
   EXPECT_EQ(TVMFFIGetTypeInfo(100)->FFIJIT_TYPE_ANCESTORS[0]->type_index, kTVMFFIObject);
 }
 
+TEST(TypeTable, ParentMinusTwoQueriesAtV0_1_13AndIsAnErrorBefore) {
+  int32_t known = Alloc("tt.query.Known", 1, 0, true, kTVMFFIObject);
+  ASSERT_GE(known, kTVMFFIDynObjectBegin);
+  // A known key answers its index in every mode.
+  EXPECT_EQ(Alloc("tt.query.Known", 1, 0, true, -2), known);
+  EXPECT_TRUE(NothingRaised());
+  if (FFIJIT_TVM_FFI_HAS_TYPE_INDEX_QUERY) {
+    EXPECT_EQ(Alloc("ffi.List", 0, 0, false, -2), 75);
+    // An unknown key answers -2, raises nothing and registers nothing.
+    EXPECT_EQ(Alloc("tt.query.Unknown", 1, 0, true, -2), -2);
+    EXPECT_TRUE(NothingRaised());
+    EXPECT_EQ(Alloc("tt.query.Unknown", 1, 0, true, -2), -2);
+    TVMFFIByteArray unknown = Bytes("tt.query.Unknown");
+    int32_t out = 12345;
+    EXPECT_EQ(TVMFFITypeKeyToIndex(&unknown, &out), -1);
+    EXPECT_EQ(Raised().kind(), "InternalError");
+    EXPECT_EQ(out, 12345);
+    // The next allocation takes the index a registration would have taken before the queries.
+    int32_t after = Alloc("tt.query.After", 1, 0, true, kTVMFFIObject);
+    EXPECT_EQ(after, known + 1);
+    // A query still needs a readable key.
+    EXPECT_EQ(TVMFFITypeGetOrAllocIndex(nullptr, -1, 1, 0, 1, -2), -1);
+    EXPECT_EQ(Raised().kind(), "ValueError");
+  } else {
+    EXPECT_EQ(Alloc("tt.query.Unknown", 1, 0, true, -2), -1);
+    Error error = Raised();
+    EXPECT_EQ(error.kind(), "ValueError");
+    EXPECT_NE(error.message().find("negative parent index"), std::string::npos) << error.message();
+  }
+  // Other negative parents are errors at both revisions.
+  EXPECT_EQ(Alloc("tt.query.Minus3", 1, 0, true, -3), -1);
+  EXPECT_EQ(Raised().kind(), "ValueError");
+}
+
 // What a module compiled against TVM FFI's headers computes for `IsInstance<T>(x)` (§7.3), with
 // T's compile-time depth, child slots, overflow and final flags.
 struct CompiledType {
@@ -304,7 +372,9 @@ TEST(TypeTable, IsInstanceAgreesWithHeaderCodeOverAMatrix) {
     for (int32_t current = x; current >= 0;) {
       if (current == t) return true;
       const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(current);
-      current = info->type_depth == 0 ? -1 : info->FFIJIT_TYPE_ANCESTORS[info->type_depth - 1]->type_index;
+      current = info->type_depth == 0
+                    ? -1
+                    : info->FFIJIT_TYPE_ANCESTORS[info->type_depth - 1]->type_index;
     }
     return false;
   };
@@ -346,8 +416,7 @@ void PointDeleter(void* self, int flags) {
 int CreatePoint(TVMFFIObjectHandle* out) {
   auto* point = static_cast<PointObj*>(std::calloc(1, sizeof(PointObj)));
   point->header.type_index = point_index;
-  point->header.strong_ref_count = 1;
-  point->header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&point->header, 1, 1);
   point->header.deleter = PointDeleter;
   ++points_alive;
   *out = point;
@@ -380,7 +449,7 @@ TVMFFIFieldInfo IntField(const char* name, int64_t offset, bool has_default = fa
   field.alignment = 8;
   field.offset = offset;
   field.getter = GetInt;
-  field.setter = SetInt;
+  field.setter = reinterpret_cast<decltype(field.setter)>(&SetInt);  // a void* at v0.1.13
   field.FFIJIT_FIELD_DEFAULT.type_index = has_default ? kTVMFFIInt : kTVMFFINone;
   field.FFIJIT_FIELD_DEFAULT.v_int64 = default_value;
   field.field_static_type_index = kTVMFFIInt;
@@ -439,7 +508,7 @@ TEST(TypeTable, FieldsMethodsAndMetadataAreStoredAndCopied) {
   EXPECT_EQ(Str(info->fields[0].name), "x");  // copied before the buffer changed
   EXPECT_EQ(Str(info->fields[0].doc), "the x coordinate");
   EXPECT_EQ(info->fields[0].name.data[1], '\0');
-  EXPECT_EQ(info->fields[0].FFIJIT_MEMBER_METADATA.data, nullptr);              // empty becomes {NULL, 0}
+  EXPECT_EQ(info->fields[0].FFIJIT_MEMBER_METADATA.data, nullptr);  // empty becomes {NULL, 0}
   EXPECT_EQ(info->fields[0].FFIJIT_FIELD_DEFAULT.type_index, kTVMFFINone);  // no HasDefault
   EXPECT_EQ(info->fields[1].offset, static_cast<int64_t>(offsetof(PointObj, y)));
   EXPECT_EQ(info->fields[1].FFIJIT_FIELD_DEFAULT.type_index, kTVMFFIInt);
@@ -454,7 +523,7 @@ TEST(TypeTable, FieldsMethodsAndMetadataAreStoredAndCopied) {
   EXPECT_EQ(info->methods[0].flags, kTVMFFIFieldFlagBitMaskIsStaticMethod);
   // The table holds its own reference to the method.
   EXPECT_EQ(info->methods[0].method.v_obj, module.norm.get());
-  EXPECT_GE(module.norm.get()->strong_ref_count, 2u);
+  EXPECT_GE(FFIJITHeaderStrongCount(module.norm.get()), 2u);
   Function method(ObjectPtr<>::Borrow(info->methods[0].method.v_obj));
   EXPECT_EQ(method(3, 4).cast<int64_t>(), 25);
   // The base's own field stays on the base.
@@ -476,17 +545,42 @@ TEST(TypeTable, DefaultRawStringsBecomeOwnedStrings) {
   EXPECT_EQ(AnyView(stored).cast<std::string>(), "a default longer than seven bytes");
 }
 
-TEST(TypeTable, ReRegisteringAMemberReplacesIt) {
+TEST(TypeTable, ReRegisteringAFieldIsAnErrorAtV0_1_13AndReplacesBefore) {
   int32_t type = Alloc("tt.replace.T", 1, 0, true, kTVMFFIObject);
   TVMFFIFieldInfo a = IntField("a", 24);
   ASSERT_EQ(TVMFFITypeRegisterField(type, &a), 0);
   const TVMFFIFieldInfo* before = TVMFFIGetTypeInfo(type)->fields;
   TVMFFIFieldInfo again = IntField("a", 32);
-  ASSERT_EQ(TVMFFITypeRegisterField(type, &again), 0);
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type);
-  ASSERT_EQ(info->num_fields, 1);
-  EXPECT_EQ(info->fields[0].offset, 32);
-  EXPECT_EQ(before[0].offset, 24);  // a reader's old array stays valid and unchanged
+  if (FFIJIT_TVM_FFI_REJECTS_DUPLICATE_FIELDS) {
+    ASSERT_EQ(TVMFFITypeRegisterField(type, &again), -1);
+    Error error = Raised();
+    EXPECT_EQ(error.kind(), "ValueError");
+    EXPECT_EQ(error.message(),
+              "TVMFFITypeRegisterField: duplicate field name `a` in type `tt.replace.T`");
+    ASSERT_EQ(info->num_fields, 1);
+    EXPECT_EQ(info->fields[0].offset, 24);  // the first registration stays
+    // The same name on a subtype is a field of another type, not a duplicate.
+    int32_t sub = Alloc("tt.replace.Sub", 2, 0, true, type);
+    EXPECT_EQ(TVMFFITypeRegisterField(sub, &again), 0);
+  } else {
+    ASSERT_EQ(TVMFFITypeRegisterField(type, &again), 0);
+    ASSERT_EQ(info->num_fields, 1);
+    EXPECT_EQ(info->fields[0].offset, 32);
+    EXPECT_EQ(before[0].offset, 24);  // a reader's old array stays valid and unchanged
+  }
+  // A method of the same name replaces the first at both revisions.
+  Function one = Function::FromTyped([] { return 1; });
+  Function two = Function::FromTyped([] { return 2; });
+  TVMFFIMethodInfo method{};
+  method.name = Bytes("m");
+  method.method.type_index = kTVMFFIFunction;
+  method.method.v_obj = one.get();
+  ASSERT_EQ(TVMFFITypeRegisterMethod(type, &method), 0);
+  method.method.v_obj = two.get();
+  ASSERT_EQ(TVMFFITypeRegisterMethod(type, &method), 0);
+  ASSERT_EQ(info->num_methods, 1);
+  EXPECT_EQ(info->methods[0].method.v_obj, two.get());
   // Many appends: the array moves, the count and content stay right.
   std::vector<std::string> names;
   for (int i = 0; i < 40; ++i) names.push_back("f" + std::to_string(i));
@@ -551,7 +645,8 @@ TEST(TypeTable, AttributeColumnsGrowAndRefuseASecondValue) {
   ASSERT_EQ(TVMFFITypeRegisterAttr(0, &key, &ignored), 0);
   const TVMFFITypeAttrColumn* column = TVMFFIGetTypeAttrColumn(&key);
   ASSERT_NE(column, nullptr);
-  EXPECT_EQ(column->size, 0u);
+  EXPECT_EQ(static_cast<int64_t>(column->size), 0);
+  EXPECT_EQ(FFIJITTypeAttrColumnEntry(column, 0), nullptr);
 
   std::string long_text = "the attribute value of the point type";
   TVMFFIAny value{};
@@ -559,9 +654,16 @@ TEST(TypeTable, AttributeColumnsGrowAndRefuseASecondValue) {
   value.v_c_str = long_text.c_str();
   ASSERT_EQ(TVMFFITypeRegisterAttr(module.point, &key, &value), 0);
   EXPECT_EQ(TVMFFIGetTypeAttrColumn(&key), column);  // the column pointer is stable
-  ASSERT_EQ(column->size, static_cast<size_t>(module.point) + 1);
+  // Entry t is data[t]: the layout both revisions' readers agree on (begin_index 0 at v0.1.13).
+  ASSERT_EQ(static_cast<int64_t>(column->size), int64_t{module.point} + 1);
+  if (std::string_view(FFIJIT_TVM_FFI_ABI_NAME) == "v0.1.13") {
+    EXPECT_EQ(ColumnBeginIndex(*column), 0);
+  }
   EXPECT_EQ(column->data[module.point].type_index, kTVMFFIStr);  // an owned copy
   EXPECT_EQ(AnyView(column->data[module.point]).cast<std::string>(), long_text);
+  EXPECT_EQ(FFIJITTypeAttrColumnEntry(column, module.point), &column->data[module.point]);
+  EXPECT_EQ(FFIJITTypeAttrColumnEntry(column, module.point + 1), nullptr);
+  EXPECT_EQ(FFIJITTypeAttrColumnEntry(column, -1), nullptr);
   for (int32_t i = 0; i < module.point; ++i) EXPECT_EQ(column->data[i].type_index, kTVMFFINone);
   TVMFFIAny small{};
   small.type_index = kTVMFFIInt;
@@ -587,6 +689,36 @@ TEST(TypeTable, AttributeColumnsGrowAndRefuseASecondValue) {
   EXPECT_EQ(TVMFFITypeRegisterAttr(module.base, &key, nullptr), -1);
   EXPECT_EQ(Raised().kind(), "ValueError");
   EXPECT_EQ(TVMFFIGetTypeAttrColumn(nullptr), nullptr);
+}
+
+TEST(TypeTable, ColumnEntryReaderFollowsTheRevisionsLayout) {
+  TVMFFIAny values[3]{};
+  for (int i = 0; i < 3; ++i) {
+    values[i].type_index = kTVMFFIInt;
+    values[i].v_int64 = 10 + i;
+  }
+  TVMFFITypeAttrColumn column{};
+  column.data = values;
+  column.size = 3;
+  // data[t] for t < size.
+  EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, 0), &values[0]);
+  EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, 2), &values[2]);
+  EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, 3), nullptr);
+  EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, -1), nullptr);
+  EXPECT_EQ(sizeof(TVMFFITypeAttrColumn), 16u);
+  if (std::string_view(FFIJIT_TVM_FFI_ABI_NAME) == "v0.1.13") {
+    // {data, int32 size, int32 begin_index}: a column starting at 100 holds 100..102.
+    ASSERT_EQ(sizeof(column.size), 4u);
+    *reinterpret_cast<int32_t*>(reinterpret_cast<char*>(&column) + 12) = 100;  // begin_index
+    EXPECT_EQ(ColumnBeginIndex(column), 100);
+    EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, 99), nullptr);
+    EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, 100), &values[0]);
+    EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, 102), &values[2]);
+    EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, 103), nullptr);
+    EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, 0), nullptr);
+  } else {
+    EXPECT_EQ(sizeof(column.size), 8u);  // {data, size_t size}
+  }
 }
 
 Any MakeObject(std::vector<Any> args) {
@@ -689,9 +821,9 @@ TEST(TypeTable, RegistrationsRaceWithLookupsSafely) {
           ASSERT_EQ(fields[i].name.data[0], 'w');
         }
         const TVMFFITypeAttrColumn* column = TVMFFIGetTypeAttrColumn(&column_key);
-        size_t size = __atomic_load_n(&column->size, __ATOMIC_ACQUIRE);
+        const int64_t size = static_cast<int64_t>(__atomic_load_n(&column->size, __ATOMIC_ACQUIRE));
         const TVMFFIAny* data = __atomic_load_n(&column->data, __ATOMIC_ACQUIRE);
-        for (size_t i = 0; i < size; ++i) {
+        for (int64_t i = 0; i < size; ++i) {
           ASSERT_TRUE(data[i].type_index == kTVMFFINone ||
                       (data[i].type_index == kTVMFFIInt && data[i].v_int64 == int64_t(i)));
           if (data[i].type_index == kTVMFFIInt) {
@@ -752,20 +884,250 @@ TEST(TypeTable, SetGlobalFromMethodInfoRegistersFunctionsAndNullEntries) {
   EXPECT_EQ(found, nullptr);
 }
 
+// ---- v0.1.13's Function setters and default factories (flag bits 11 and 5) ----
+
+// A Function setter for an int64 field: stores the value and counts its calls, as a module's
+// Python-defined setter would; a non-int is a TypeError.
+struct SetterCalls {
+  int calls = 0;
+  void* last_address = nullptr;
+};
+
+Function IntSetterFunction(SetterCalls* calls) {
+  return Function::FromPacked([calls](const AnyView* args, int32_t num_args, Any* result) {
+    if (num_args != 2 || args[0].type_index() != kTVMFFIOpaquePtr) {
+      throw Error("InternalError", "a setter takes (address, value)");
+    }
+    if (args[1].type_index() != kTVMFFIInt) throw Error("TypeError", "the setter wants an int");
+    ++calls->calls;
+    calls->last_address = args[0].raw().v_ptr;
+    *static_cast<int64_t*>(args[0].raw().v_ptr) = args[1].raw().v_int64;
+    *result = Any();
+  });
+}
+
+// A creator of PointObj-shaped objects of the type stored in `*Index`.
+template <const int32_t* Index>
+int CreatePointOf(TVMFFIObjectHandle* out) {
+  auto* point = static_cast<PointObj*>(std::calloc(1, sizeof(PointObj)));
+  point->header.type_index = *Index;
+  FFIJITHeaderSetCounts(&point->header, 1, 1);
+  point->header.deleter = PointDeleter;
+  ++points_alive;
+  *out = point;
+  return 0;
+}
+
+int32_t fn_point_index = -1;
+int32_t failing_index = -1;
+int32_t e98_bits_index = -1;
+
+struct FunctionFieldTypes {
+  int32_t type = -1;
+  SetterCalls setter_calls;
+  int factory_calls = 0;
+  Function setter, factory;
+  FunctionFieldTypes() {
+    setter = IntSetterFunction(&setter_calls);
+    factory = Function::FromPacked([this](const AnyView*, int32_t, Any* result) {
+      *result = Any(int64_t{100 + factory_calls++});  // a fresh value per call
+    });
+    type = Alloc("tt.fn.Point", 1, 0, true, kTVMFFIObject);
+    fn_point_index = type;
+    TVMFFIFieldInfo x = IntField("x", offsetof(PointObj, x));
+    x.flags |= FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION;
+    x.setter = reinterpret_cast<decltype(x.setter)>(static_cast<void*>(setter.get()));
+    CheckCall(TVMFFITypeRegisterField(type, &x));
+    TVMFFIFieldInfo y = IntField("y", offsetof(PointObj, y), true);
+    y.flags |= FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY;
+    y.FFIJIT_FIELD_DEFAULT.type_index = kTVMFFIFunction;
+    y.FFIJIT_FIELD_DEFAULT.v_obj = factory.get();
+    CheckCall(TVMFFITypeRegisterField(type, &y));
+    TVMFFITypeMetadata metadata{};
+    metadata.creator = CreatePointOf<&fn_point_index>;
+    metadata.total_size = sizeof(PointObj);
+    metadata.structural_eq_hash_kind = kTVMFFISEqHashKindTreeNode;
+    CheckCall(TVMFFITypeRegisterMetadata(type, &metadata));
+  }
+};
+
+TEST(TypeTable, SetterFunctionsAndDefaultFactoriesAreCalledAtV0_1_13) {
+  if (FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION == 0) GTEST_SKIP() << "no setter Functions at e98b94e1";
+  static FunctionFieldTypes types;
+  const uint64_t setter_refs = FFIJITHeaderStrongCount(types.setter.get());
+  const uint64_t factory_refs = FFIJITHeaderStrongCount(types.factory.get());
+  EXPECT_GE(setter_refs, 2u);  // ours and the table's
+  EXPECT_GE(factory_refs, 2u);
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(types.type);
+  ASSERT_EQ(info->num_fields, 2);
+  EXPECT_EQ(reinterpret_cast<void*>(info->fields[0].setter), types.setter.get());
+  EXPECT_EQ(info->fields[1].FFIJIT_FIELD_DEFAULT.v_obj, types.factory.get());
+
+  const int calls_before = types.setter_calls.calls;
+  const int factory_before = types.factory_calls;
+  Any made = MakeObject({Any(std::string("tt.fn.Point")), Any(std::string("x")), Any(5)});
+  ASSERT_EQ(made.type_index(), types.type);
+  const auto* point = reinterpret_cast<const PointObj*>(made.raw().v_obj);
+  EXPECT_EQ(point->x, 5);  // through the Function, with the field's address
+  EXPECT_EQ(types.setter_calls.calls, calls_before + 1);
+  EXPECT_EQ(types.setter_calls.last_address, &point->x);
+  EXPECT_EQ(point->y, 100 + factory_before);  // the factory made the default
+  Any second = MakeObject({Any(std::string("tt.fn.Point")), Any(std::string("x")), Any(6)});
+  EXPECT_EQ(reinterpret_cast<const PointObj*>(second.raw().v_obj)->y, 101 + factory_before);
+  // A given value skips the factory.
+  Any given = MakeObject({Any(std::string("tt.fn.Point")), Any(std::string("x")), Any(1),
+                          Any(std::string("y")), Any(2)});
+  EXPECT_EQ(reinterpret_cast<const PointObj*>(given.raw().v_obj)->y, 2);
+  EXPECT_EQ(types.factory_calls, factory_before + 2);
+  // The setter Function's error reaches the caller.
+  try {
+    MakeObject({Any(std::string("tt.fn.Point")), Any(std::string("x")), Any(1.5)});
+    ADD_FAILURE() << "no error from the setter Function";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "TypeError");
+    EXPECT_EQ(e.message(), "the setter wants an int");
+  }
+  // Calls hold no extra references.
+  EXPECT_EQ(FFIJITHeaderStrongCount(types.setter.get()), setter_refs);
+  EXPECT_EQ(FFIJITHeaderStrongCount(types.factory.get()), factory_refs);
+}
+
+TEST(TypeTable, DefaultFactoriesRunForJsonGraphFieldsAtV0_1_13) {
+  if (FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY == 0)
+    GTEST_SKIP() << "no default factories at e98b94e1";
+  static int made = 0;
+  static Function factory = Function::FromPacked([](const AnyView*, int32_t, Any* result) {
+    *result = Any("made " + std::to_string(++made));
+  });
+  static SetterCalls setter_calls;
+  static Function setter = Function::FromPacked([](const AnyView* args, int32_t, Any* result) {
+    ++setter_calls.calls;
+    TVMFFIAny* slot = static_cast<TVMFFIAny*>(args[0].raw().v_ptr);
+    TVMFFIAny owned{};
+    CheckCall(TVMFFIAnyViewToOwnedAny(&args[1].raw(), &owned));
+    details::ReleaseAny(slot);
+    *slot = owned;
+    *result = Any();
+  });
+  static const int32_t type = reflected_test::RegisterSlotType(
+      "tt.fn.Labelled", kTVMFFISEqHashKindTreeNode,
+      {{"value", 0, kTVMFFIInt}, {"label", 0, kTVMFFIAny, nullptr, setter.get(), factory.get()}});
+  auto from_json = [](const std::string& text) {
+    return GetGlobalFunctionOrThrow("ffi.FromJSONGraphString")(text);
+  };
+  const int before = made;
+  Any first =
+      from_json(R"({"root_index":0,"nodes":[{"type":"tt.fn.Labelled","data":{"value":1}}]})");
+  ASSERT_EQ(first.type_index(), type);
+  const auto* obj = reinterpret_cast<const reflected_test::SlotObj*>(first.raw().v_obj);
+  EXPECT_EQ(AnyView(obj->slots[0]).cast<int64_t>(), 1);
+  EXPECT_EQ(AnyView(obj->slots[1]).cast<std::string>(), "made " + std::to_string(before + 1));
+  EXPECT_EQ(setter_calls.calls, 1);  // the label went through the setter Function
+  Any second =
+      from_json(R"({"root_index":0,"nodes":[{"type":"tt.fn.Labelled","data":{"value":2}}]})");
+  const auto* obj2 = reinterpret_cast<const reflected_test::SlotObj*>(second.raw().v_obj);
+  EXPECT_EQ(AnyView(obj2->slots[1]).cast<std::string>(), "made " + std::to_string(before + 2));
+  // reflection's reader for header code dispatches the same way.
+  const TVMFFIFieldInfo& label = TVMFFIGetTypeInfo(type)->fields[1];
+  Any value("direct");
+  ASSERT_EQ(reflected_test::CallSetter(
+                label, reinterpret_cast<char*>(second.raw().v_obj) + label.offset, &value.raw()),
+            0);
+  EXPECT_EQ(AnyView(obj2->slots[1]).cast<std::string>(), "direct");
+}
+
+TEST(TypeTable, BadSetterFunctionsAndFactoriesAreTypeErrorsAtV0_1_13) {
+  if (FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION == 0) GTEST_SKIP() << "no setter Functions at e98b94e1";
+  int32_t type = Alloc("tt.fn.Bad", 1, 0, true, kTVMFFIObject);
+  Array not_a_function{Any(1)};
+  TVMFFIFieldInfo setter = IntField("s", 24);
+  setter.flags |= FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION;
+  setter.setter =
+      reinterpret_cast<decltype(setter.setter)>(static_cast<void*>(not_a_function.get()));
+  EXPECT_EQ(TVMFFITypeRegisterField(type, &setter), -1);
+  Error bad_setter = Raised();
+  EXPECT_EQ(bad_setter.kind(), "TypeError");
+  EXPECT_EQ(bad_setter.message(),
+            "TVMFFITypeRegisterField: the setter of field `s` of type `tt.fn.Bad` must be a "
+            "function, not `ffi.Array`");
+  TVMFFIFieldInfo factory = IntField("f", 24, true);
+  factory.flags |= FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY;
+  EXPECT_EQ(TVMFFITypeRegisterField(type, &factory), -1);  // the default is the int 0
+  Error int_factory = Raised();
+  EXPECT_EQ(int_factory.kind(), "TypeError");
+  EXPECT_EQ(int_factory.message(),
+            "TVMFFITypeRegisterField: the default factory of field `f` of type `tt.fn.Bad` must "
+            "be a function, not `int`");
+  factory.FFIJIT_FIELD_DEFAULT.type_index = kTVMFFIArray;
+  factory.FFIJIT_FIELD_DEFAULT.v_obj = not_a_function.get();
+  EXPECT_EQ(TVMFFITypeRegisterField(type, &factory), -1);
+  EXPECT_NE(Raised().message().find("not `ffi.Array`"), std::string::npos);
+  EXPECT_EQ(TVMFFIGetTypeInfo(type)->num_fields, 0);             // nothing half-registered
+  EXPECT_EQ(FFIJITHeaderStrongCount(not_a_function.get()), 1u);  // and nothing retained
+  // A factory that fails makes creation fail with its error.
+  Function failing = Function::FromPacked(
+      [](const AnyView*, int32_t, Any*) { throw Error("ValueError", "no default today"); });
+  int32_t creatable = Alloc("tt.fn.Failing", 1, 0, true, kTVMFFIObject);
+  failing_index = creatable;
+  TVMFFIFieldInfo y = IntField("y", offsetof(PointObj, y), true);
+  y.flags |= FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY;
+  y.FFIJIT_FIELD_DEFAULT.type_index = kTVMFFIFunction;
+  y.FFIJIT_FIELD_DEFAULT.v_obj = failing.get();
+  ASSERT_EQ(TVMFFITypeRegisterField(creatable, &y), 0);
+  TVMFFITypeMetadata metadata{};
+  metadata.creator = CreatePointOf<&failing_index>;
+  ASSERT_EQ(TVMFFITypeRegisterMetadata(creatable, &metadata), 0);
+  try {
+    MakeObject({Any(std::string("tt.fn.Failing"))});
+    ADD_FAILURE() << "no error from the failing factory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_EQ(e.message(), "no default today");
+  }
+}
+
+TEST(TypeTable, FlagBitsAfterFourMeanNothingAtE98b94e1) {
+  if (FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION != 0)
+    GTEST_SKIP() << "bits 5-12 have meanings at v0.1.13";
+  // A module built for e98b94e1 never sets bits 5 or 11; if it does, the setter stays a function
+  // pointer and the default a value.
+  int32_t type = Alloc("tt.e98.Bits", 1, 0, true, kTVMFFIObject);
+  e98_bits_index = type;
+  TVMFFIFieldInfo x = IntField("x", offsetof(PointObj, x), true, 9);
+  x.flags |= (1 << 5) | (1 << 11);
+  ASSERT_EQ(TVMFFITypeRegisterField(type, &x), 0);
+  TVMFFITypeMetadata metadata{};
+  metadata.creator = CreatePointOf<&e98_bits_index>;
+  ASSERT_EQ(TVMFFITypeRegisterMetadata(type, &metadata), 0);
+  Any made = MakeObject({Any(std::string("tt.e98.Bits"))});
+  EXPECT_EQ(reinterpret_cast<const PointObj*>(made.raw().v_obj)->x, 9);
+  // Bit 11 with a function-pointer setter: called as a function pointer.
+  Any given = MakeObject({Any(std::string("tt.e98.Bits")), Any(std::string("x")), Any(4)});
+  EXPECT_EQ(reinterpret_cast<const PointObj*>(given.raw().v_obj)->x, 4);
+}
+
 TEST(TvmFfiAbi, ReportsTheRevisionAndExportsEveryFunction) {
   const FFIJITTvmFfiAbi* abi = FFIJITGetTvmFfiAbi();
   ASSERT_NE(abi, nullptr);
-  EXPECT_STREQ(abi->name, "e98b94e1");
-  EXPECT_STREQ(abi->commit, "e98b94e118dfa5ac4bcf3764a8b1695afee3d596");
-  EXPECT_STREQ(abi->version, "0.1.0b4");
   EXPECT_EQ(abi->object_header_size, 24);
-  EXPECT_EQ(abi->error_cell_size, 56);
   EXPECT_EQ(abi->type_info_size, 72);
-  ASSERT_EQ(abi->num_functions, 30);
+  if (std::string_view(FFIJIT_TVM_FFI_ABI_NAME) == "v0.1.13") {
+    EXPECT_STREQ(abi->name, "v0.1.13");
+    EXPECT_STREQ(abi->version, "0.1.13");
+    EXPECT_EQ(abi->error_cell_size, 72);
+    ASSERT_EQ(abi->num_functions, 38);
+    EXPECT_STREQ(abi->functions[abi->num_functions - 1], "TVMFFIHandleDeinitOnce");
+  } else {
+    EXPECT_STREQ(abi->name, "e98b94e1");
+    EXPECT_STREQ(abi->commit, "e98b94e118dfa5ac4bcf3764a8b1695afee3d596");
+    EXPECT_STREQ(abi->version, "0.1.0b4");
+    EXPECT_EQ(abi->error_cell_size, 56);
+    ASSERT_EQ(abi->num_functions, 30);
+    EXPECT_STREQ(abi->functions[abi->num_functions - 1], "TVMFFIGetTypeInfo");
+  }
   for (int32_t i = 0; i < abi->num_functions; ++i) {
     EXPECT_NE(dlsym(RTLD_DEFAULT, abi->functions[i]), nullptr) << abi->functions[i];
   }
-  EXPECT_STREQ(abi->functions[abi->num_functions - 1], "TVMFFIGetTypeInfo");
 }
 
 }  // namespace

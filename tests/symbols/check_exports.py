@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Compares the dynamic symbols a shared library exports with the list checked in beside this file.
+"""Compares the dynamic symbols a shared library exports with a list checked in under this folder.
 
     check_exports.py --nm NM --library LIB.so --expected LIST.txt [--update]
+
+The lists live in one directory per TVM FFI ABI revision (e98b94e1/, v0.1.13/): the revision
+changes what the runtime exports. CMakeLists.txt passes the configured revision's list.
 
 The exported set is `nm -D -C --defined-only` (demangled, so the list reads like the headers),
 one name per line, sorted, without the symbol kind, minus three kinds of noise that are not
@@ -80,7 +83,8 @@ def main():
     print(f"\nThe exported symbols of {args.library} differ from {args.expected} ('+' lines are "
           "exported but not listed, '-' lines are listed but not exported). If the change is "
           "intended (a new public function), update the lists with\n"
-          "  cmake --build <build dir> --target update-symbol-lists\nand commit them.")
+          "  cmake --build <build dir> --target update-symbol-lists\nand commit them (in a build "
+          "of each TVM FFI ABI revision whose exports changed).")
     return 1
 
 

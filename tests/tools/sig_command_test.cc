@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "ffijit/c_api.h"
+
 namespace {
 
 struct ToolRun {
@@ -49,11 +51,24 @@ TEST(FfijitTool, VersionNamesTheTvmFfiAbiRevision) {
   const ToolRun run = Ffijit("--version");
   EXPECT_EQ(run.status, 0);
   EXPECT_EQ(run.out.rfind("ffijit 0.", 0), 0u) << run.out;
-  EXPECT_NE(run.out.find("TVM FFI ABI e98b94e1 (apache/tvm-ffi "
-                         "e98b94e118dfa5ac4bcf3764a8b1695afee3d596, 0.1.0b4): object header 24 "
+  // The revision, its commit and version, and its sizes, from the revision's header.
+  const std::string abi_line =
+      "TVM FFI ABI " FFIJIT_TVM_FFI_ABI_NAME " (apache/tvm-ffi " FFIJIT_TVM_FFI_ABI_COMMIT
+      ", " FFIJIT_TVM_FFI_ABI_VERSION_TEXT "): object header 24 bytes, error cell " +
+      std::to_string(sizeof(TVMFFIErrorCell)) + " bytes, type info 72 bytes, " +
+      std::to_string(FFIJIT_TVM_FFI_NUM_C_API_FUNCTIONS) + " C functions\n";
+  EXPECT_NE(run.out.find(abi_line), std::string::npos) << run.out;
+#if FFIJIT_TVM_FFI_ABI == FFIJIT_TVM_FFI_ABI_V0_1_13
+  EXPECT_NE(run.out.find("error cell 72 bytes, type info 72 bytes, 38 C functions"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("TVM FFI version 0.1.13\n"), std::string::npos) << run.out;
+#else
+  EXPECT_NE(run.out.find("e98b94e118dfa5ac4bcf3764a8b1695afee3d596, 0.1.0b4): object header 24 "
                          "bytes, error cell 56 bytes, type info 72 bytes, 30 C functions"),
             std::string::npos)
       << run.out;
+#endif
 }
 
 TEST(FfijitSig, RawArgumentPrintsEveryForm) {

@@ -177,8 +177,7 @@ static TVMFFIObject* NewPoint(int32_t type, int64_t x, int64_t y, int64_t z) {
   Point* p = (Point*)calloc(1, sizeof(Point));
   if (p == NULL) return NULL;
   p->header.type_index = type;
-  p->header.strong_ref_count = 1;
-  p->header.weak_ref_count = 1;
+  FFIJITHeaderSetCounts(&p->header, 1, 1);
   p->header.deleter = PointDeleter;
   p->x = x;
   p->y = y;
