@@ -1,8 +1,8 @@
 // Error objects, the thread-local raised error, backtraces, and the ffijit::Error exception.
 //
 // The cell is the revision's (tvm_ffi_abi_<revision>.h): e98b94e1 has a traceback (most recent call
-// last) replaced in place; v0.1.13 a backtrace (most recent call first) replaced or appended to, and
-// an owned cause chain and extra context.
+// last) replaced in place; v0.1.13 a backtrace (most recent call first) replaced or appended to,
+// and an owned cause chain and extra context.
 #include "ffijit/error.h"
 
 #include <cstring>
@@ -193,12 +193,9 @@ int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteArray* messag
   return TVMFFIErrorCreateWithCauseAndExtraContext(kind, message, backtrace, nullptr, nullptr, out);
 }
 
-int TVMFFIErrorCreateWithCauseAndExtraContext(const TVMFFIByteArray* kind,
-                                              const TVMFFIByteArray* message,
-                                              const TVMFFIByteArray* backtrace,
-                                              TVMFFIObjectHandle cause_chain,
-                                              TVMFFIObjectHandle extra_context,
-                                              TVMFFIObjectHandle* out) {
+int TVMFFIErrorCreateWithCauseAndExtraContext(
+    const TVMFFIByteArray* kind, const TVMFFIByteArray* message, const TVMFFIByteArray* backtrace,
+    TVMFFIObjectHandle cause_chain, TVMFFIObjectHandle extra_context, TVMFFIObjectHandle* out) {
   // As in TVM FFI, failure to allocate returns nonzero without raising (raising would allocate).
   if (out == nullptr) return -1;
   auto* cause = static_cast<TVMFFIObject*>(cause_chain);

@@ -273,7 +273,9 @@ class LibraryModuleObj final : public ModuleObj {
   }
 #endif
 
-  Library& library() { return *lib_; }
+  Library& library() {
+    return *lib_;
+  }
 
  private:
 #if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
@@ -286,7 +288,8 @@ class LibraryModuleObj final : public ModuleObj {
     ffijit::CheckCall(getter(nullptr, nullptr, 0, &result));
     ffijit::Any owned = ffijit::Any::Adopt(result);
     std::string_view text;
-    if (!ffijit::details::IsStrForm(result.type_index) || !ffijit::internal::ViewBytes(result, &text)) {
+    if (!ffijit::details::IsStrForm(result.type_index) ||
+        !ffijit::internal::ViewBytes(result, &text)) {
       throw Error("TypeError", "`" + std::string(kFunctionPrefix) + symbol_name + "` in " +
                                    lib_->Describe() + " returned `" + owned.type_name() +
                                    "`, not a str");

@@ -28,16 +28,20 @@ bool IsOtherRevisionFunction(std::string_view name) {
   return false;
 }
 
-void RefuseIfOtherRevision(const std::string& module_name, const std::vector<std::string>& telling) {
+void RefuseIfOtherRevision(const std::string& module_name,
+                           const std::vector<std::string>& telling) {
   if (telling.empty()) return;
   std::string list;
   for (const std::string& name : telling) list += (list.empty() ? "" : ", ") + name;
   throw Error("RuntimeError",
-              "module `" + module_name + "` was built for TVM FFI " FFIJIT_TVM_FFI_OTHER_ABI_NAME
-              " (it needs " + list + ", which only that revision has), but this ffijit implements "
-              "the TVM FFI " FFIJIT_TVM_FFI_ABI_NAME " ABI: run it on an ffijit built with "
-              "-DFFIJIT_TVM_FFI_ABI=" FFIJIT_TVM_FFI_OTHER_ABI_NAME ", or rebuild the module against "
-              "TVM FFI " FFIJIT_TVM_FFI_ABI_NAME);
+              "module `" + module_name +
+                  "` was built for TVM FFI " FFIJIT_TVM_FFI_OTHER_ABI_NAME " (it needs " + list +
+                  ", which only that revision has), but this ffijit implements "
+                  "the TVM FFI " FFIJIT_TVM_FFI_ABI_NAME
+                  " ABI: run it on an ffijit built with "
+                  "-DFFIJIT_TVM_FFI_ABI=" FFIJIT_TVM_FFI_OTHER_ABI_NAME
+                  ", or rebuild the module against "
+                  "TVM FFI " FFIJIT_TVM_FFI_ABI_NAME);
 }
 
 // A byte range of the file, checked against its size before every read.
@@ -129,7 +133,7 @@ extern "C" int FFIJITCheckModuleAbiFile(const char* path) {
     if (!in) return;
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!internal::IsElf64(bytes)) return;
-    internal::RefuseIfOtherRevision(path,
-                                    internal::TellingUndefinedSymbols(internal::FileBytes(std::move(bytes))));
+    internal::RefuseIfOtherRevision(
+        path, internal::TellingUndefinedSymbols(internal::FileBytes(std::move(bytes))));
   });
 }

@@ -77,10 +77,14 @@ class FFIJIT_CXX_API ModuleObj : public Object {
   virtual bool ImplementsFunction(const String& name) { return GetFunction(name).defined(); }
 #if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
   // Slot 4 (v0.1.13 only): the docstring of a function, or None.
-  virtual OptionalString GetFunctionDoc(const String&) { return OptionalString(); }
+  virtual OptionalString GetFunctionDoc(const String&) {
+    return OptionalString();
+  }
 #endif
   // Slot 4 (e98b94e1) / 5 (v0.1.13): JSON metadata of a function, or None.
-  virtual OptionalString GetFunctionMetadata(const String&) { return OptionalString(); }
+  virtual OptionalString GetFunctionMetadata(const String&) {
+    return OptionalString();
+  }
   // Slot 5 / 6; the later comments give the e98b94e1 slot.
   virtual void WriteToFile(const String&, const String&) const {
     ffijit::internal::ThrowAsTvmError(
@@ -98,7 +102,9 @@ class FFIJIT_CXX_API ModuleObj : public Object {
         ffijit::RuntimeError(std::string("Module[") + kind() + "] does not support SaveToBytes"));
   }
   // Slot 8.
-  virtual String InspectSource(const String&) const { return String(); }
+  virtual String InspectSource(const String&) const {
+    return String();
+  }
   // Slot 9: adds `other` to the imports; a RuntimeError if that would make a cycle.
   virtual void ImportModule(const Module& other);
   // Slot 10.
@@ -113,15 +119,23 @@ class FFIJIT_CXX_API ModuleObj : public Object {
 #endif
 
   // The imports Array (an ffijit Array of Module objects; never null for ffijit's modules).
-  FFIJIT_HIDDEN const ArrayRef& imports() const noexcept { return imports_; }
-  FFIJIT_HIDDEN MapRef& lookup_cache() noexcept { return import_lookup_cache_; }
-  FFIJIT_HIDDEN void set_imports(ArrayRef imports) noexcept { imports_ = std::move(imports); }
+  FFIJIT_HIDDEN const ArrayRef& imports() const noexcept {
+    return imports_;
+  }
+  FFIJIT_HIDDEN MapRef& lookup_cache() noexcept {
+    return import_lookup_cache_;
+  }
+  FFIJIT_HIDDEN void set_imports(ArrayRef imports) noexcept {
+    imports_ = std::move(imports);
+  }
 
   // Handle <-> C++ object: the header follows the vptr.
   FFIJIT_HIDDEN static ModuleObj* FromHandle(TVMFFIObject* handle) noexcept {
     return static_cast<ModuleObj*>(reinterpret_cast<Object*>(handle));
   }
-  FFIJIT_HIDDEN TVMFFIObject* handle() noexcept { return header(); }
+  FFIJIT_HIDDEN TVMFFIObject* handle() noexcept {
+    return header();
+  }
 
  protected:
   ArrayRef imports_;

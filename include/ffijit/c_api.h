@@ -174,11 +174,9 @@ typedef enum {
   kTVMFFIOpaquePyObject = 74,
   /* The static object types the revision adds after 74 (v0.1.13: List 75, Dict 76,
    * VisitInterrupt 77); kTVMFFIStaticObjectEnd follows them. */
-  FFIJIT_TVM_FFI_ABI_STATIC_TYPES_AFTER_74
-  kTVMFFIStaticObjectEnd,
+  FFIJIT_TVM_FFI_ABI_STATIC_TYPES_AFTER_74 kTVMFFIStaticObjectEnd,
   kTVMFFIDynObjectBegin = 128
 } TVMFFITypeIndex;
-
 
 /*! Payload of an opaque object made by TVMFFIObjectCreateOpaque. */
 typedef struct {

@@ -1,8 +1,8 @@
 // Objects: header refcounting, ObjectPtr<T>, ObjectRef, WeakRef and the type registry.
 //
-// Counts live where the selected TVM FFI revision puts them and follow its protocol (the FFIJITHeader*
-// functions of its ABI header), so that objects made by any library or language interoperate. Inline here because the uncontended inc/dec is on every
-// hot path (target <= 2 ns).
+// Counts live where the selected TVM FFI revision puts them and follow its protocol (the
+// FFIJITHeader* functions of its ABI header), so that objects made by any library or language
+// interoperate. Inline here because the uncontended inc/dec is on every hot path (target <= 2 ns).
 #ifndef FFIJIT_OBJECT_H_
 #define FFIJIT_OBJECT_H_
 
@@ -21,17 +21,29 @@ using Object = TVMFFIObject;
 namespace details {
 
 // The protocol itself is the revision's (FFIJITHeader* in tvm_ffi_abi_<revision>.h).
-inline void IncRef(TVMFFIObject* obj) noexcept { FFIJITHeaderIncStrong(obj); }
-inline void DecRef(TVMFFIObject* obj) noexcept { FFIJITHeaderDecStrong(obj); }
-inline void WeakIncRef(TVMFFIObject* obj) noexcept { FFIJITHeaderIncWeak(obj); }
-inline void WeakDecRef(TVMFFIObject* obj) noexcept { FFIJITHeaderDecWeak(obj); }
+inline void IncRef(TVMFFIObject* obj) noexcept {
+  FFIJITHeaderIncStrong(obj);
+}
+inline void DecRef(TVMFFIObject* obj) noexcept {
+  FFIJITHeaderDecStrong(obj);
+}
+inline void WeakIncRef(TVMFFIObject* obj) noexcept {
+  FFIJITHeaderIncWeak(obj);
+}
+inline void WeakDecRef(TVMFFIObject* obj) noexcept {
+  FFIJITHeaderDecWeak(obj);
+}
 // Takes a strong reference if the value is still alive.
-inline bool TryPromoteWeak(TVMFFIObject* obj) noexcept { return FFIJITHeaderTryPromoteWeak(obj); }
+inline bool TryPromoteWeak(TVMFFIObject* obj) noexcept {
+  return FFIJITHeaderTryPromoteWeak(obj);
+}
 // The number of strong references (the revision decides where it lives in the header).
 inline uint64_t StrongCount(const TVMFFIObject* obj) noexcept {
   return FFIJITHeaderStrongCount(obj);
 }
-inline uint64_t WeakCount(const TVMFFIObject* obj) noexcept { return FFIJITHeaderWeakCount(obj); }
+inline uint64_t WeakCount(const TVMFFIObject* obj) noexcept {
+  return FFIJITHeaderWeakCount(obj);
+}
 
 }  // namespace details
 
@@ -73,9 +85,7 @@ class ObjectPtr {
     if (ptr_) details::DecRef(header());
     ptr_ = nullptr;
   }
-  uint64_t use_count() const noexcept {
-    return ptr_ ? details::StrongCount(header()) : 0;
-  }
+  uint64_t use_count() const noexcept { return ptr_ ? details::StrongCount(header()) : 0; }
   friend bool operator==(const ObjectPtr& a, const ObjectPtr& b) noexcept {
     return a.ptr_ == b.ptr_;
   }
@@ -133,9 +143,7 @@ class WeakRef {
   ~WeakRef() {
     if (obj_) details::WeakDecRef(obj_);
   }
-  bool expired() const noexcept {
-    return obj_ == nullptr || details::StrongCount(obj_) == 0;
-  }
+  bool expired() const noexcept { return obj_ == nullptr || details::StrongCount(obj_) == 0; }
   ObjectRef Lock() const noexcept {
     if (obj_ && details::TryPromoteWeak(obj_)) {
       return ObjectRef(ObjectPtr<>::Adopt(obj_));

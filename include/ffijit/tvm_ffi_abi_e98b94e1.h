@@ -226,18 +226,18 @@ typedef struct TVMFFITypeInfo {
 /* The C functions the other revision exports and this one must not (checked by tests; a module
  * that needs one was built for that revision). */
 #define FFIJIT_TVM_FFI_OTHER_ABI_NAME "v0.1.13"
-#define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(X)         \
-  X(TVMFFIBacktrace)                                \
-  X(TVMFFIGetCustomAllocator)                       \
-  X(TVMFFISetCustomAllocator)                       \
-  X(TVMFFIGetVersion)                               \
-  X(TVMFFIErrorCreateWithCauseAndExtraContext)      \
-  X(TVMFFIErrorSetRaisedFromCStrParts)              \
-  X(TVMFFITensorCreateUnsafeView)                   \
-  X(TVMFFIHandleInitOnce)                           \
-  X(TVMFFIHandleDeinitOnce)                         \
-  X(TVMFFIEnvTensorAlloc)                           \
-  X(TVMFFIEnvGetDLPackManagedTensorAllocator)       \
+#define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(X)    \
+  X(TVMFFIBacktrace)                           \
+  X(TVMFFIGetCustomAllocator)                  \
+  X(TVMFFISetCustomAllocator)                  \
+  X(TVMFFIGetVersion)                          \
+  X(TVMFFIErrorCreateWithCauseAndExtraContext) \
+  X(TVMFFIErrorSetRaisedFromCStrParts)         \
+  X(TVMFFITensorCreateUnsafeView)              \
+  X(TVMFFIHandleInitOnce)                      \
+  X(TVMFFIHandleDeinitOnce)                    \
+  X(TVMFFIEnvTensorAlloc)                      \
+  X(TVMFFIEnvGetDLPackManagedTensorAllocator)  \
   X(TVMFFIEnvSetDLPackManagedTensorAllocator)
 
 /* ---- Member names that differ between revisions, for code that builds on both ---- */
@@ -246,6 +246,8 @@ typedef struct TVMFFITypeInfo {
 #define FFIJIT_FIELD_DEFAULT default_value
 #define FFIJIT_ERROR_BACKTRACE traceback
 /* Field flag bits only the other revision has (setter Function objects, default factories). */
+/* Field setters may be Function objects and defaults may come from factories (bits 11, 5). */
+#define FFIJIT_TVM_FFI_HAS_FIELD_FUNCTIONS 0
 #define FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION 0
 #define FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY 0
 
@@ -312,8 +314,8 @@ static inline void FFIJITHeaderDecStrong(struct TVMFFIObject* obj) {
 static inline int FFIJITHeaderTryPromoteWeak(struct TVMFFIObject* obj) {
   uint64_t count = __atomic_load_n(&obj->strong_ref_count, __ATOMIC_RELAXED);
   while (count != 0) {
-    if (__atomic_compare_exchange_n(&obj->strong_ref_count, &count, count + 1, 1,
-                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+    if (__atomic_compare_exchange_n(&obj->strong_ref_count, &count, count + 1, 1, __ATOMIC_ACQUIRE,
+                                    __ATOMIC_RELAXED)) {
       return 1;
     }
   }

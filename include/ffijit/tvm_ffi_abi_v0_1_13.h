@@ -33,7 +33,8 @@
 #define FFIJIT_TVM_FFI_TENSOR_OBJECT_SIZE 72
 /* TVMFFITensorCreateUnsafeView exists. */
 #define FFIJIT_TVM_FFI_HAS_TENSOR_UNSAFE_VIEW 1
-/* The env allocator API is TVMFFIEnv{Set,Get}DLPackManagedTensorAllocator + TVMFFIEnvTensorAlloc. */
+/* The env allocator API is TVMFFIEnv{Set,Get}DLPackManagedTensorAllocator + TVMFFIEnvTensorAlloc.
+ */
 #define FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR 1
 /* Optional<ObjectRef> and Variant are 16-byte Any cells in header code. */
 #define FFIJIT_TVM_FFI_OPTIONAL_IS_ANY 1
@@ -67,8 +68,8 @@
   kTVMFFIList = 75, kTVMFFIDict = 76, kTVMFFIVisitInterrupt = 77,
 /* Their type keys, as X(index, key): the runtime gives each a type-table entry. */
 #define FFIJIT_TVM_FFI_ABI_STATIC_TYPE_KEYS_AFTER_74(X) \
-  X(kTVMFFIList, "ffi.List")                             \
-  X(kTVMFFIDict, "ffi.Dict")                             \
+  X(kTVMFFIList, "ffi.List")                            \
+  X(kTVMFFIDict, "ffi.Dict")                            \
   X(kTVMFFIVisitInterrupt, "ffi.VisitInterrupt")
 /* TVMFFITypeGetOrAllocIndex with parent_type_index -2 only looks the key up (-2 when unknown). */
 #define FFIJIT_TVM_FFI_HAS_TYPE_INDEX_QUERY 1
@@ -77,11 +78,11 @@
 
 /* The type-attribute columns the runtime creates at start-up (empty): header code looks them up by
  * name during static initialisation (EnumDef needs __ffi_enum__) and fails on a missing one. */
-#define FFIJIT_TVM_FFI_BUILTIN_ATTR_COLUMNS(X)                                             \
-  X("__ffi_enum__") X("__any_hash__") X("__any_equal__") X("__s_equal__") X("__s_hash__") \
-  X("__ffi_shallow_copy__") X("__ffi_repr__") X("__ffi_hash__") X("__ffi_eq__")           \
-  X("__ffi_compare__") X("__ffi_new__") X("__ffi_init__") X("__data_to_json__")           \
-  X("__data_from_json__") X("__s_visit__")
+#define FFIJIT_TVM_FFI_BUILTIN_ATTR_COLUMNS(X)                                                    \
+  X("__ffi_enum__")                                                                               \
+  X("__any_hash__") X("__any_equal__") X("__s_equal__") X("__s_hash__") X("__ffi_shallow_copy__") \
+      X("__ffi_repr__") X("__ffi_hash__") X("__ffi_eq__") X("__ffi_compare__") X("__ffi_new__")   \
+          X("__ffi_init__") X("__data_to_json__") X("__data_from_json__") X("__s_visit__")
 
 #ifdef __cplusplus
 extern "C" {
@@ -272,6 +273,8 @@ typedef struct TVMFFITypeInfo {
 #define FFIJIT_FIELD_DEFAULT default_value_or_factory
 #define FFIJIT_ERROR_BACKTRACE backtrace
 /* Field flag bits only this revision has (0 on the other, so tests of them are false there). */
+/* Field setters may be Function objects and defaults may come from factories (bits 11, 5). */
+#define FFIJIT_TVM_FFI_HAS_FIELD_FUNCTIONS 1
 #define FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION kTVMFFIFieldFlagBitSetterIsFunctionObj
 #define FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY kTVMFFIFieldFlagBitMaskDefaultFromFactory
 
@@ -373,44 +376,44 @@ static inline int FFIJITHeaderTryPromoteWeak(struct TVMFFIObject* obj) {
  * The C functions libtvm_ffi exports from c_api.h at this revision (38), in declaration order.
  * FFIJIT_TVM_FFI_C_API_FUNCTIONS(X) expands X(name) for each; tests check every one is exported.
  */
-#define FFIJIT_TVM_FFI_C_API_FUNCTIONS(X)         \
-  X(TVMFFIGetVersion)                             \
-  X(TVMFFIObjectDecRef)                           \
-  X(TVMFFIObjectIncRef)                           \
-  X(TVMFFIObjectCreateOpaque)                     \
-  X(TVMFFITypeKeyToIndex)                         \
-  X(TVMFFIGetCustomAllocator)                     \
-  X(TVMFFISetCustomAllocator)                     \
-  X(TVMFFIFunctionCreate)                         \
-  X(TVMFFIFunctionGetGlobal)                      \
-  X(TVMFFIAnyViewToOwnedAny)                      \
-  X(TVMFFIFunctionCall)                           \
-  X(TVMFFIErrorMoveFromRaised)                    \
-  X(TVMFFIErrorSetRaised)                         \
-  X(TVMFFIErrorSetRaisedFromCStr)                 \
-  X(TVMFFIErrorSetRaisedFromCStrParts)            \
-  X(TVMFFIErrorCreate)                            \
-  X(TVMFFIErrorCreateWithCauseAndExtraContext)    \
-  X(TVMFFITensorFromDLPack)                       \
-  X(TVMFFITensorToDLPack)                         \
-  X(TVMFFITensorFromDLPackVersioned)              \
-  X(TVMFFITensorToDLPackVersioned)                \
-  X(TVMFFITensorCreateUnsafeView)                 \
-  X(TVMFFIStringFromByteArray)                    \
-  X(TVMFFIBytesFromByteArray)                     \
-  X(TVMFFIDataTypeFromString)                     \
-  X(TVMFFIDataTypeToString)                       \
-  X(TVMFFIFunctionSetGlobal)                      \
-  X(TVMFFIFunctionSetGlobalFromMethodInfo)        \
-  X(TVMFFITypeRegisterField)                      \
-  X(TVMFFITypeRegisterMethod)                     \
-  X(TVMFFITypeRegisterMetadata)                   \
-  X(TVMFFITypeRegisterAttr)                       \
-  X(TVMFFIGetTypeAttrColumn)                      \
-  X(TVMFFIBacktrace)                              \
-  X(TVMFFITypeGetOrAllocIndex)                    \
-  X(TVMFFIGetTypeInfo)                            \
-  X(TVMFFIHandleInitOnce)                         \
+#define FFIJIT_TVM_FFI_C_API_FUNCTIONS(X)      \
+  X(TVMFFIGetVersion)                          \
+  X(TVMFFIObjectDecRef)                        \
+  X(TVMFFIObjectIncRef)                        \
+  X(TVMFFIObjectCreateOpaque)                  \
+  X(TVMFFITypeKeyToIndex)                      \
+  X(TVMFFIGetCustomAllocator)                  \
+  X(TVMFFISetCustomAllocator)                  \
+  X(TVMFFIFunctionCreate)                      \
+  X(TVMFFIFunctionGetGlobal)                   \
+  X(TVMFFIAnyViewToOwnedAny)                   \
+  X(TVMFFIFunctionCall)                        \
+  X(TVMFFIErrorMoveFromRaised)                 \
+  X(TVMFFIErrorSetRaised)                      \
+  X(TVMFFIErrorSetRaisedFromCStr)              \
+  X(TVMFFIErrorSetRaisedFromCStrParts)         \
+  X(TVMFFIErrorCreate)                         \
+  X(TVMFFIErrorCreateWithCauseAndExtraContext) \
+  X(TVMFFITensorFromDLPack)                    \
+  X(TVMFFITensorToDLPack)                      \
+  X(TVMFFITensorFromDLPackVersioned)           \
+  X(TVMFFITensorToDLPackVersioned)             \
+  X(TVMFFITensorCreateUnsafeView)              \
+  X(TVMFFIStringFromByteArray)                 \
+  X(TVMFFIBytesFromByteArray)                  \
+  X(TVMFFIDataTypeFromString)                  \
+  X(TVMFFIDataTypeToString)                    \
+  X(TVMFFIFunctionSetGlobal)                   \
+  X(TVMFFIFunctionSetGlobalFromMethodInfo)     \
+  X(TVMFFITypeRegisterField)                   \
+  X(TVMFFITypeRegisterMethod)                  \
+  X(TVMFFITypeRegisterMetadata)                \
+  X(TVMFFITypeRegisterAttr)                    \
+  X(TVMFFIGetTypeAttrColumn)                   \
+  X(TVMFFIBacktrace)                           \
+  X(TVMFFITypeGetOrAllocIndex)                 \
+  X(TVMFFIGetTypeInfo)                         \
+  X(TVMFFIHandleInitOnce)                      \
   X(TVMFFIHandleDeinitOnce)
 #define FFIJIT_TVM_FFI_NUM_C_API_FUNCTIONS 38
 /* The C functions the other revision exports and this one must not (checked by tests; a module

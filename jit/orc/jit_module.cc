@@ -595,8 +595,8 @@ static void CheckAbiRevision(llvm::MemoryBufferRef buffer, const std::string& fi
   std::vector<TVMFFIByteArray> names;
   names.reserve(undefined.size());
   for (const std::string& name : undefined) names.push_back({name.data(), name.size()});
-  CheckCall(FFIJITCheckModuleAbiSymbols(file.c_str(), names.data(),
-                                        static_cast<int32_t>(names.size())));
+  CheckCall(
+      FFIJITCheckModuleAbiSymbols(file.c_str(), names.data(), static_cast<int32_t>(names.size())));
 }
 
 void ModuleState::AddObject(std::string_view bytes, const std::string& file) {

@@ -5,8 +5,9 @@
 // Facts from TVM FFI's public headers (e98b94e1 and v0.1.13): both types are final subclasses of
 // ffi.Object (no child slots), structural kind ConstTreeNode, fields `kind`/`key` and
 // `parent`/`step`/`depth` in that order and at the offsets access_path.h gives (parent and step
-// are Optional members, whose size is the revision's). Header code constructs and reads them inline; objects made
-// there and here are interchangeable because only the layout and the type index are shared.
+// are Optional members, whose size is the revision's). Header code constructs and reads them
+// inline; objects made there and here are interchangeable because only the layout and the type
+// index are shared.
 #include "access_path.h"
 
 #include <cstdlib>

@@ -107,9 +107,8 @@ const FFIJITArrayCell& SeqCell(TVMFFIObject* obj) {
 
 std::vector<std::pair<TVMFFIAny, TVMFFIAny>> MapEntries(TVMFFIObject* map) {
   std::vector<std::pair<TVMFFIAny, TVMFFIAny>> entries;
-  internal::MapForEach(map, [&](const TVMFFIAny& key, const TVMFFIAny& value) {
-    entries.emplace_back(key, value);
-  });
+  internal::MapForEach(
+      map, [&](const TVMFFIAny& key, const TVMFFIAny& value) { entries.emplace_back(key, value); });
   return entries;
 }
 
@@ -234,12 +233,28 @@ std::string PyStringRepr(std::string_view s) {
       }
     }
     switch (c) {
-      case '\n': out += "\\n"; ++i; continue;
-      case '\t': out += "\\t"; ++i; continue;
-      case '\r': out += "\\r"; ++i; continue;
-      case '\\': out += "\\\\"; ++i; continue;
-      case '"': out += "\\\""; ++i; continue;
-      default: break;
+      case '\n':
+        out += "\\n";
+        ++i;
+        continue;
+      case '\t':
+        out += "\\t";
+        ++i;
+        continue;
+      case '\r':
+        out += "\\r";
+        ++i;
+        continue;
+      case '\\':
+        out += "\\\\";
+        ++i;
+        continue;
+      case '"':
+        out += "\\\"";
+        ++i;
+        continue;
+      default:
+        break;
     }
     if (c < 0x80) {
       if (c < 0x20 || c == 0x7f) {
@@ -292,17 +307,23 @@ class ReprPrinter {
  public:
   std::string Repr(const TVMFFIAny& v) {
     switch (v.type_index) {
-      case kTVMFFINone: return "None";
-      case kTVMFFIBool: return v.v_int64 != 0 ? "True" : "False";
-      case kTVMFFIInt: return std::to_string(v.v_int64);
+      case kTVMFFINone:
+        return "None";
+      case kTVMFFIBool:
+        return v.v_int64 != 0 ? "True" : "False";
+      case kTVMFFIInt:
+        return std::to_string(v.v_int64);
       case kTVMFFIFloat: {
         std::ostringstream os;
         os << v.v_float64;
         return os.str();
       }
-      case kTVMFFIDataType: return DataTypeToString(v.v_dtype);
-      case kTVMFFIDevice: return DeviceText(v.v_device);
-      default: break;
+      case kTVMFFIDataType:
+        return DataTypeToString(v.v_dtype);
+      case kTVMFFIDevice:
+        return DeviceText(v.v_device);
+      default:
+        break;
     }
     if (IsStrForm(v.type_index)) return PyStringRepr(TextOf(v));
     if (IsBytesForm(v.type_index)) return PyBytesRepr(TextOf(v));
@@ -435,7 +456,8 @@ uint64_t TypeKeyHash(int32_t type_index) {
 uint64_t HashPod(const TVMFFIAny& v) {
   const auto ti = static_cast<uint64_t>(v.type_index);
   switch (v.type_index) {
-    case kTVMFFIBool: return HashCombine(ti, v.v_int64 != 0 ? 1 : 0);
+    case kTVMFFIBool:
+      return HashCombine(ti, v.v_int64 != 0 ? 1 : 0);
     case kTVMFFIFloat: {
       double value = v.v_float64;
       if (std::isnan(value)) value = std::numeric_limits<double>::quiet_NaN();
@@ -453,7 +475,8 @@ uint64_t HashPod(const TVMFFIAny& v) {
       uint64_t h = HashCombine(ti, static_cast<uint64_t>(v.v_device.device_type));
       return HashCombine(h, static_cast<uint64_t>(static_cast<int64_t>(v.v_device.device_id)));
     }
-    default: return HashCombine(ti, v.v_uint64);
+    default:
+      return HashCombine(ti, v.v_uint64);
   }
 }
 
@@ -485,7 +508,8 @@ class RecursiveHasher {
     if (type_index == kTVMFFIShape) {
       const auto& cell = *reinterpret_cast<const TVMFFIShapeCell*>(obj + 1);
       uint64_t h = HashCombine(type_hash, cell.size);
-      for (size_t i = 0; i < cell.size; ++i) h = HashCombine(h, static_cast<uint64_t>(cell.data[i]));
+      for (size_t i = 0; i < cell.size; ++i)
+        h = HashCombine(h, static_cast<uint64_t>(cell.data[i]));
       return h;
     }
     if (std::optional<Function> hook = TypeAttrHook("__ffi_hash__", type_index)) {
@@ -580,8 +604,8 @@ class RecursiveComparer {
       return CompareText(TextOf(l), TextOf(r));
     }
     if (lt != rt) {
-      return Unordered("Cannot compare values of different types: " + TypeKeyOfIndex(lt) +
-                       " vs " + TypeKeyOfIndex(rt));
+      return Unordered("Cannot compare values of different types: " + TypeKeyOfIndex(lt) + " vs " +
+                       TypeKeyOfIndex(rt));
     }
     if (lt < kTVMFFIStaticObjectBegin) return ComparePod(l, r);
     if (l.v_obj == r.v_obj) return 0;
@@ -612,8 +636,10 @@ class RecursiveComparer {
 
   int32_t ComparePod(const TVMFFIAny& l, const TVMFFIAny& r) {
     switch (l.type_index) {
-      case kTVMFFIBool: return Sign(int64_t{l.v_int64 != 0} - int64_t{r.v_int64 != 0});
-      case kTVMFFIInt: return l.v_int64 < r.v_int64 ? -1 : (l.v_int64 > r.v_int64 ? 1 : 0);
+      case kTVMFFIBool:
+        return Sign(int64_t{l.v_int64 != 0} - int64_t{r.v_int64 != 0});
+      case kTVMFFIInt:
+        return l.v_int64 < r.v_int64 ? -1 : (l.v_int64 > r.v_int64 ? 1 : 0);
       case kTVMFFIFloat: {
         const double a = l.v_float64, b = r.v_float64;
         if (std::isnan(a) || std::isnan(b)) {
@@ -705,8 +731,8 @@ class RecursiveComparer {
       return 0;
     }
     if (type_index >= kTVMFFIStaticObjectEnd && r->type_index != type_index) {
-      return Unordered("Cannot compare objects of different types: " +
-                       TypeKeyOfIndex(type_index) + " vs " + TypeKeyOfIndex(r->type_index));
+      return Unordered("Cannot compare objects of different types: " + TypeKeyOfIndex(type_index) +
+                       " vs " + TypeKeyOfIndex(r->type_index));
     }
     int32_t result = 0;
     const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
@@ -731,8 +757,7 @@ bool SameValue(const TVMFFIAny& a, const TVMFFIAny& b) {
   if (a.type_index >= kTVMFFIStaticObjectBegin || b.type_index >= kTVMFFIStaticObjectBegin) {
     return a.type_index == b.type_index && a.v_obj == b.v_obj;
   }
-  return a.type_index == b.type_index && a.zero_padding == b.zero_padding &&
-         a.v_int64 == b.v_int64;
+  return a.type_index == b.type_index && a.zero_padding == b.zero_padding && a.v_int64 == b.v_int64;
 }
 
 Function RequireGlobal(const char* name, const char* why) {
@@ -770,11 +795,16 @@ class DeepCopier {
     DepthGuard guard(&depth_, "DeepCopy");
     keep_.push_back(ObjectPtr<>::Borrow(obj));
     switch (type_index) {
-      case kTVMFFIArray: return CopyArray(obj);
-      case kTVMFFIMap: return CopyMap(obj);
-      case kTVMFFIList: return CopyList(obj);
-      case kTVMFFIDict: return CopyDict(obj);
-      default: return CopyObject(obj);
+      case kTVMFFIArray:
+        return CopyArray(obj);
+      case kTVMFFIMap:
+        return CopyMap(obj);
+      case kTVMFFIList:
+        return CopyList(obj);
+      case kTVMFFIDict:
+        return CopyDict(obj);
+      default:
+        return CopyObject(obj);
     }
   }
 

@@ -1,11 +1,11 @@
 // JSON text <-> values, as TVM FFI's C++ API `tvm::ffi::json::Parse` / `json::Stringify` and the
 // globals `ffi.json.Parse` / `ffi.json.Stringify` (apache/tvm-ffi e98b94e1 and v0.1.13,
 // include/tvm/ffi/extra/json.h). Objects become Maps (insertion-ordered, a repeated key keeps its
-// first position and its last value), arrays Arrays; integers without a fraction or exponent are Int, other numbers
-// Float; NaN, Infinity and -Infinity are accepted and written. Syntax errors read like Python's
-// json module ("Expecting value: line 1 column 1 (char 0)"), which that version's tests check.
-// Hand-written rather than nlohmann-based: the error texts and positions must match exactly, and
-// the runtime stays free of dependencies.
+// first position and its last value), arrays Arrays; integers without a fraction or exponent are
+// Int, other numbers Float; NaN, Infinity and -Infinity are accepted and written. Syntax errors
+// read like Python's json module ("Expecting value: line 1 column 1 (char 0)"), which that
+// version's tests check. Hand-written rather than nlohmann-based: the error texts and positions
+// must match exactly, and the runtime stays free of dependencies.
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
@@ -558,10 +558,6 @@ __attribute__((constructor)) void RegisterJsonGlobals() {
 namespace tvm {
 namespace ffi {
 
-Any::~Any() {
-  ffijit::internal::ReleaseAny(&data_);
-}
-
 namespace json {
 
 Any Parse(const String& json_str, String* error_msg) {
@@ -588,8 +584,7 @@ String Stringify(const Any& value, const Optional<int>& indent) {
 String Stringify(const Any& value, Optional<int> indent) {
 #endif
   return ffijit::internal::WithTvmErrors([&] {
-    std::string text =
-        ffijit::StringifyValue(value.data_, indent.has_value() ? indent.value() : 0);
+    std::string text = ffijit::StringifyValue(value.data_, indent.has_value() ? indent.value() : 0);
     String result;
     ffijit::internal::MakeOwnedBytes(true, text.data(), text.size(), &result.data_);
     return result;

@@ -155,7 +155,11 @@ class FFIJIT_TVM_SHIM Any {
   Any(Any&& other) noexcept : data_(other.data_) { other.data_ = TVMFFIAny{}; }
   Any(const Any&) = delete;
   Any& operator=(const Any&) = delete;
-  ~Any();
+  ~Any() {
+    if (data_.type_index >= kTVMFFIStaticObjectBegin && data_.v_obj != nullptr) {
+      TVMFFIObjectDecRef(data_.v_obj);
+    }
+  }
   TVMFFIAny data_;
 };
 
@@ -274,7 +278,8 @@ class FFIJIT_TVM_SHIM OptionalObject {
   OptionalObject(const OptionalObject& other) noexcept : data_(other.data_) {
     if (defined()) TVMFFIObjectIncRef(data_.v_obj);
   }
-  OptionalObject(OptionalObject&& other) noexcept : data_(std::exchange(other.data_, TVMFFIAny{})) {}
+  OptionalObject(OptionalObject&& other) noexcept
+      : data_(std::exchange(other.data_, TVMFFIAny{})) {}
   OptionalObject& operator=(OptionalObject other) noexcept {
     std::swap(data_, other.data_);
     return *this;
@@ -329,7 +334,8 @@ class FFIJIT_TVM_SHIM StructuralEqual {
   // two-element ffi.Array. The return type is not part of the mangled name; OptionalObject has
   // the revision's size and is returned the same way (non-trivial: through a hidden pointer).
   FFIJIT_TVM_EXPORT static OptionalObject GetFirstMismatch(const Any& lhs, const Any& rhs,
-                                                      bool map_free_vars, bool skip_tensor_content);
+                                                           bool map_free_vars,
+                                                           bool skip_tensor_content);
 };
 class FFIJIT_TVM_SHIM StructuralHash {
  public:

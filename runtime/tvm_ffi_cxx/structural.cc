@@ -610,8 +610,8 @@ bool StructuralEqual::Equal(const Any& lhs, const Any& rhs, bool map_free_vars,
       [&] { return ffijit::Equal(lhs.data_, rhs.data_, map_free_vars, skip_tensor_content); });
 }
 
-OptionalObject StructuralEqual::GetFirstMismatch(const Any& lhs, const Any& rhs,
-                                                 bool map_free_vars, bool skip_tensor_content) {
+OptionalObject StructuralEqual::GetFirstMismatch(const Any& lhs, const Any& rhs, bool map_free_vars,
+                                                 bool skip_tensor_content) {
   return WithTvmErrors([&] {
     ffijit::Any found =
         ffijit::FirstMismatch(lhs.data_, rhs.data_, map_free_vars, skip_tensor_content);

@@ -120,7 +120,8 @@ class AccessPathFinder {
     if (node == nullptr) return;
     const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(node->type_index);
     if (info == nullptr || __atomic_load_n(&info->metadata, __ATOMIC_ACQUIRE) == nullptr) return;
-    const bool matched = matched_ < pattern_.size() && node == pattern_[pattern_.size() - 1 - matched_];
+    const bool matched =
+        matched_ < pattern_.size() && node == pattern_[pattern_.size() - 1 - matched_];
     if (matched) {
       if (++matched_ == pattern_.size()) {
         results_.push_back(CurrentPath());

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -368,10 +369,87 @@ TEST(UserModuleTest, ASubclassOfModuleObjWorksThroughTheRuntime) {
   EXPECT_EQ(write.kind(), "RuntimeError");
   EXPECT_EQ(write.message(), "Module[user] does not support WriteToFile");
   EXPECT_EQ(GetGlobalFunctionOrThrow("ffi.ModuleGetWriteFormats")(user).cast<Array>().size(), 0);
-  EXPECT_EQ(GetGlobalFunctionOrThrow("ffi.ModuleInspectSource")(user, "").cast<std::string>(), "");
+  // The subclass's own InspectSource and metadata; the library module keeps the defaults.
+  EXPECT_EQ(GetGlobalFunctionOrThrow("ffi.ModuleInspectSource")(user, "").cast<std::string>(),
+            "user source as ");
+  EXPECT_EQ(GetGlobalFunctionOrThrow("ffi.ModuleInspectSource")(basic, "").cast<std::string>(), "");
   EXPECT_TRUE(
-      GetGlobalFunctionOrThrow("ffi.ModuleGetFunctionMetadata")(user, "greet", true).is_none());
+      GetGlobalFunctionOrThrow("ffi.ModuleGetFunctionMetadata")(basic, "add_one", false).is_none());
 }
+
+// The vtable order is the ABI: header-compiled callers index it directly. On v0.1.13
+// GetFunctionDoc is slot 4, moving GetFunctionMetadata to 5 and InspectSource to 9 (e98b94e1: 4
+// and 8, no docstrings).
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+constexpr int kDocSlot = 4, kMetadataSlot = 5, kInspectSourceSlot = 9;
+#else
+constexpr int kMetadataSlot = 4, kInspectSourceSlot = 8;
+#endif
+
+TEST(UserModuleTest, VirtualSlotsSitWhereTheRevisionPutsThem) {
+  Module user = MakeUserModule();
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+  EXPECT_EQ(CallStringSlot(user, kDocSlot, "greet"), std::optional<std::string>(kUserGreetDoc));
+  EXPECT_EQ(CallStringSlot(user, kDocSlot, "other"), std::nullopt);
+#endif
+  EXPECT_EQ(CallStringSlot(user, kMetadataSlot, "greet"),
+            std::optional<std::string>(kUserGreetMetadata));
+  EXPECT_EQ(CallStringSlot(user, kMetadataSlot, "other"), std::nullopt);
+  EXPECT_EQ(CallStringSlot(user, kInspectSourceSlot, "c"),
+            std::optional<std::string>("user source as c"));
+  // The runtime's own library module has the same order (its defaults answer None).
+  Module basic = Module::Load(ModulePath("basic_module"));
+  EXPECT_EQ(CallStringSlot(basic, kMetadataSlot, "add_one"), std::nullopt);
+  EXPECT_EQ(CallStringSlot(basic, kInspectSourceSlot, ""), std::optional<std::string>(""));
+}
+
+TEST(UserModuleTest, DocAndMetadataGlobalsReachTheSubclassAndSearchImports) {
+  Module user = MakeUserModule();
+  Function metadata = GetGlobalFunctionOrThrow("ffi.ModuleGetFunctionMetadata");
+  EXPECT_EQ(metadata(user, "greet", false).cast<std::string>(), kUserGreetMetadata);
+  Module basic = Module::Load(ModulePath("basic_module"));
+  basic.Import(user);
+  EXPECT_TRUE(metadata(basic, "greet", false).is_none());
+  EXPECT_EQ(metadata(basic, "greet", true).cast<std::string>(), kUserGreetMetadata);
+  EXPECT_EQ(GetGlobalFunctionOrThrow("ffi.ModuleInspectSource")(user, "ll").cast<std::string>(),
+            "user source as ll");
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+  Function doc = GetGlobalFunctionOrThrow("ffi.ModuleGetFunctionDoc");
+  EXPECT_EQ(doc(user, "greet", false).cast<std::string>(), kUserGreetDoc);
+  EXPECT_TRUE(doc(user, "other", true).is_none());
+  EXPECT_TRUE(doc(basic, "greet", false).is_none());
+  EXPECT_EQ(doc(basic, "greet", true).cast<std::string>(), kUserGreetDoc);
+#else
+  EXPECT_FALSE(GetGlobalFunction("ffi.ModuleGetFunctionDoc").has_value());
+#endif
+}
+
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+TEST(ModuleTest, LibraryModulesAnswerDocAndMetadataFromTheirGetters) {
+  Module mod = Module::Load(ModulePath("doc_module"));
+  Function doc = GetGlobalFunctionOrThrow("ffi.ModuleGetFunctionDoc");
+  Function metadata = GetGlobalFunctionOrThrow("ffi.ModuleGetFunctionMetadata");
+  EXPECT_EQ(doc(mod, "twice", false).cast<std::string>(),
+            "Returns twice its argument, a docstring long enough for a heap string.");
+  EXPECT_EQ(metadata(mod, "twice", false).cast<std::string>(), "{\"type_schema\": \"int(int)\"}");
+  EXPECT_TRUE(doc(mod, "plain", true).is_none());
+  EXPECT_TRUE(metadata(mod, "plain", true).is_none());
+  EXPECT_TRUE(doc(mod, "missing", true).is_none());
+  // The same through the vtable slots.
+  EXPECT_EQ(CallStringSlot(mod, kDocSlot, "twice"),
+            std::optional<std::string>(
+                "Returns twice its argument, a docstring long enough for a heap string."));
+  EXPECT_EQ(CallStringSlot(mod, kMetadataSlot, "plain"), std::nullopt);
+  // Found through imports.
+  Module basic = Module::Load(ModulePath("basic_module"));
+  basic.Import(mod);
+  EXPECT_EQ(metadata(basic, "twice", true).cast<std::string>(), "{\"type_schema\": \"int(int)\"}");
+  // A getter returning something other than a str is a clear error.
+  Error bad = CatchError([&] { doc(mod, "bad_doc", false); });
+  EXPECT_EQ(bad.kind(), "TypeError");
+  EXPECT_TRUE(Contains(bad.message(), "__tvm_ffi__doc_bad_doc")) << bad.message();
+}
+#endif
 
 TEST(UserModuleTest, TheExportedCppStaticFunctionsWork) {
   static int first = 1, second = 2;
@@ -416,6 +494,13 @@ TEST(UserModuleTest, TheExportedModuleMembersThrowTvmFfiError) {
   ASSERT_TRUE(cycle.caught);
   EXPECT_EQ(cycle.kind, "RuntimeError");
   EXPECT_EQ(cycle.message, "Cyclic dependency detected during import");
+  // Error::what() is the revision's: the message alone on v0.1.13, the traceback text before.
+#if FFIJIT_TVM_FFI_ERROR_WHAT_IS_MESSAGE
+  EXPECT_EQ(cycle.what, cycle.message);
+#else
+  EXPECT_TRUE(Contains(cycle.what, "Traceback (most recent call last):")) << cycle.what;
+  EXPECT_TRUE(Contains(cycle.what, "RuntimeError: " + cycle.message)) << cycle.what;
+#endif
   // The ffi.Module* globals report the same errors through the C convention, not InternalError
   // or a RuntimeError wrapping what().
   Error global = CatchError(

@@ -5,6 +5,7 @@
 #include "user_module.h"
 
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,19 @@ int Greet(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
 class UserModuleObj final : public tvm::ffi::ModuleObj {
  public:
   const char* kind() const override { return "user"; }
+#if FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC
+  tvm::ffi::OptionalString GetFunctionDoc(const tvm::ffi::String& name) override {
+    if (name.view() != "greet") return tvm::ffi::OptionalString();
+    return tvm::ffi::String::From(kUserGreetDoc);
+  }
+#endif
+  tvm::ffi::OptionalString GetFunctionMetadata(const tvm::ffi::String& name) override {
+    if (name.view() != "greet") return tvm::ffi::OptionalString();
+    return tvm::ffi::String::From(kUserGreetMetadata);
+  }
+  tvm::ffi::String InspectSource(const tvm::ffi::String& format) const override {
+    return tvm::ffi::String::From("user source as " + std::string(format.view()));
+  }
   tvm::ffi::OptionalFunction GetFunction(const tvm::ffi::String& name) override {
     if (name.view() != "greet") return tvm::ffi::OptionalFunction();
     TVMFFIObjectHandle func = nullptr;
@@ -85,6 +99,7 @@ CaughtTvmError CatchTvmError(Body&& body) {
     result.caught = true;
     result.kind.assign(cell->kind.data, cell->kind.size);
     result.message.assign(cell->message.data, cell->message.size);
+    result.what = error.what();
   }
   return result;
 }
@@ -111,3 +126,51 @@ CaughtTvmError ImportModuleErrorFromCpp(const ffijit::Module& mod, const ffijit:
 void* CppObjectOf(const ffijit::Module& mod) {
   return tvm::ffi::ModuleObj::FromHandle(mod.get());
 }
+
+std::optional<std::string> CallStringSlot(const ffijit::Module& mod, int slot,
+                                          const std::string& argument) {
+  // The Itanium convention for a virtual `Cell f(const String&)` whose 16-byte result is not
+  // trivially copyable: the result address first, then `this`, then the argument's address.
+  using Slot = void (*)(tvm::ffi::BytesCell * result, void* self, const tvm::ffi::String* arg);
+  void* self = CppObjectOf(mod);
+  Slot target = reinterpret_cast<Slot>((*static_cast<void***>(self))[slot]);
+  alignas(tvm::ffi::BytesCell) unsigned char storage[sizeof(tvm::ffi::BytesCell)];
+  auto* result = reinterpret_cast<tvm::ffi::BytesCell*>(storage);
+  const tvm::ffi::String text = tvm::ffi::String::From(argument);
+  target(result, self, &text);
+  std::optional<std::string> answer;
+  if (!result->is_none()) answer = std::string(result->view());
+  result->~BytesCell();
+  return answer;
+}
+
+#if FFIJIT_TVM_FFI_HAS_DATACLASS_API
+namespace {
+tvm::ffi::Any CopyForCpp(const ffijit::Any& value) {
+  tvm::ffi::Any held;
+  held.data_ = ffijit::Any(value).release();
+  return held;
+}
+}  // namespace
+
+std::string ReprPrintFromCpp(const ffijit::Any& value) {
+  return std::string(tvm::ffi::ReprPrint(CopyForCpp(value)).view());
+}
+
+int64_t RecursiveHashFromCpp(const ffijit::Any& value) {
+  return tvm::ffi::RecursiveHash(CopyForCpp(value));
+}
+
+bool RecursiveEqFromCpp(const ffijit::Any& lhs, const ffijit::Any& rhs) {
+  return tvm::ffi::RecursiveEq(CopyForCpp(lhs), CopyForCpp(rhs));
+}
+
+ffijit::Any DeepCopyFromCpp(const ffijit::Any& value) {
+  tvm::ffi::Any copy = tvm::ffi::DeepCopy(CopyForCpp(value));
+  return ffijit::Any::Adopt(std::exchange(copy.data_, TVMFFIAny{}));
+}
+
+CaughtTvmError RecursiveLtErrorFromCpp(const ffijit::Any& lhs, const ffijit::Any& rhs) {
+  return CatchTvmError([&] { tvm::ffi::RecursiveLt(CopyForCpp(lhs), CopyForCpp(rhs)); });
+}
+#endif

@@ -137,7 +137,8 @@ TEST(ErrorTest, CauseChainAndExtraContextAreOwnedByTheCell) {
   // Borrowed: the new error took references of its own.
   EXPECT_EQ(FFIJITHeaderStrongCount(static_cast<TVMFFIObject*>(cause)), 2u);
   EXPECT_EQ(FFIJITHeaderStrongCount(context.get()), 2u);
-  const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(static_cast<TVMFFIObject*>(outer) + 1);
+  const auto* cell =
+      reinterpret_cast<const TVMFFIErrorCell*>(static_cast<TVMFFIObject*>(outer) + 1);
   EXPECT_EQ(cell->cause_chain, cause);
   EXPECT_EQ(cell->extra_context, context.get());
   TVMFFIObjectDecRef(outer);  // releases both

@@ -155,7 +155,7 @@ std::string PathText(const AnyView& path) {
 
 // The first mismatch through the exported C++ function, as "lhs | rhs" (or "equal").
 std::string Mismatch(const Any& a, const Any& b, bool map_free_vars = false) {
-  tvm::ffi::ObjectRef pair =
+  tvm::ffi::MismatchResult pair =
       tvm::ffi::StructuralEqual::GetFirstMismatch(Hold(a), Hold(b), map_free_vars, false);
   if (pair.get() == nullptr) return "equal";
   Array paths(ObjectPtr<>::Borrow(pair.get()));

@@ -1,10 +1,10 @@
-// Test-side stand-ins for what code compiled from TVM FFI's C++ headers (apache/tvm-ffi e98b94e1)
-// does inline, written for these tests: the Error class it catches (matched against the
-// runtime's by the Itanium typeinfo name), the direct call of a Function's C++ `call` entry at
-// header+32, and the value classes and declarations through which it calls the exported C++
-// functions (json::Parse/Stringify, To/FromJSONGraph, StructuralEqual/Hash) by their mangled names.
-// The runtime's own copies are hidden, so these tests exercise the name match across the
-// shared-library boundary exactly as a separately built module does.
+// Test-side stand-ins for what code compiled from TVM FFI's C++ headers (of the revision this build
+// implements: e98b94e1 or v0.1.13) does inline, written for these tests: the Error class it catches
+// (matched against the runtime's by the Itanium typeinfo name), the direct call of a Function's C++
+// `call` entry at header+32, and the value classes and declarations through which it calls the
+// exported C++ functions (json::Parse/Stringify, To/FromJSONGraph, StructuralEqual/Hash) by their
+// mangled names. The runtime's own copies are hidden, so these tests exercise the name match across
+// the shared-library boundary exactly as a separately built module does.
 #ifndef FFIJIT_TESTS_TVM_HEADER_STYLE_H_
 #define FFIJIT_TESTS_TVM_HEADER_STYLE_H_
 
@@ -88,6 +88,27 @@ class String {
 };
 template <typename T, typename = void>
 class Optional;
+#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+// v0.1.13: Optional<int> is one TVMFFIAny (an Int or None).
+template <>
+class Optional<int, void> {
+ public:
+  Optional(std::optional<int> v) : data_{} {  // NOLINT
+    if (v) {
+      data_.type_index = kTVMFFIInt;
+      data_.v_int64 = *v;
+    }
+  }
+  Optional(const Optional& other) : data_(other.data_) {}
+  ~Optional() {}
+  TVMFFIAny data_;
+};
+// Optional<Tuple<AccessPath, AccessPath>>: one TVMFFIAny too (None when equal).
+class MismatchResult : public Any {
+ public:
+  TVMFFIObject* get() const { return data_.type_index == kTVMFFINone ? nullptr : data_.v_obj; }
+};
+#else
 template <>
 class Optional<int, void> {
  public:
@@ -95,18 +116,24 @@ class Optional<int, void> {
   Optional(const Optional& other) : data_(other.data_) {}
   std::optional<int> data_;
 };
+// Optional<Tuple<AccessPath, AccessPath>>: one object pointer (NULL when equal), non-trivial, so
+// returned through a hidden pointer like this ObjectRef.
+using MismatchResult = ObjectRef;
+#endif
 Any ToJSONGraph(const Any& value, const Any& metadata);
 Any FromJSONGraph(const Any& value);
 namespace json {
 Any Parse(const String& json_str, String* error_msg);
+#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+String Stringify(const Any& value, const Optional<int>& indent);  // by reference since v0.1
+#else
 String Stringify(const Any& value, Optional<int> indent);
+#endif
 }  // namespace json
 struct StructuralEqual {
   static bool Equal(const Any& lhs, const Any& rhs, bool map_free_vars, bool skip_tensor_content);
-  // Returns Optional<Tuple<AccessPath, AccessPath>> in TVM FFI: one object pointer (NULL when
-  // equal), non-trivial, so returned through a hidden pointer like this ObjectRef.
-  static ObjectRef GetFirstMismatch(const Any& lhs, const Any& rhs, bool map_free_vars,
-                                    bool skip_tensor_content);
+  static MismatchResult GetFirstMismatch(const Any& lhs, const Any& rhs, bool map_free_vars,
+                                         bool skip_tensor_content);
 };
 struct StructuralHash {
   static uint64_t Hash(const Any& value, bool map_free_vars, bool skip_tensor_content);
