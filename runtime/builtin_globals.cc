@@ -55,6 +55,25 @@ T Arg(const char* name, const AnyView* args, int32_t i) {
   }
 }
 
+// A Map or Dict from `name`'s alternating key and value arguments, made by `create`.
+ObjectPtr<> FromKeyValueArguments(const char* name, const AnyView* args, int32_t num_args,
+                                  int (*create)(const TVMFFIAny*, const TVMFFIAny*, int64_t,
+                                                TVMFFIObjectHandle*)) {
+  if (num_args % 2 != 0) {
+    throw Error("ValueError", std::string(name) +
+                                  " takes alternating keys and values, got an odd number (" +
+                                  std::to_string(num_args) + ") of arguments");
+  }
+  std::vector<TVMFFIAny> keys, values;
+  for (int32_t i = 0; i < num_args; i += 2) {
+    keys.push_back(args[i].raw());
+    values.push_back(args[i + 1].raw());
+  }
+  TVMFFIObjectHandle handle = nullptr;
+  CheckCall(create(keys.data(), values.data(), num_args / 2, &handle));
+  return ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle));
+}
+
 Array NonNullArray(const Array& arr, const char* name) {
   if (!arr.defined()) throw Error("TypeError", std::string(name) + ": the array is None");
   return arr;
@@ -212,18 +231,7 @@ void RegisterListGlobals() {
 
 void RegisterDictGlobals() {
   RegisterPacked("ffi.Dict", [](const AnyView* args, int32_t num_args, Any* result) {
-    if (num_args % 2 != 0) {
-      throw Error("ValueError", "ffi.Dict takes alternating keys and values, got an odd number (" +
-                                    std::to_string(num_args) + ") of arguments");
-    }
-    std::vector<TVMFFIAny> keys, values;
-    for (int32_t i = 0; i < num_args; i += 2) {
-      keys.push_back(args[i].raw());
-      values.push_back(args[i + 1].raw());
-    }
-    TVMFFIObjectHandle handle = nullptr;
-    CheckCall(FFIJITDictCreate(keys.data(), values.data(), num_args / 2, &handle));
-    *result = Any(Dict(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle))));
+    *result = Any(Dict(FromKeyValueArguments("ffi.Dict", args, num_args, FFIJITDictCreate)));
   });
   RegisterTyped("ffi.DictSize", [](Dict dict) { return NonNullDict(dict, "ffi.DictSize").size(); });
   RegisterTyped("ffi.DictGetItem", [](Dict dict, AnyView key) -> Any {
@@ -336,18 +344,7 @@ void RegisterCoreGlobals() {
   RegisterTyped("ffi.ArraySize",
                 [](Array arr) { return NonNullArray(arr, "ffi.ArraySize").size(); });
   RegisterPacked("ffi.Map", [](const AnyView* args, int32_t num_args, Any* result) {
-    if (num_args % 2 != 0) {
-      throw Error("ValueError", "ffi.Map takes alternating keys and values, got an odd number (" +
-                                    std::to_string(num_args) + ") of arguments");
-    }
-    std::vector<TVMFFIAny> keys, values;
-    for (int32_t i = 0; i < num_args; i += 2) {
-      keys.push_back(args[i].raw());
-      values.push_back(args[i + 1].raw());
-    }
-    TVMFFIObjectHandle handle = nullptr;
-    CheckCall(FFIJITMapCreate(keys.data(), values.data(), num_args / 2, &handle));
-    *result = Any(Map(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle))));
+    *result = Any(Map(FromKeyValueArguments("ffi.Map", args, num_args, FFIJITMapCreate)));
   });
   RegisterTyped("ffi.MapSize", [](Map map) { return NonNullMap(map, "ffi.MapSize").size(); });
   RegisterTyped("ffi.MapGetItem", [](Map map, AnyView key) -> Any {

@@ -136,21 +136,29 @@ class Serializer {
         type = "ffi.Bytes";
         data = String(Base64Encode(chars));
         break;
-      case kTVMFFIArray: {
+      case kTVMFFIArray:
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+      case kTVMFFIList:  // the same sequence cell and encoding, under its own type key
+#endif
+      {
         const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(raw.v_obj + 1);
         std::vector<Any> items;
         for (int64_t i = 0; i < cell->size; ++i) items.emplace_back(NodeOf(cell->data[i]));
-        type = "ffi.Array";
+        type = raw.type_index == kTVMFFIArray ? "ffi.Array" : "ffi.List";
         data = Array(items);
         break;
       }
-      case kTVMFFIMap: {
+      case kTVMFFIMap:
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+      case kTVMFFIDict:
+#endif
+      {
         std::vector<Any> items;
         internal::MapForEach(raw.v_obj, [&](const TVMFFIAny& key, const TVMFFIAny& item) {
           items.emplace_back(NodeOf(key));
           items.emplace_back(NodeOf(item));
         });
-        type = "ffi.Map";
+        type = raw.type_index == kTVMFFIMap ? "ffi.Map" : "ffi.Dict";
         data = Array(items);
         break;
       }
@@ -343,18 +351,24 @@ class Deserializer {
       if (TVMFFIBytesFromByteArray(&view, &out) != 0) throw Error::MoveFromRaised();
       return Any::Adopt(out);
     }
-    if (key == "ffi.Array") {
+    if (key == "ffi.Array" || (FFIJIT_TVM_FFI_HAS_LIST_DICT && key == "ffi.List")) {
       std::vector<Any> items;
       for (int64_t child : Indices(data, index)) items.push_back(Node(child));
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+      if (key == "ffi.List") return List(items);
+#endif
       return Array(items);
     }
-    if (key == "ffi.Map") {
+    if (key == "ffi.Map" || (FFIJIT_TVM_FFI_HAS_LIST_DICT && key == "ffi.Dict")) {
       std::vector<int64_t> children = Indices(data, index);
       if (children.size() % 2 != 0) Bad("node " + std::to_string(index) + ": odd map data");
       std::vector<std::pair<Any, Any>> items;
       for (size_t i = 0; i < children.size(); i += 2) {
         items.emplace_back(Node(children[i]), Node(children[i + 1]));
       }
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+      if (key == "ffi.Dict") return Dict(items);
+#endif
       return Map(items);
     }
     if (key == "ffi.Shape") {

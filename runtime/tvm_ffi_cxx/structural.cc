@@ -196,8 +196,14 @@ class EqualHandler {
     }
     switch (a.type_index) {
       case kTVMFFIArray:
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+      case kTVMFFIList:  // the same sequence cell
+#endif
         return CompareArray(a, b);
       case kTVMFFIMap:
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+      case kTVMFFIDict:  // the same map layout
+#endif
         return CompareMap(a, b);
       case kTVMFFIShape: {
         const TVMFFIShapeCell &l = ShapeCell(a), &r = ShapeCell(b);
@@ -390,13 +396,20 @@ class HashHandler {
       return HashCombine(static_cast<uint64_t>(static_cast<int64_t>(v.type_index)), v.v_uint64);
     }
     switch (v.type_index) {
-      case kTVMFFIArray: {
+      case kTVMFFIArray:
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+      case kTVMFFIList:  // the same sequence cell, hashed under its own type key
+#endif
+      {
         const FFIJITArrayCell& cell = ArrayCell(v);
-        uint64_t h = HashCombine(TypeKeyHash(kTVMFFIArray), static_cast<uint64_t>(cell.size));
+        uint64_t h = HashCombine(TypeKeyHash(v.type_index), static_cast<uint64_t>(cell.size));
         for (int64_t i = 0; i < cell.size; ++i) h = HashCombine(h, Hash(cell.data[i]));
         return h;
       }
       case kTVMFFIMap:
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+      case kTVMFFIDict:
+#endif
         return HashMap(v);
       case kTVMFFIShape: {
         const TVMFFIShapeCell& cell = ShapeCell(v);
@@ -440,7 +453,7 @@ class HashHandler {
   uint64_t HashMap(const TVMFFIAny& v) {
     int64_t n = 0;
     CheckCall(FFIJITMapSize(v.v_obj, &n));
-    uint64_t h = HashCombine(TypeKeyHash(kTVMFFIMap), static_cast<uint64_t>(n));
+    uint64_t h = HashCombine(TypeKeyHash(v.type_index), static_cast<uint64_t>(n));
     std::vector<std::pair<uint64_t, const TVMFFIAny*>> items;
     internal::MapForEach(v.v_obj, [&](const TVMFFIAny& key, const TVMFFIAny& value) {
       uint64_t key_hash = 0;

@@ -4,6 +4,7 @@
 // members throw.
 #include "user_module.h"
 
+#include <iterator>
 #include <new>
 #include <optional>
 #include <string>
@@ -127,20 +128,42 @@ void* CppObjectOf(const ffijit::Module& mod) {
   return tvm::ffi::ModuleObj::FromHandle(mod.get());
 }
 
+namespace {
+// A vtable of twelve `Cell f(const String&)` slots, never instantiated: calling slot k of another
+// object through it makes the compiler use the platform's C++ convention for that shape (the
+// result's address in the first argument register on x86-64, in x8 on AArch64).
+struct StringSlots {
+  virtual tvm::ffi::BytesCell S0(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S1(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S2(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S3(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S4(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S5(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S6(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S7(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S8(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S9(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S10(const tvm::ffi::String&) = 0;
+  virtual tvm::ffi::BytesCell S11(const tvm::ffi::String&) = 0;
+
+ protected:
+  ~StringSlots() = default;
+};
+}  // namespace
+
 std::optional<std::string> CallStringSlot(const ffijit::Module& mod, int slot,
                                           const std::string& argument) {
-  // The Itanium convention for a virtual `Cell f(const String&)` whose 16-byte result is not
-  // trivially copyable: the result address first, then `this`, then the argument's address.
-  using Slot = void (*)(tvm::ffi::BytesCell * result, void* self, const tvm::ffi::String* arg);
-  void* self = CppObjectOf(mod);
-  Slot target = reinterpret_cast<Slot>((*static_cast<void***>(self))[slot]);
-  alignas(tvm::ffi::BytesCell) unsigned char storage[sizeof(tvm::ffi::BytesCell)];
-  auto* result = reinterpret_cast<tvm::ffi::BytesCell*>(storage);
+  using SlotFunction = tvm::ffi::BytesCell (StringSlots::*)(const tvm::ffi::String&);
+  static constexpr SlotFunction kSlots[] = {&StringSlots::S0, &StringSlots::S1,  &StringSlots::S2,
+                                            &StringSlots::S3, &StringSlots::S4,  &StringSlots::S5,
+                                            &StringSlots::S6, &StringSlots::S7,  &StringSlots::S8,
+                                            &StringSlots::S9, &StringSlots::S10, &StringSlots::S11};
+  if (slot < 0 || slot >= static_cast<int>(std::size(kSlots))) return std::nullopt;
+  auto* self = static_cast<StringSlots*>(CppObjectOf(mod));
   const tvm::ffi::String text = tvm::ffi::String::From(argument);
-  target(result, self, &text);
+  const tvm::ffi::BytesCell result = (self->*kSlots[slot])(text);
   std::optional<std::string> answer;
-  if (!result->is_none()) answer = std::string(result->view());
-  result->~BytesCell();
+  if (!result.is_none()) answer = std::string(result.view());
   return answer;
 }
 

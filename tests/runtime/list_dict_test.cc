@@ -379,6 +379,34 @@ TEST(ContainerGlobalsTest, ArrayContainsAndFindFirstNonCPUDevice) {
   G("ffi.ListClear")(cyclic);  // break the cycle so it is freed
 }
 
+// Structural equality and hashing, and JSON graphs, treat a List like an Array and a Dict like a
+// Map, each under its own type: a List never equals an Array with the same items.
+TEST(ListDictStructural, EqualityHashAndJsonGraphKeepTheType) {
+  Function hash = GetGlobalFunctionOrThrow("ffi.StructuralHash");
+  Function mismatch = GetGlobalFunctionOrThrow("ffi.GetFirstStructuralMismatch");
+  List list{Any(1), Any("two")}, same{Any(1), Any("two")};
+  Array array{Any(1), Any("two")};
+  EXPECT_EQ(hash(list).cast<int64_t>(), hash(same).cast<int64_t>());
+  EXPECT_NE(hash(list).cast<int64_t>(), hash(array).cast<int64_t>());
+  EXPECT_TRUE(mismatch(list, same).is_none());
+  EXPECT_FALSE(mismatch(list, array).is_none());
+  Dict dict{{Any("k"), Any(1)}};
+  Dict dict_same{{Any("k"), Any(1)}};
+  Map map{{Any("k"), Any(1)}};
+  EXPECT_EQ(hash(dict).cast<int64_t>(), hash(dict_same).cast<int64_t>());
+  EXPECT_NE(hash(dict).cast<int64_t>(), hash(map).cast<int64_t>());
+  EXPECT_TRUE(mismatch(dict, dict_same).is_none());
+  EXPECT_FALSE(mismatch(dict, map).is_none());
+  Function to_json = GetGlobalFunctionOrThrow("ffi.ToJSONGraphString");
+  Function from_json = GetGlobalFunctionOrThrow("ffi.FromJSONGraphString");
+  Any list_back = from_json(to_json(list));
+  EXPECT_EQ(list_back.type_index(), kTVMFFIList);
+  EXPECT_TRUE(mismatch(list_back, list).is_none());
+  Any dict_back = from_json(to_json(dict));
+  EXPECT_EQ(dict_back.type_index(), kTVMFFIDict);
+  EXPECT_TRUE(mismatch(dict_back, dict).is_none());
+}
+
 }  // namespace
 }  // namespace ffijit
 #endif  // FFIJIT_TVM_FFI_HAS_LIST_DICT
