@@ -78,11 +78,13 @@
 
 /* The type-attribute columns the runtime creates at start-up (empty): header code looks them up by
  * name during static initialisation (EnumDef needs __ffi_enum__) and fails on a missing one. */
-#define FFIJIT_TVM_FFI_BUILTIN_ATTR_COLUMNS(X)                                                    \
-  X("__ffi_enum__")                                                                               \
-  X("__any_hash__") X("__any_equal__") X("__s_equal__") X("__s_hash__") X("__ffi_shallow_copy__") \
-      X("__ffi_repr__") X("__ffi_hash__") X("__ffi_eq__") X("__ffi_compare__") X("__ffi_new__")   \
-          X("__ffi_init__") X("__data_to_json__") X("__data_from_json__") X("__s_visit__")
+/* clang-format off */
+#define FFIJIT_TVM_FFI_BUILTIN_ATTR_COLUMNS(X)                                              \
+  X("__ffi_enum__") X("__any_hash__") X("__any_equal__") X("__s_equal__") X("__s_hash__") \
+  X("__ffi_shallow_copy__") X("__ffi_repr__") X("__ffi_hash__") X("__ffi_eq__")           \
+  X("__ffi_compare__") X("__ffi_new__") X("__ffi_init__") X("__data_to_json__")           \
+  X("__data_from_json__") X("__s_visit__")
+/* clang-format on */
 
 #ifdef __cplusplus
 extern "C" {

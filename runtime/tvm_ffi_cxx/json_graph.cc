@@ -187,7 +187,9 @@ class Serializer {
     index_.emplace(std::move(identity), index);
     return index;
   }
-  Array Nodes() const { return Array(nodes_); }
+  Array Nodes() const {
+    return Array(nodes_);
+  }
 
  private:
   // A reflected object's data: what its `__data_to_json__` type attribute returns, or else a JSON
