@@ -7,7 +7,8 @@
 #   ./build.sh nojit   build without LLVM (the interpreted bridge alone) and run its test suite
 #   ./build.sh e98b94e1  the suite of a build for the other TVM FFI ABI revision, e98b94e1 (without
 #                      LLVM: the runtime, reflection, interpreter, module, tool and layout suites)
-#   ./build.sh tsan    build and run the threaded suites (runtime, interpreter, JIT) under TSan
+#   ./build.sh tsan    build and run the threaded suites (runtime, interpreter, JIT, modules) under
+#                      TSan
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
 #                      for FUZZ_SECONDS (30) each (fuzz_values, hostile call values on both
 #                      tiers, and the object and IR loaders in a JIT-enabled build);
@@ -47,8 +48,11 @@ build() {
   cmake --build "$dir" -j "$JOBS"
 }
 
+# run_tests DIR [ctest args...]
 run_tests() {
-  ctest --test-dir "$1" -j "$JOBS" --output-on-failure --timeout 900
+  local dir=$1
+  shift
+  ctest --test-dir "$dir" -j "$JOBS" --output-on-failure --timeout 900 "$@"
 }
 
 # The AArch64 lane: Debian's cross compiler and qemu on the host, and the arm64 packages of the
@@ -112,12 +116,10 @@ case "$cmd" in
     ;;
   tsan)
     deps
-    local_flags="-fsanitize=thread"
-    build build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_BUILD_BENCH=OFF \
-      -DFFIJIT_BUILD_EXAMPLES=OFF -DCMAKE_C_FLAGS="$local_flags" -DCMAKE_CXX_FLAGS="$local_flags" \
-      -DCMAKE_EXE_LINKER_FLAGS="$local_flags" -DCMAKE_SHARED_LINKER_FLAGS="$local_flags"
-    TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan -j "$JOBS" --output-on-failure \
-      --timeout 900 -R '^(Object|TypeTable|Error|Registry|Function|Tiering|ThunkCache|Callback|Differential|JitSettings|Module|Env)'
+    build build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_SANITIZE=thread \
+      -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF
+    # The suites of the libraries that run threads (every test is labelled with its folder).
+    TSAN_OPTIONS=halt_on_error=1 run_tests build/tsan -L '^(runtime|interp|orc|modules)$'
     ;;
   nojit)
     deps
@@ -132,17 +134,12 @@ case "$cmd" in
     ;;
   fuzz)
     deps
+    # One JIT-enabled build holds every target: the parsers, the JIT module loaders and hostile call
+    # values (both tiers must answer alike).
     CC=clang-19 CXX=clang++-19 build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF \
-      -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=OFF
-    # The JIT module loaders and hostile call values (both tiers must answer alike) need LLVM: a
-    # second, JIT-enabled build of just those targets.
-    CC=clang-19 CXX=clang++-19 cmake -S . -B build/fuzz-jit -G Ninja -DFFIJIT_WERROR=ON \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF \
-      -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON
-    cmake --build build/fuzz-jit -j "$JOBS" --target fuzz_object fuzz_bitcode fuzz_values
-    for f in build/fuzz/bin/fuzz_* build/fuzz-jit/bin/fuzz_object build/fuzz-jit/bin/fuzz_bitcode \
-             build/fuzz-jit/bin/fuzz_values; do
+      -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON
+    for f in build/fuzz/bin/fuzz_*; do
       name=$(basename "$f")
       work=build/fuzz/corpus/$name
       mkdir -p "$work"
@@ -153,10 +150,10 @@ case "$cmd" in
       [ "$name" = fuzz_object ] && [ "${FUZZ_OBJECTS:-1}" = 0 ] && limit=(-runs=0)
       # FUZZ_SEED pins libFuzzer's random seed (CI; unset: a new seed each run, to explore). The
       # coverage fed back is not reproducible (pointer-keyed hash tables under ASLR, timing), so
-      # runs with one seed diverge after a few thousand inputs: see guide 12.10.
+      # runs with one seed diverge after a few thousand inputs: see docs/fuzzing.md.
       [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
       # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time (CI: 80000, about
-      # 70 s on a 2-core machine; the seed-1 sequence ran clean to 1.5 million, guide 12.10).
+      # 70 s on a 2-core machine; docs/fuzzing.md).
       [ "$name" = fuzz_object ] && [ -n "${FUZZ_OBJECT_RUNS:-}" ] && [ "${FUZZ_OBJECTS:-1}" != 0 ] &&
         limit=(-runs="$FUZZ_OBJECT_RUNS" -seed="${FUZZ_SEED:-1}")
       echo "== $name (${limit[*]})"

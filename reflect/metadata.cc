@@ -100,6 +100,14 @@ const char* MetadataFormatName(MetadataFormat format) {
   return "?";
 }
 
+std::optional<MetadataFormat> MetadataFormatFromName(std::string_view name) {
+  for (MetadataFormat format :
+       {MetadataFormat::kAuto, MetadataFormat::kJson, MetadataFormat::kRaw, MetadataFormat::kSip}) {
+    if (name == MetadataFormatName(format)) return format;
+  }
+  return std::nullopt;
+}
+
 Signature ParseMetadata(std::string_view text, MetadataFormat format) {
   text = TrimTrailing(text);
   if (format == MetadataFormat::kJson) return ParseJson(text);

@@ -2,8 +2,8 @@
 // looks up, inserts into and iterates inline), plus ffijit's C API over it.
 //
 // The facts come from the public header include/tvm/ffi/container/map.h and the key hashing/
-// equality from include/tvm/ffi/any.h and base_details.h of apache/tvm-ffi at e98b94e1 (the
-// facts sheet is silent on the dense layout); the code is ffijit's own:
+// equality from include/tvm/ffi/any.h and base_details.h of apache/tvm-ffi (the same at e98b94e1
+// and v0.1.13); the code is ffijit's own:
 // - every map: header, then `void* data`@24, `uint64 size`@32, `uint64 slots`@40 (bit 63 set:
 //   small layout), `void (*data_deleter)(void*)`@48;
 // - small (at most 4 entries): `slots & ~bit63` key/value pairs (2 x TVMFFIAny) inline at +56,
@@ -42,6 +42,7 @@
 #include "ffijit/any.h"
 #include "ffijit/object.h"
 #include "internal.h"
+#include "tvm_ffi_cxx/hashing.h"
 
 namespace ffijit {
 namespace {
@@ -226,29 +227,8 @@ constexpr int kJumpCount = 126;
 using details::IsBytesForm;
 using details::IsStrForm;
 
-uint64_t HashCombine(uint64_t key, uint64_t value) {
-  return key ^ (value + 0x9e3779b9 + (key << 6) + (key >> 2));
-}
-
-// Little-endian 8-byte words, the last one zero-padded, folded modulo 2^31-1 (the 64-bit
-// product wraps first, as in the original).
-uint64_t HashBytes(std::string_view bytes) {
-  constexpr uint64_t kMultiplier = 1099511628211ull;
-  constexpr uint64_t kModulus = 2147483647ull;
-  uint64_t result = 0;
-  size_t i = 0;
-  for (; i + 8 <= bytes.size(); i += 8) {
-    uint64_t word;
-    std::memcpy(&word, bytes.data() + i, 8);
-    result = (result * kMultiplier + word) % kModulus;
-  }
-  if (i < bytes.size()) {
-    uint64_t word = 0;
-    std::memcpy(&word, bytes.data() + i, bytes.size() - i);
-    result = (result * kMultiplier + word) % kModulus;
-  }
-  return result;
-}
+using internal::HashBytes;
+using internal::HashCombine;
 
 // Every string form hashes as its characters under the Str type index (every bytes form under
 // Bytes), so a borrowed "abc" finds a SmallStr or Str key "abc"; anything else by its bits.

@@ -1,9 +1,13 @@
-// The global function registry: thread-safe name -> Function map.
+// The global function registry: thread-safe name -> Function map, each entry with the metadata
+// (JSON text, e.g. the type schema) it was registered with; on TVM FFI 0.1 the global
+// ffi.GetGlobalFuncMetadata reads that metadata back.
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "ffijit/function.h"
 #include "ffijit/object.h"
 #include "ffijit/registry.h"
 #include "internal.h"
@@ -19,24 +23,35 @@ class GlobalTable {
     return *table;
   }
 
-  void Set(const std::string& name, ObjectPtr<> func, bool allow_override) {
+  // Registers `func` under `name` with `metadata` (empty when the registration carried none); an
+  // override replaces both.
+  void Set(const std::string& name, ObjectPtr<> func, std::string metadata, bool allow_override) {
     ObjectPtr<> replaced;  // released after the lock: its deleter may call back into the registry
     std::lock_guard lock(mutex_);
-    auto [it, inserted] = table_.try_emplace(name, func);
+    auto [it, inserted] = table_.try_emplace(name, Entry{func, metadata});
     if (!inserted) {
       if (!allow_override) {
         // TVM FFI's kind and wording, so callers matching either runtime's text agree.
         throw Error("RuntimeError",
                     "Global Function `" + Excerpt(name) + "` is already registered");
       }
-      replaced = std::exchange(it->second, std::move(func));
+      replaced = std::exchange(it->second.func, std::move(func));
+      it->second.metadata = std::move(metadata);
     }
   }
 
   ObjectPtr<> Get(const std::string& name) const {
     std::lock_guard lock(mutex_);
     auto it = table_.find(name);
-    return it == table_.end() ? ObjectPtr<>() : it->second;
+    return it == table_.end() ? ObjectPtr<>() : it->second.func;
+  }
+
+  // The metadata `name` was registered with; nullopt when nothing is registered under `name`.
+  std::optional<std::string> Metadata(const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    auto it = table_.find(name);
+    if (it == table_.end()) return std::nullopt;
+    return it->second.metadata;
   }
 
   bool Remove(const std::string& name) {
@@ -44,7 +59,7 @@ class GlobalTable {
     std::lock_guard lock(mutex_);
     auto it = table_.find(name);
     if (it == table_.end()) return false;
-    removed = std::move(it->second);
+    removed = std::move(it->second.func);
     table_.erase(it);
     return true;
   }
@@ -58,8 +73,12 @@ class GlobalTable {
   }
 
  private:
+  struct Entry {
+    ObjectPtr<> func;  // NULL for a None method, which lookups report as missing
+    std::string metadata;
+  };
   mutable std::mutex mutex_;
-  std::map<std::string, ObjectPtr<>> table_;
+  std::map<std::string, Entry> table_;
 };
 
 std::string NameOf(const TVMFFIByteArray* name, const char* func) {
@@ -70,6 +89,27 @@ std::string NameOf(const TVMFFIByteArray* name, const char* func) {
   if (name->size == 0) throw Error("ValueError", std::string(func) + ": empty function name");
   return std::string(name->data, name->size);
 }
+
+#if FFIJIT_TVM_FFI_HAS_GLOBAL_FUNC_METADATA
+// ffi.GetGlobalFuncMetadata(name): the metadata text of a registered global ("" when it was
+// registered without any); TVM FFI's RuntimeError for an unknown name.
+std::string GlobalFuncMetadata(const std::string& name) {
+  std::optional<std::string> metadata = GlobalTable::Get().Metadata(name);
+  if (!metadata) throw Error("RuntimeError", "Global Function is not found: " + Excerpt(name));
+  return *metadata;
+}
+
+// Registered while the runtime library loads, like TVM FFI's own globals.
+__attribute__((constructor)) void RegisterRegistryGlobals() {
+  try {
+    SetGlobalFunction("ffi.GetGlobalFuncMetadata",
+                      Function::FromTyped(GlobalFuncMetadata, "ffi.GetGlobalFuncMetadata"), true);
+  } catch (const std::exception&) {
+    // Only allocation can fail here, and a static initializer must not terminate the process:
+    // the global is then simply missing.
+  }
+}
+#endif  // FFIJIT_TVM_FFI_HAS_GLOBAL_FUNC_METADATA
 
 }  // namespace
 }  // namespace ffijit
@@ -88,7 +128,7 @@ int TVMFFIFunctionSetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle f, i
                                    "` is not a Function but `" + TypeIndexToKey(obj->type_index) +
                                    "`");
     }
-    GlobalTable::Get().Set(key, ObjectPtr<>::Borrow(obj), allow_override != 0);
+    GlobalTable::Get().Set(key, ObjectPtr<>::Borrow(obj), std::string(), allow_override != 0);
   });
 }
 
@@ -108,8 +148,18 @@ int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info, i
       }
       func = ObjectPtr<>::Borrow(method.v_obj);
     }
-    // ffijit keeps no per-global doc, schema or flags: no API reads them back.
-    GlobalTable::Get().Set(key, std::move(func), allow_override != 0);
+    // The metadata is kept (ffi.GetGlobalFuncMetadata reads it at TVM FFI 0.1); ffijit keeps no
+    // per-global doc or flags: no API reads them back.
+    const TVMFFIByteArray& metadata = method_info->FFIJIT_MEMBER_METADATA;
+    if (metadata.data == nullptr && metadata.size != 0) {
+      throw Error("ValueError", "TVMFFIFunctionSetGlobalFromMethodInfo: the metadata of `" +
+                                    Excerpt(key) + "` has NULL data and size " +
+                                    std::to_string(metadata.size));
+    }
+    GlobalTable::Get().Set(
+        key, std::move(func),
+        std::string(metadata.data == nullptr ? "" : metadata.data, metadata.size),
+        allow_override != 0);
   });
 }
 

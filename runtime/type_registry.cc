@@ -239,7 +239,15 @@ class TypeTable {
     method.FFIJIT_MEMBER_METADATA = CopyString(entry, given.FFIJIT_MEMBER_METADATA,
                                                "TVMFFITypeRegisterMethod", "type_schema", true);
     internal::CopyToOwned(given.method, &method.method);  // kept forever
-    Publish(entry.methods, method, &entry.info.methods, &entry.info.num_methods);
+    // TVM FFI records every registration: an overloaded method is registered once per signature
+    // (each with its own metadata, all sharing one dispatcher), and every signature must stay
+    // visible. Only a registration repeating a name *and* its metadata (a reloaded module)
+    // replaces the earlier one, so reloading does not grow the table.
+    const std::string_view metadata = View(method.FFIJIT_MEMBER_METADATA);
+    Publish(entry.methods, method, &entry.info.methods, &entry.info.num_methods,
+            [&](const TVMFFIMethodInfo& existing) {
+              return View(existing.FFIJIT_MEMBER_METADATA) == metadata;
+            });
   }
 
   void RegisterMetadata(int32_t index, const TVMFFITypeMetadata& given) {
@@ -520,16 +528,27 @@ class TypeTable {
     return TVMFFIByteArray{copy.c_str(), copy.size()};
   }
 
-  // Appends `item` to `array` (or replaces the element of the same name) and publishes the
-  // array: pointer first, then count, so a reader that sees the new count sees a large enough
-  // array.
+  // Publish replacing the element of the same name, whatever else it holds.
   template <typename T>
   static void Publish(PublishedArray<T>& array, const T& item, const T** published,
                       int32_t* published_count) {
+    Publish(array, item, published, published_count, [](const T&) { return true; });
+  }
+
+  static std::string_view View(const TVMFFIByteArray& bytes) {
+    return bytes.size == 0 ? std::string_view() : std::string_view(bytes.data, bytes.size);
+  }
+
+  // Appends `item` to `array` (or replaces the element of the same name for which `same` holds)
+  // and publishes the array: pointer first, then count, so a reader that sees the new count sees
+  // a large enough array.
+  template <typename T, typename Same>
+  static void Publish(PublishedArray<T>& array, const T& item, const T** published,
+                      int32_t* published_count, Same&& same) {
     std::string_view name(item.name.data, item.name.size);
     for (size_t i = 0; i < array.size(); ++i) {
       const T& existing = array.data()[i];
-      if (std::string_view(existing.name.data, existing.name.size) == name) {
+      if (std::string_view(existing.name.data, existing.name.size) == name && same(existing)) {
         array.Replace(i, item);
         __atomic_store_n(published, array.data(), __ATOMIC_RELEASE);
         return;

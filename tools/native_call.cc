@@ -32,14 +32,6 @@ Failure Usage(std::string message) {
   return Failure{kExitUsage, std::move(message)};
 }
 
-std::optional<MetadataFormat> FormatFromName(const std::string& name) {
-  if (name == "auto") return MetadataFormat::kAuto;
-  if (name == "json") return MetadataFormat::kJson;
-  if (name == "raw") return MetadataFormat::kRaw;
-  if (name == "sip") return MetadataFormat::kSip;
-  return std::nullopt;
-}
-
 std::optional<Path> PathFromName(const std::string& name) {
   for (Path p : {Path::kJit, Path::kInterp, Path::kLibffi}) {
     if (name == PathName(p)) return p;
@@ -194,8 +186,8 @@ CallRequest ParseRequest(const std::vector<std::string>& words, bool bench) {
       request.metadata = value;
       have_sig = true;
     } else if (name == "--format") {
-      const auto format = FormatFromName(value);
-      if (!format) throw Usage("unknown format '" + value + "' (expected json, raw or sip)");
+      const auto format = MetadataFormatFromName(value);
+      if (!format) throw Usage("unknown format '" + value + "' (expected auto, json, raw or sip)");
       request.format = *format;
     } else if (name == "--tier") {
       const auto tier = PathFromName(value);

@@ -82,13 +82,6 @@ int PrintBareSip(const std::string& text, std::ostream& out, std::ostream& err) 
   }
 }
 
-std::optional<MetadataFormat> FormatFromName(const std::string& name) {
-  if (name == "json") return MetadataFormat::kJson;
-  if (name == "raw") return MetadataFormat::kRaw;
-  if (name == "sip") return MetadataFormat::kSip;
-  return std::nullopt;
-}
-
 }  // namespace
 
 int RunSig(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
@@ -112,9 +105,9 @@ int RunSig(const std::vector<std::string>& args, std::istream& in, std::ostream&
       } else {
         name = a.substr(9);
       }
-      const auto parsed = FormatFromName(name);
+      const auto parsed = MetadataFormatFromName(name);
       if (!parsed) {
-        err << "ffijit sig: unknown format '" << name << "' (expected json, raw or sip)\n";
+        err << "ffijit sig: unknown format '" << name << "' (expected auto, json, raw or sip)\n";
         return kExitUsage;
       }
       format = *parsed;

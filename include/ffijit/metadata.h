@@ -16,6 +16,7 @@
 #define FFIJIT_METADATA_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -32,6 +33,9 @@ enum class MetadataFormat { kAuto, kJson, kRaw, kSip };
 
 // "auto", "json", "raw", "sip".
 FFIJIT_REFLECT_API const char* MetadataFormatName(MetadataFormat format);
+// The format a name spells ("auto", "json", "raw", "sip"; nothing else): the one place the CLI
+// options and JIT module loaders read a format's name.
+FFIJIT_REFLECT_API std::optional<MetadataFormat> MetadataFormatFromName(std::string_view name);
 
 // kJson: the `iree.abi` JSON object. kRaw: a bare mangled "I..R.." string, or the
 // `iree.reflection` dict as JSON, {"fv":"1","f":"I..R.."}. kSip: the `iree.reflection` dict as

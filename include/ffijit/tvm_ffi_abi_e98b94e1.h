@@ -42,6 +42,13 @@
 #define FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS 1
 /* No List (75) or Dict (76) types, and none of their globals. */
 #define FFIJIT_TVM_FFI_HAS_LIST_DICT 0
+/* The enum types ffi.Enum/ffi.IntEnum/ffi.StrEnum/ffi.EnumState (reflected by the runtime) and
+ * their JSON graph form (an IntEnum as its integer index, any other Enum as its string index). */
+#define FFIJIT_TVM_FFI_HAS_ENUM 0
+/* The runtime registers ffi.GetRegisteredTypeKeys, ffi.FunctionFromExternC,
+ * ffi.MakeField{Getter,Setter}, ffi.ModuleGlobals{Add,Remove}, ffi.StructuralEqual,
+ * ffi.StructuralKey/ffi.StructuralKeyEqual (with the ffi.StructuralKey type). */
+#define FFIJIT_TVM_FFI_HAS_BINDING_GLOBALS_0_1 0
 /* TVMFFIObjectDecRef(NULL) is an error (ffijit raises ValueError where TVM FFI crashed). */
 #define FFIJIT_TVM_FFI_DECREF_NULL_IS_NOOP 0
 /* The C API has TVMFFIGetVersion and TVMFFIHandleInitOnce/DeinitOnce. */
@@ -55,6 +62,13 @@
 #define FFIJIT_TVM_FFI_HAS_TYPE_INDEX_QUERY 0
 /* A second field of the same name on one type replaces the first (a reloaded module). */
 #define FFIJIT_TVM_FFI_REJECTS_DUPLICATE_FIELDS 0
+/* No structural visitors, __s_visit__ hooks or ffi.StructuralKey. */
+#define FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT 0
+/* No automatic __ffi_init__: no InitOff/KwOnly field flags, ffi.GetKwargsObject or
+ * ffi._RegisterFFIInit. */
+#define FFIJIT_TVM_FFI_HAS_AUTO_INIT 0
+/* No ffi.GetGlobalFuncMetadata. */
+#define FFIJIT_TVM_FFI_HAS_GLOBAL_FUNC_METADATA 0
 
 /* The type-attribute columns the runtime creates at start-up: none at this revision (header code
  * creates what it reads). */
@@ -250,6 +264,7 @@ typedef struct TVMFFITypeInfo {
 #define FFIJIT_TVM_FFI_HAS_FIELD_FUNCTIONS 0
 #define FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION 0
 #define FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY 0
+#define FFIJIT_FIELD_FLAG_SEQ_HASH_DEF_NON_RECURSIVE 0
 
 /* ---- The C functions whose prototypes belong to this revision ---- */
 #ifdef __cplusplus

@@ -57,6 +57,13 @@
 /* List (75) and Dict (76) exist, with their ffi.List* / ffi.Dict* globals (and ffi.ArrayContains,
  * ffi.MapGetItemOrMissing, ffi.GetInvalidObject, ffi.ContainerFindFirstNonCPUDevice). */
 #define FFIJIT_TVM_FFI_HAS_LIST_DICT 1
+/* The enum types ffi.Enum/ffi.IntEnum/ffi.StrEnum/ffi.EnumState (reflected by the runtime) and
+ * their JSON graph form (an IntEnum as its integer index, any other Enum as its string index). */
+#define FFIJIT_TVM_FFI_HAS_ENUM 1
+/* The runtime registers ffi.GetRegisteredTypeKeys, ffi.FunctionFromExternC,
+ * ffi.MakeField{Getter,Setter}, ffi.ModuleGlobals{Add,Remove}, ffi.StructuralEqual,
+ * ffi.StructuralKey/ffi.StructuralKeyEqual (with the ffi.StructuralKey type). */
+#define FFIJIT_TVM_FFI_HAS_BINDING_GLOBALS_0_1 1
 /* TVMFFIObjectDecRef(NULL) is a no-op returning 0 (the seed crashed; ffijit raised ValueError). */
 #define FFIJIT_TVM_FFI_DECREF_NULL_IS_NOOP 1
 /* The C API has TVMFFIGetVersion and TVMFFIHandleInitOnce/DeinitOnce. */
@@ -75,6 +82,16 @@
 #define FFIJIT_TVM_FFI_HAS_TYPE_INDEX_QUERY 1
 /* TVMFFITypeRegisterField rejects a second field of the same name on one type. */
 #define FFIJIT_TVM_FFI_REJECTS_DUPLICATE_FIELDS 1
+/* Structural visitors (ffi.StructuralVisitor*, ffi.StructuralWalk, the __s_visit__ hooks of the
+ * containers) and ffi.StructuralKey (hashed and compared as a map key through its __any_hash__ /
+ * __any_equal__ hooks) exist. */
+#define FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT 1
+/* Fields may carry InitOff/KwOnly flags; ffi.GetKwargsObject gives the keyword-arguments marker and
+ * ffi._RegisterFFIInit(type_index) makes a type's __ffi_init__ from its reflected fields (header
+ * code calls it for every ObjectDef without an explicit init). */
+#define FFIJIT_TVM_FFI_HAS_AUTO_INIT 1
+/* ffi.GetGlobalFuncMetadata(name) returns the metadata a global was registered with. */
+#define FFIJIT_TVM_FFI_HAS_GLOBAL_FUNC_METADATA 1
 
 /* The type-attribute columns the runtime creates at start-up (empty): header code looks them up by
  * name during static initialisation (EnumDef needs __ffi_enum__) and fails on a missing one. */
@@ -279,6 +296,9 @@ typedef struct TVMFFITypeInfo {
 #define FFIJIT_TVM_FFI_HAS_FIELD_FUNCTIONS 1
 #define FFIJIT_FIELD_FLAG_SETTER_IS_FUNCTION kTVMFFIFieldFlagBitSetterIsFunctionObj
 #define FFIJIT_FIELD_FLAG_DEFAULT_FROM_FACTORY kTVMFFIFieldFlagBitMaskDefaultFromFactory
+/* A field may open a non-recursive definition region (bit 12): the free variable it holds binds,
+ * that variable's own fields do not. */
+#define FFIJIT_FIELD_FLAG_SEQ_HASH_DEF_NON_RECURSIVE kTVMFFIFieldFlagBitMaskSEqHashDefNonRecursive
 
 /* ---- The C functions whose prototypes belong to this revision ---- */
 

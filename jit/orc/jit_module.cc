@@ -1023,13 +1023,12 @@ void AddFileTo(ModuleState* state, const std::string& path) {
   }
 }
 
+// An empty name is "auto": the loader's global takes the format as an optional string.
 MetadataFormat FormatFromName(const std::string& name) {
-  if (name.empty() || name == "auto") return MetadataFormat::kAuto;
-  if (name == "json") return MetadataFormat::kJson;
-  if (name == "raw") return MetadataFormat::kRaw;
-  if (name == "sip") return MetadataFormat::kSip;
+  if (name.empty()) return MetadataFormat::kAuto;
+  if (auto format = MetadataFormatFromName(name)) return *format;
   throw ValueError("unknown metadata format " + Quote(name) +
-                   " (expected \"json\", \"raw\", \"sip\" or \"\")");
+                   " (expected \"auto\", \"json\", \"raw\", \"sip\" or \"\")");
 }
 
 bool RegisterGlobals() {

@@ -14,8 +14,11 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "../internal.h"
+#include "ffijit/function.h"
+#include "runtime_types.h"
 
 namespace ffijit::internal {
 namespace {
@@ -119,10 +122,6 @@ int SetDepth(void* field, const TVMFFIAny* value) {
   return 0;
 }
 
-int GetAny(void* field, TVMFFIAny* result) {
-  return GuardCBoundary([&] { CopyToOwned(*static_cast<TVMFFIAny*>(field), result); });
-}
-
 int SetAny(void* field, const TVMFFIAny* value) {
   return GuardCBoundary([&] {
     TVMFFIAny owned{};
@@ -179,26 +178,100 @@ int CreatePath(TVMFFIObjectHandle* result) {
       [&] { *result = AllocObject(sizeof(AccessPathLayout), AccessPathTypeIndex(), PathDeleter); });
 }
 
-void AddField(int32_t type_index, const char* name, int64_t offset, int64_t size,
-              int32_t static_type_index, TVMFFIFieldGetter getter, TVMFFIFieldSetter setter) {
-  TVMFFIFieldInfo info{};
-  info.name = TVMFFIByteArray{name, std::strlen(name)};
-  info.size = size;
-  info.alignment = size >= 8 ? 8 : size;
-  info.offset = offset;
-  info.getter = getter;
-  info.setter = reinterpret_cast<decltype(info.setter)>(setter);  // a void* at v0.1.13
-  info.field_static_type_index = static_type_index;
-  CheckCall(TVMFFITypeRegisterField(type_index, &info));
+#if FFIJIT_TVM_FFI_HAS_DATACLASS_API
+// ---- `__ffi_repr__` (v0.1.13): a path prints as "<root>" followed by its steps, root first ----
+
+// `key` of a step as text, through ReprPrint's callback (strings come back quoted).
+std::string KeyRepr(const Function& repr_fn, const TVMFFIAny& key) {
+  Any text = repr_fn(AnyView(key));
+  std::string_view chars;
+  if (!ViewBytes(text.raw(), &chars)) {
+    throw Error("TypeError", "the repr callback returned a `" + text.type_name() + "`, not a str");
+  }
+  return std::string(chars);
 }
 
-void AddMetadata(int32_t type_index, TVMFFIObjectCreator creator, int32_t total_size) {
-  TVMFFITypeMetadata metadata{};
-  metadata.creator = creator;
-  metadata.total_size = total_size;
-  metadata.structural_eq_hash_kind = kTVMFFISEqHashKindConstTreeNode;
-  CheckCall(TVMFFITypeRegisterMetadata(type_index, &metadata));
+// An array index step's key as a decimal integer; anything else is a malformed step.
+std::string IndexText(const TVMFFIAny& key) {
+  if (key.type_index != kTVMFFIInt) {
+    throw Error("TypeError", std::string("an array-item access step needs an int key, not `") +
+                                 details::AnyTypeName(key) + "`");
+  }
+  return std::to_string(key.v_int64);
 }
+
+// One step: `.name`, `[index]`, `[<repr(key)>]`, or for a missing item `[<missing:...>]` with the
+// attribute name or map key quoted by repr and the array index plain.
+std::string StepText(const AccessStepLayout& step, const Function& repr_fn) {
+  switch (static_cast<AccessKind>(step.kind)) {
+    case AccessKind::kAttr: {
+      std::string_view name;
+      if (!ViewBytes(step.key, &name)) {
+        throw Error("TypeError", std::string("an attribute access step needs a str key, not `") +
+                                     details::AnyTypeName(step.key) + "`");
+      }
+      return "." + std::string(name);
+    }
+    case AccessKind::kArrayItem:
+      return "[" + IndexText(step.key) + "]";
+    case AccessKind::kMapItem:
+      return "[" + KeyRepr(repr_fn, step.key) + "]";
+    case AccessKind::kAttrMissing:
+    case AccessKind::kMapItemMissing:
+      return "[<missing:" + KeyRepr(repr_fn, step.key) + ">]";
+    case AccessKind::kArrayItemMissing:
+      return "[<missing:" + IndexText(step.key) + ">]";
+  }
+  throw Error("ValueError", "access step has unknown kind " + std::to_string(step.kind));
+}
+
+const TVMFFIObject* ObjectOfType(const AnyView& value, int32_t type_index, const char* what) {
+  if (value.type_index() != type_index) {
+    throw Error("TypeError",
+                std::string("__ffi_repr__ of ") + what + " got a `" + value.type_name() + "`");
+  }
+  return value.raw().v_obj;
+}
+
+void RegisterRepr(int32_t type_index, Function repr) {
+  static constexpr char kRepr[] = "__ffi_repr__";
+  TVMFFIByteArray name{kRepr, sizeof(kRepr) - 1};
+  TVMFFIAny value{};
+  value.type_index = kTVMFFIFunction;
+  value.v_obj = repr.get();
+  CheckCall(TVMFFITypeRegisterAttr(type_index, &name, &value));
+}
+
+void RegisterReprs(int32_t step_index, int32_t path_index) {
+  RegisterRepr(step_index, Function::FromTyped(
+                               [step_index](AnyView self, Function repr_fn) {
+                                 const auto* step = reinterpret_cast<const AccessStepLayout*>(
+                                     ObjectOfType(self, step_index, "AccessStep"));
+                                 return StepText(*step, repr_fn);
+                               },
+                               "ffi.reflection.AccessStep.__ffi_repr__"));
+  RegisterRepr(path_index,
+               Function::FromTyped(
+                   [path_index](AnyView self, Function repr_fn) {
+                     // Walk leaf to root, then print root first.
+                     std::vector<const AccessStepLayout*> steps;
+                     const TVMFFIObject* at = ObjectOfType(self, path_index, "AccessPath");
+                     while (at != nullptr) {
+                       const auto* path = reinterpret_cast<const AccessPathLayout*>(at);
+                       if (const TVMFFIObject* step = SlotObject(path->step)) {
+                         steps.push_back(reinterpret_cast<const AccessStepLayout*>(step));
+                       }
+                       at = SlotObject(path->parent);
+                     }
+                     std::string text = "<root>";
+                     for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+                       text += StepText(**it, repr_fn);
+                     }
+                     return text;
+                   },
+                   "ffi.reflection.AccessPath.__ffi_repr__"));
+}
+#endif  // FFIJIT_TVM_FFI_HAS_DATACLASS_API
 
 // Allocates (or finds) the index the way header code does for a final subclass of ffi.Object:
 // depth 1, no child slots, overflow allowed (inherited from ffi.Object).
@@ -214,15 +287,23 @@ struct Registration {
   Registration() {
     step = AllocIndex(kStepKey);
     path = AllocIndex(kPathKey);
-    AddField(step, "kind", offsetof(AccessStepLayout, kind), 4, kTVMFFIInt, GetInt32, SetKind);
-    AddField(step, "key", offsetof(AccessStepLayout, key), 16, kTVMFFIAny, GetAny, SetAny);
-    AddMetadata(step, CreateStep, sizeof(AccessStepLayout));
-    AddField(path, "parent", offsetof(AccessPathLayout, parent), sizeof(OptionalSlot), kTVMFFIAny,
-             GetObject, SetParent);
-    AddField(path, "step", offsetof(AccessPathLayout, step), sizeof(OptionalSlot), kTVMFFIAny,
-             GetObject, SetStep);
-    AddField(path, "depth", offsetof(AccessPathLayout, depth), 4, kTVMFFIInt, GetInt32, SetDepth);
-    AddMetadata(path, CreatePath, sizeof(AccessPathLayout));
+    RegisterMember(step,
+                   {"kind", offsetof(AccessStepLayout, kind), 4, kTVMFFIInt, GetInt32, SetKind});
+    RegisterMember(step,
+                   {"key", offsetof(AccessStepLayout, key), 16, kTVMFFIAny, GetAnyMember, SetAny});
+    RegisterRuntimeTypeMetadata(step, CreateStep, sizeof(AccessStepLayout),
+                                kTVMFFISEqHashKindConstTreeNode);
+    RegisterMember(path, {"parent", offsetof(AccessPathLayout, parent), sizeof(OptionalSlot),
+                          kTVMFFIAny, GetObject, SetParent});
+    RegisterMember(path, {"step", offsetof(AccessPathLayout, step), sizeof(OptionalSlot),
+                          kTVMFFIAny, GetObject, SetStep});
+    RegisterMember(path,
+                   {"depth", offsetof(AccessPathLayout, depth), 4, kTVMFFIInt, GetInt32, SetDepth});
+    RegisterRuntimeTypeMetadata(path, CreatePath, sizeof(AccessPathLayout),
+                                kTVMFFISEqHashKindConstTreeNode);
+#if FFIJIT_TVM_FFI_HAS_DATACLASS_API
+    RegisterReprs(step, path);
+#endif
   }
 };
 

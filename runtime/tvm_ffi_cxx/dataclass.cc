@@ -46,6 +46,7 @@
 #include "ffijit/dtype.h"
 #include "ffijit/function.h"
 #include "ffijit/registry.h"
+#include "hashing.h"
 #include "reflected.h"
 #include "shims.h"
 
@@ -57,7 +58,10 @@ namespace {
 using details::IsBytesForm;
 using details::IsStrForm;
 using internal::ForEachField;
+using internal::HashBytes;
+using internal::HashCombine;
 using internal::ReadField;
+using internal::TypeKeyHash;
 using internal::TypeKeyOf;
 
 // Deep enough for any real value graph, shallow enough not to exhaust the thread's stack.
@@ -426,32 +430,6 @@ class ReprPrinter {
 };
 
 // ---- Hash ----
-
-uint64_t HashCombine(uint64_t key, uint64_t value) {
-  return key ^ (value + 0x9e3779b9ull + (key << 6) + (key >> 2));
-}
-
-// TVM FFI's StableHashBytes: little-endian 8-byte words (the tail zero-padded), each folded in as
-// result = (result * 1099511628211 + word) mod (2^31 - 1).
-uint64_t HashBytes(std::string_view bytes) {
-  constexpr uint64_t kMultiplier = 1099511628211ull;
-  constexpr uint64_t kMod = 2147483647ull;
-  uint64_t result = 0;
-  for (size_t i = 0; i < bytes.size(); i += 8) {
-    uint64_t word = 0;
-    const size_t end = std::min(bytes.size(), i + 8);
-    for (size_t k = i; k < end; ++k) {
-      word |= uint64_t{static_cast<unsigned char>(bytes[k])} << (8 * (k - i));
-    }
-    result = (result * kMultiplier + word) % kMod;
-  }
-  return result;
-}
-
-uint64_t TypeKeyHash(int32_t type_index) {
-  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
-  return info != nullptr ? info->type_key_hash : 0;
-}
 
 uint64_t HashPod(const TVMFFIAny& v) {
   const auto ti = static_cast<uint64_t>(v.type_index);

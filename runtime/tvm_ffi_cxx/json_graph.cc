@@ -9,9 +9,11 @@
 // themselves, "DataType" as its string, "Device" as [type, id], "ffi.String" as the text,
 // "ffi.Bytes" as base64, "ffi.Array" as the node indices of its items, "ffi.Map" as
 // [key0, value0, key1, ...] indices, "ffi.Shape" as its integers. Any other object type is
-// reflected: its `__data_to_json__` / `__data_from_json__` type attributes when set, else a JSON
-// object of its fields (bool/int/float/DataType fields inline, others as node indices), read back
-// through the type's creator and field setters (defaults for absent fields).
+// reflected: an enum singleton (v0.1.13) as its canonical index (the integer of an IntEnum, else
+// the string), read back as the registered singleton; otherwise its `__data_to_json__` /
+// `__data_from_json__` type attributes when set, else a JSON object of its fields
+// (bool/int/float/DataType fields inline, others as node indices), read back through the type's
+// creator and field setters (defaults for absent fields).
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "../internal.h"
+#include "enum.h"
 #include "ffijit/container.h"
 #include "ffijit/dtype.h"
 #include "ffijit/function.h"
@@ -196,6 +199,8 @@ class Serializer {
   // object of its fields (ancestors' first): bool/int/float/DataType fields inline, any other
   // field as the index of its value's node.
   Any ObjectData(const TVMFFIAny& raw) {
+    // An enum singleton is written as its canonical index; reading it back finds the singleton.
+    if (Any index; internal::EnumToJSONData(raw, &index)) return index;
     if (TVMFFIObject* to_json = internal::TypeAttrFunction("__data_to_json__", raw.type_index)) {
       return Function(ObjectPtr<>::Borrow(to_json))(AnyView(raw));
     }
@@ -392,6 +397,7 @@ class Deserializer {
     if (type_index < kTVMFFIStaticObjectBegin) {
       Bad("node " + std::to_string(index) + ": type `" + key + "` is not an object type");
     }
+    if (Any singleton; internal::EnumFromJSONData(type_index, data, &singleton)) return singleton;
     if (TVMFFIObject* from_json = internal::TypeAttrFunction("__data_from_json__", type_index)) {
       return Function(ObjectPtr<>::Borrow(from_json))(data);
     }

@@ -1,9 +1,9 @@
 // Structural equality and hashing of values, as TVM FFI's C++ API `StructuralEqual::Equal`,
 // `StructuralEqual::GetFirstMismatch` and `StructuralHash::Hash` (apache/tvm-ffi e98b94e1,
 // include/tvm/ffi/extra/structural_*.h) and the globals `ffi.StructuralHash` and
-// `ffi.GetFirstStructuralMismatch`.
+// `ffi.GetFirstStructuralMismatch`; v0.1.13 adds definition-region kinds.
 //
-// Semantics (the facts of that version):
+// Semantics (the facts of both versions unless noted):
 // - POD values by bits (every NaN equals every NaN); strings and bytes by content in any form;
 //   Arrays element by element; Maps key by key (keys looked up the way the map does, after
 //   mapping already-matched objects); Shapes; Tensors by shape, dtype and (unless
@@ -11,11 +11,15 @@
 // - Any other object by its type's reflection: metadata must be registered with a structural kind
 //   other than Unsupported (else TypeError). UniqueInstance compares by identity; ConstTreeNode
 //   short-cuts on identity; TreeNode, DAGNode, FreeVar and ConstTreeNode compare their fields
-//   (ancestors' first), skipping fields flagged SEqHashIgnore, with free-variable mapping enabled
-//   inside fields flagged SEqHashDef. A type attribute `__s_equal__` / `__s_hash__` replaces the
-//   field walk. DAGNode and FreeVar record the lhs<->rhs pairing they matched, so a later
-//   occurrence must pair the same way; an unmapped FreeVar equals another only when
-//   map_free_vars is on (or it is the same object).
+//   (ancestors' first), skipping fields flagged SEqHashIgnore. A field flagged
+//   SEqHashDef(Recursive) opens a definition region where free variables bind; at v0.1.13 a field
+//   flagged SEqHashDefNonRecursive opens one that binds the free variable it reaches but not the
+//   free variables among that variable's fields. map_free_vars starts the walk in a recursive
+//   region. A type attribute `__s_equal__` / `__s_hash__` replaces the field walk (its callback
+//   takes the region kind as 0 = inherit, 1 = recursive, 2 = non-recursive; e98b94e1 passes a
+//   bool). DAGNode and FreeVar record the lhs<->rhs pairing they matched, so a later occurrence
+//   must pair the same way; an unmapped FreeVar equals another only inside a definition region (or
+//   when it is the same object).
 // - Hash values follow TVM FFI's algorithm (StableHashCombine / StableHashBytes of the public
 //   headers, seeded by type_key_hash), so equal values hash equally and the numbers match TVM FFI
 //   built with libstdc++. One deliberate difference: a SmallBytes value hashes like the same bytes
@@ -38,8 +42,10 @@
 #include "ffijit/c_ext.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
+#include "hashing.h"
 #include "reflected.h"
 #include "shims.h"
+#include "structural.h"
 
 namespace ffijit {
 namespace {
@@ -48,37 +54,12 @@ using details::IsBytesForm;
 using details::IsStrForm;
 using internal::AccessKind;
 using internal::ForEachField;
+using internal::HashBytes;
+using internal::HashCombine;
 using internal::ReadField;
 using internal::TypeAttrFunction;
+using internal::TypeKeyHash;
 using internal::TypeKeyOf;
-
-// ---- Hash primitives (TVM FFI's stable hash, from its public base_details.h) ----
-
-uint64_t HashCombine(uint64_t key, uint64_t value) {
-  return key ^ (value + 0x9e3779b9ull + (key << 6) + (key >> 2));
-}
-
-// Eight bytes at a time, little-endian, with wrapping arithmetic reduced modulo 2^31 - 1.
-uint64_t HashBytes(std::string_view bytes) {
-  constexpr uint64_t kMultiplier = 1099511628211ull;
-  constexpr uint64_t kMod = 2147483647ull;
-  uint64_t result = 0;
-  size_t i = 0;
-  auto chunk = [&](size_t begin, size_t end) {
-    uint64_t value = 0;
-    for (size_t k = begin; k < end; ++k) {
-      value |= uint64_t{static_cast<unsigned char>(bytes[k])} << (8 * (k - begin));
-    }
-    result = (result * kMultiplier + value) % kMod;
-  };
-  for (; i + 8 <= bytes.size(); i += 8) chunk(i, i + 8);
-  if (i < bytes.size()) chunk(i, bytes.size());
-  return result;
-}
-
-uint64_t TypeKeyHash(int32_t type_index) {
-  return TVMFFIGetTypeInfo(type_index)->type_key_hash;
-}
 
 // ---- Reading objects through reflection ----
 
@@ -154,19 +135,69 @@ bool SameTensorMeta(const DLTensor& l, const DLTensor& r) {
          l.dtype.lanes == r.dtype.lanes;
 }
 
-// Sets map_free_vars for the lifetime of the object, then restores it.
-class FreeVarScope {
- public:
-  FreeVarScope(bool* flag, bool enable) : flag_(flag), saved_(*flag) {
-    if (enable) *flag_ = true;
+// Where free variables may bind, with the numbers of TVM FFI's TVMFFIDefRegionKind (v0.1.13); the
+// custom-hook callbacks receive them as ints (e98b94e1 passes a bool: 0 or 1, the same meaning).
+// Outside a definition region an unmapped free variable equals only itself and hashes by identity;
+// inside one it binds to its counterpart. A non-recursive region binds the variable it reaches but
+// not the free variables among that variable's own fields.
+enum DefRegion : int32_t {
+  kNoDefRegion = 0,
+  kRecursiveDefRegion = 1,
+  kNonRecursiveDefRegion = 2,
+};
+
+DefRegion InitialDefRegion(bool map_free_vars) {
+  return map_free_vars ? kRecursiveDefRegion : kNoDefRegion;
+}
+
+// The region a field opens (kNoDefRegion: the field inherits the current one).
+DefRegion FieldDefRegion(int64_t flags) {
+  if (flags & FFIJIT_FIELD_FLAG_SEQ_HASH_DEF_NON_RECURSIVE) return kNonRecursiveDefRegion;
+  if (flags & kTVMFFIFieldFlagBitMaskSEqHashDef) return kRecursiveDefRegion;
+  return kNoDefRegion;
+}
+
+// The def-region argument a custom __s_equal__ / __s_hash__ hook passes to its callback.
+DefRegion DefRegionArgument(const AnyView& arg, const char* hook) {
+  const TVMFFIAny& raw = arg.raw();
+  if ((raw.type_index == kTVMFFIBool || raw.type_index == kTVMFFIInt) && raw.v_int64 >= 0 &&
+      raw.v_int64 <= kNonRecursiveDefRegion) {
+    return static_cast<DefRegion>(raw.v_int64);
   }
-  ~FreeVarScope() { *flag_ = saved_; }
-  FreeVarScope(const FreeVarScope&) = delete;
-  FreeVarScope& operator=(const FreeVarScope&) = delete;
+  throw Error("TypeError", std::string("the ") + hook +
+                               " callback's def_region_kind must be 0 (none), 1 (recursive) or 2 "
+                               "(non-recursive), not " +
+                               details::AnyTypeName(raw) +
+                               (raw.type_index == kTVMFFIInt ? " " + std::to_string(raw.v_int64)
+                                                             : std::string()));
+}
+
+// The region a member is compared or hashed in: the one its field (or hook) opens, else the
+// current.
+DefRegion MemberDefRegion(DefRegion current, DefRegion opened) {
+  return opened != kNoDefRegion ? opened : current;
+}
+
+// The region the fields of an object of structural kind `kind` are compared or hashed in: a
+// non-recursive region binds the free variable it reaches, not the free variables in its fields.
+DefRegion FieldsDefRegion(DefRegion current, TVMFFISEqHashKind kind) {
+  return kind == kTVMFFISEqHashKindFreeVar && current == kNonRecursiveDefRegion ? kNoDefRegion
+                                                                                : current;
+}
+
+// Makes `region` the current region for the lifetime of the object, then restores the previous one.
+class DefRegionScope {
+ public:
+  DefRegionScope(DefRegion* current, DefRegion region) : current_(current), saved_(*current) {
+    *current_ = region;
+  }
+  ~DefRegionScope() { *current_ = saved_; }
+  DefRegionScope(const DefRegionScope&) = delete;
+  DefRegionScope& operator=(const DefRegionScope&) = delete;
 
  private:
-  bool* flag_;
-  bool saved_;
+  DefRegion* current_;
+  DefRegion saved_;
 };
 
 // ---- Equality ----
@@ -174,7 +205,7 @@ class FreeVarScope {
 class EqualHandler {
  public:
   EqualHandler(bool map_free_vars, bool skip_tensor_content)
-      : map_free_vars_(map_free_vars), skip_tensor_content_(skip_tensor_content) {}
+      : def_region_(InitialDefRegion(map_free_vars)), skip_tensor_content_(skip_tensor_content) {}
 
   // Records the steps to the first mismatch, innermost first.
   void TracePaths() { tracing_ = true; }
@@ -307,10 +338,10 @@ class EqualHandler {
 
   // Compares one field (or one value a custom __s_equal__ hands back), recording its name on a
   // mismatch.
-  bool CompareMember(const TVMFFIAny& l, const TVMFFIAny& r, bool def_region, const AnyView& name) {
+  bool CompareMember(const TVMFFIAny& l, const TVMFFIAny& r, DefRegion kind, const AnyView& name) {
     bool same;
     {
-      FreeVarScope scope(&map_free_vars_, def_region);
+      DefRegionScope scope(&def_region_, MemberDefRegion(def_region_, kind));
       same = Compare(l, r);
     }
     if (!same) Record(AccessKind::kAttr, name, AccessKind::kAttr, name);
@@ -328,16 +359,34 @@ class EqualHandler {
       if (rhs_to_lhs_.count(rhs) != 0) return false;  // rhs already paired with another lhs
     }
     bool same;
+    {
+      DefRegionScope scope(&def_region_, FieldsDefRegion(def_region_, kind));
+      same = CompareFields(info, lhs, rhs);
+    }
+    if (!same) return false;
+    if (kind == kTVMFFISEqHashKindFreeVar) {
+      if (lhs != rhs && def_region_ == kNoDefRegion) return false;
+      Pair(lhs, rhs);
+    } else if (kind == kTVMFFISEqHashKindDAGNode) {
+      Pair(lhs, rhs);
+    }
+    return true;
+  }
+
+  // The fields of two objects of one type, through the type's __s_equal__ hook when it has one.
+  bool CompareFields(const TVMFFITypeInfo& info, TVMFFIObject* lhs, TVMFFIObject* rhs) {
+    bool same;
     if (TVMFFIObject* custom = TypeAttrFunction("__s_equal__", info.type_index)) {
       if (!callback_.defined()) {
         callback_ = Function::FromPacked([this](const AnyView* args, int32_t n, Any* result) {
           if (n != 4) {
             throw Error("TypeError",
-                        "the __s_equal__ callback takes (lhs, rhs, def_region, "
+                        "the __s_equal__ callback takes (lhs, rhs, def_region_kind, "
                         "field_name), got " +
                             std::to_string(n) + " arguments");
           }
-          *result = CompareMember(args[0].raw(), args[1].raw(), args[2].cast<bool>(), args[3]);
+          *result = CompareMember(args[0].raw(), args[1].raw(),
+                                  DefRegionArgument(args[2], "__s_equal__"), args[3]);
         });
       }
       TVMFFIAny l{}, r{};
@@ -351,21 +400,13 @@ class EqualHandler {
         if (field.flags & kTVMFFIFieldFlagBitMaskSEqHashIgnore) return false;
         Any l = ReadField(lhs, field), r = ReadField(rhs, field);
         Any name(std::string_view(field.name.data, field.name.size));
-        return !CompareMember(l.raw(), r.raw(), field.flags & kTVMFFIFieldFlagBitMaskSEqHashDef,
-                              name);
+        return !CompareMember(l.raw(), r.raw(), FieldDefRegion(field.flags), name);
       });
     }
-    if (!same) return false;
-    if (kind == kTVMFFISEqHashKindFreeVar) {
-      if (lhs != rhs && !map_free_vars_) return false;
-      Pair(lhs, rhs);
-    } else if (kind == kTVMFFISEqHashKindDAGNode) {
-      Pair(lhs, rhs);
-    }
-    return true;
+    return same;
   }
 
-  bool map_free_vars_;
+  DefRegion def_region_;
   bool skip_tensor_content_;
   bool tracing_ = false;
   std::vector<ObjectPtr<>> lhs_steps_, rhs_steps_;
@@ -379,7 +420,7 @@ class EqualHandler {
 class HashHandler {
  public:
   HashHandler(bool map_free_vars, bool skip_tensor_content)
-      : map_free_vars_(map_free_vars), skip_tensor_content_(skip_tensor_content) {}
+      : def_region_(InitialDefRegion(map_free_vars)), skip_tensor_content_(skip_tensor_content) {}
 
   uint64_t Hash(const TVMFFIAny& v) {
     std::string_view text;
@@ -472,8 +513,8 @@ class HashHandler {
     return h;
   }
 
-  uint64_t HashMember(const TVMFFIAny& value, uint64_t seed, bool def_region) {
-    FreeVarScope scope(&map_free_vars_, def_region);
+  uint64_t HashMember(const TVMFFIAny& value, uint64_t seed, DefRegion kind) {
+    DefRegionScope scope(&def_region_, MemberDefRegion(def_region_, kind));
     return HashCombine(seed, Hash(value));
   }
 
@@ -482,16 +523,36 @@ class HashHandler {
     const TVMFFISEqHashKind kind = KindOf(info, "StructuralHash");
     auto memo = memo_.find(obj);
     if (memo != memo_.end()) return memo->second;
+    uint64_t h;
+    {
+      DefRegionScope scope(&def_region_, FieldsDefRegion(def_region_, kind));
+      h = HashFields(info, obj);
+    }
+    if (kind == kTVMFFISEqHashKindFreeVar) {
+      // Bound free variables hash by their order of appearance; unbound ones by identity.
+      h = def_region_ != kNoDefRegion ? HashCombine(h, free_var_counter_++)
+                                      : reinterpret_cast<uintptr_t>(obj);
+    } else if (kind == kTVMFFISEqHashKindDAGNode) {
+      h = HashCombine(h, graph_node_counter_++);
+    }
+    keep_.push_back(ObjectPtr<>::Borrow(obj));
+    memo_[obj] = h;
+    return h;
+  }
+
+  // The fields of an object folded into its type key's hash, through the type's __s_hash__ hook
+  // when it has one.
+  uint64_t HashFields(const TVMFFITypeInfo& info, TVMFFIObject* obj) {
     uint64_t h = info.type_key_hash;
     if (TVMFFIObject* custom = TypeAttrFunction("__s_hash__", info.type_index)) {
       if (!callback_.defined()) {
         callback_ = Function::FromPacked([this](const AnyView* args, int32_t n, Any* result) {
           if (n != 3 || args[1].type_index() != kTVMFFIInt) {
             throw Error("TypeError",
-                        "the __s_hash__ callback takes (value, init_hash: int, def_region)");
+                        "the __s_hash__ callback takes (value, init_hash: int, def_region_kind)");
           }
-          *result = Any::Adopt(
-              IntBits(HashMember(args[0].raw(), args[1].raw().v_uint64, args[2].cast<bool>())));
+          *result = Any::Adopt(IntBits(HashMember(args[0].raw(), args[1].raw().v_uint64,
+                                                  DefRegionArgument(args[2], "__s_hash__"))));
         });
       }
       TVMFFIAny self{};
@@ -507,22 +568,14 @@ class HashHandler {
       ForEachField(info, [&](const TVMFFIFieldInfo& field) {
         if (field.flags & kTVMFFIFieldFlagBitMaskSEqHashIgnore) return false;
         Any value = ReadField(obj, field);
-        h = HashMember(value.raw(), h, field.flags & kTVMFFIFieldFlagBitMaskSEqHashDef);
+        h = HashMember(value.raw(), h, FieldDefRegion(field.flags));
         return false;
       });
     }
-    if (kind == kTVMFFISEqHashKindFreeVar) {
-      // Mapped free variables hash by their order of appearance; unmapped ones by identity.
-      h = map_free_vars_ ? HashCombine(h, free_var_counter_++) : reinterpret_cast<uintptr_t>(obj);
-    } else if (kind == kTVMFFISEqHashKindDAGNode) {
-      h = HashCombine(h, graph_node_counter_++);
-    }
-    keep_.push_back(ObjectPtr<>::Borrow(obj));
-    memo_[obj] = h;
     return h;
   }
 
-  bool map_free_vars_;
+  DefRegion def_region_;
   bool skip_tensor_content_;
   uint32_t free_var_counter_ = 0;
   uint32_t graph_node_counter_ = 0;
@@ -610,6 +663,19 @@ __attribute__((constructor)) void RegisterStructuralGlobals() {
 }
 
 }  // namespace
+
+namespace internal {
+
+bool StructuralEqualValues(const TVMFFIAny& lhs, const TVMFFIAny& rhs, bool map_free_vars,
+                           bool skip_tensor_content) {
+  return Equal(lhs, rhs, map_free_vars, skip_tensor_content);
+}
+
+uint64_t StructuralHashValue(const TVMFFIAny& value, bool map_free_vars, bool skip_tensor_content) {
+  return Hash(value, map_free_vars, skip_tensor_content);
+}
+
+}  // namespace internal
 }  // namespace ffijit
 
 namespace tvm {

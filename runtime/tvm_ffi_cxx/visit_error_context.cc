@@ -11,6 +11,7 @@
 // completes the pattern, outermost record matched first; with allow_prefix_match, a node that
 // matched part of the pattern and whose subtree completed nothing is recorded too.
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "ffijit/function.h"
 #include "ffijit/registry.h"
 #include "reflected.h"
+#include "runtime_types.h"
 #include "shims.h"
 
 #if FFIJIT_TVM_FFI_HAS_DATACLASS_API
@@ -167,8 +169,24 @@ Array FindAccessPaths(TVMFFIObject* root, TVMFFIObject* context, bool allow_pref
   return finder.Find(root);
 }
 
+// ---- The type ffi.VisitErrorContext, registered as TVM FFI's library does (read-only fields) ----
+// Layout (include/tvm/ffi/extra/visit_error_context.h): header, List `reverse_visit_pattern` (one
+// object pointer) @24, Optional<ObjectRef> `prev_error_context` (a 16-byte Any cell) @32; 48 bytes.
+
+void RegisterVisitErrorContextType() {
+  TVMFFIByteArray key{kContextKey.data(), kContextKey.size()};
+  // A final subclass of ffi.Object, allocated as header code does (overflow allowed).
+  const int32_t index = TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 1, kTVMFFIObject);
+  internal::RegisterMember(
+      index, {"reverse_visit_pattern", 24, 8, kTVMFFIList, internal::GetObjectMember});
+  internal::RegisterMember(index,
+                           {"prev_error_context", 32, 16, kTVMFFIAny, internal::GetAnyMember});
+  internal::RegisterRuntimeTypeMetadata(index, nullptr, 48, kTVMFFISEqHashKindUnsupported);
+}
+
 __attribute__((constructor)) void RegisterFindAccessPathsGlobal() {
   try {
+    RegisterVisitErrorContextType();
     SetGlobalFunction(
         "ffi.VisitErrorContext.FindAccessPaths",
         Function::FromPacked([](const AnyView* args, int32_t n, Any* result) {

@@ -86,5 +86,15 @@ TEST(Metadata, FormatNames) {
   EXPECT_STREQ(MetadataFormatName(MetadataFormat::kSip), "sip");
 }
 
+TEST(Metadata, FormatsFromTheirNamesOnly) {
+  for (MetadataFormat format :
+       {MetadataFormat::kAuto, MetadataFormat::kJson, MetadataFormat::kRaw, MetadataFormat::kSip}) {
+    EXPECT_EQ(MetadataFormatFromName(MetadataFormatName(format)), format);
+  }
+  for (const char* other : {"", "JSON", "xml", "json ", "?"}) {
+    EXPECT_EQ(MetadataFormatFromName(other), std::nullopt) << other;
+  }
+}
+
 }  // namespace
 }  // namespace ffijit

@@ -10,9 +10,12 @@
 #ifndef FFIJIT_TESTS_RUNTIME_REFLECTED_TYPES_H_
 #define FFIJIT_TESTS_RUNTIME_REFLECTED_TYPES_H_
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ffijit/ffijit.h"
@@ -99,11 +102,13 @@ int CreateSlotObj(TVMFFIObjectHandle* out) {
   return 0;
 }
 
-constexpr TVMFFIObjectCreator kCreators[] = {
-    CreateSlotObj<0>,  CreateSlotObj<1>,  CreateSlotObj<2>,  CreateSlotObj<3>,
-    CreateSlotObj<4>,  CreateSlotObj<5>,  CreateSlotObj<6>,  CreateSlotObj<7>,
-    CreateSlotObj<8>,  CreateSlotObj<9>,  CreateSlotObj<10>, CreateSlotObj<11>,
-    CreateSlotObj<12>, CreateSlotObj<13>, CreateSlotObj<14>, CreateSlotObj<15>};
+// One creator per registered type (a C creator takes no type argument). Every test binary that
+// includes this header shares the table; RegisterSlotType refuses to go past it.
+template <size_t... N>
+constexpr std::array<TVMFFIObjectCreator, sizeof...(N)> MakeCreators(std::index_sequence<N...>) {
+  return {CreateSlotObj<static_cast<int>(N)>...};
+}
+inline constexpr auto kCreators = MakeCreators(std::make_index_sequence<64>());
 
 // Registers `key` under `parent` with `fields`; `kind` < 0 registers no metadata at all.
 inline int32_t RegisterSlotType(const std::string& key, int32_t kind,
@@ -152,6 +157,10 @@ inline int32_t RegisterSlotType(const std::string& key, int32_t kind,
     metadata.total_size = sizeof(SlotObj);
     metadata.structural_eq_hash_kind = static_cast<TVMFFISEqHashKind>(kind);
     if (with_creator) {
+      if (CreatorTypes().size() == kCreators.size()) {
+        throw std::length_error("reflected_types.h: more than " + std::to_string(kCreators.size()) +
+                                " types with creators; enlarge kCreators");
+      }
       CreatorTypes().push_back(index);
       metadata.creator = kCreators[CreatorTypes().size() - 1];
     }
