@@ -249,7 +249,8 @@ void RegisterFFIInit(int32_t type_index) {
 // Registered while the runtime library loads: header code looks ffi._RegisterFFIInit up during
 // the static initialisation of the libraries that link the runtime.
 __attribute__((constructor)) void RegisterAutoInitGlobals() {
-  try {
+  // Without them, header code registers types without an automatic init.
+  RegisterAtLoad("ffi.GetKwargsObject and ffi._RegisterFFIInit", [] {
     SetGlobalFunction(
         "ffi.GetKwargsObject",
         Function::FromTyped([] { return ObjectRef(ObjectPtr<>::Borrow(KwargsMarker())); },
@@ -257,10 +258,7 @@ __attribute__((constructor)) void RegisterAutoInitGlobals() {
         true);
     SetGlobalFunction("ffi._RegisterFFIInit",
                       Function::FromTyped(RegisterFFIInit, "ffi._RegisterFFIInit"), true);
-  } catch (const std::exception&) {
-    // Only allocation can fail here, and a static initializer must not terminate the process:
-    // the globals are then missing, and header code registers types without an automatic init.
-  }
+  });
 }
 
 }  // namespace

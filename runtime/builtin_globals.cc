@@ -423,18 +423,9 @@ bool RegisterBuiltinGlobals() {
   return true;
 }
 
-// Runs while the library loads; only allocation can fail, and that must not terminate the
-// process from a static initializer.
-bool RegisterOrReport() {
-  try {
-    return RegisterBuiltinGlobals();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ffijit: cannot register the built-in global functions: %s\n", e.what());
-    return false;
-  }
+__attribute__((constructor)) void RegisterBuiltinGlobalsAtLoad() {
+  RegisterAtLoad("the built-in container and registry globals", RegisterBuiltinGlobals);
 }
-
-[[maybe_unused]] const bool builtin_globals_registered = RegisterOrReport();
 
 }  // namespace
 

@@ -883,18 +883,9 @@ bool RegisterModuleGlobals() {
   return true;
 }
 
-// Runs while the library loads; only allocation can fail, and that must not terminate the
-// process from a static initializer.
-bool RegisterOrReport() {
-  try {
-    return RegisterModuleGlobals();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ffijit: cannot register the built-in global functions: %s\n", e.what());
-    return false;
-  }
+__attribute__((constructor)) void RegisterModuleGlobalsAtLoad() {
+  RegisterAtLoad("the ffi.Module* globals", RegisterModuleGlobals);
 }
-
-[[maybe_unused]] const bool module_globals_registered = RegisterOrReport();
 
 }  // namespace
 }  // namespace ffijit

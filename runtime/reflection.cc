@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ffijit/object.h"
+#include "ffijit/registry.h"
 #include "internal.h"
 #include "tvm_ffi_cxx/reflected.h"
 
@@ -118,17 +119,10 @@ int MakeObjectSafeCall(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny
 
 // Registered while the runtime library loads, like TVM FFI's own globals.
 __attribute__((constructor)) void RegisterReflectionGlobals() {
-  TVMFFIObjectHandle func = nullptr;
-  const char name[] = "ffi.MakeObjectFromPackedArgs";
-  TVMFFIByteArray key{name, sizeof(name) - 1};
-  if (TVMFFIFunctionCreate(nullptr, MakeObjectSafeCall, nullptr, &func) != 0 ||
-      TVMFFIFunctionSetGlobal(&key, func, 1) != 0) {
-    // Only allocation can fail here; leave no stale error for the loading thread.
-    TVMFFIObjectHandle error = nullptr;
-    TVMFFIErrorMoveFromRaised(&error);
-    if (error != nullptr) TVMFFIObjectDecRef(error);
-  }
-  if (func != nullptr) TVMFFIObjectDecRef(func);
+  RegisterAtLoad("ffi.MakeObjectFromPackedArgs", [] {
+    SetGlobalFunction("ffi.MakeObjectFromPackedArgs",
+                      Function::FromSafeCall(nullptr, MakeObjectSafeCall, nullptr), true);
+  });
 }
 
 }  // namespace

@@ -101,13 +101,10 @@ std::string GlobalFuncMetadata(const std::string& name) {
 
 // Registered while the runtime library loads, like TVM FFI's own globals.
 __attribute__((constructor)) void RegisterRegistryGlobals() {
-  try {
+  RegisterAtLoad("ffi.GetGlobalFuncMetadata", [] {
     SetGlobalFunction("ffi.GetGlobalFuncMetadata",
                       Function::FromTyped(GlobalFuncMetadata, "ffi.GetGlobalFuncMetadata"), true);
-  } catch (const std::exception&) {
-    // Only allocation can fail here, and a static initializer must not terminate the process:
-    // the global is then simply missing.
-  }
+  });
 }
 #endif  // FFIJIT_TVM_FFI_HAS_GLOBAL_FUNC_METADATA
 

@@ -128,6 +128,33 @@ typedef struct {
   void* cpp_call;
 } TVMFFIFunctionCell;
 
+/* ---- Reflection records alike at both revisions (the others are in the revision's header) ---- */
+
+/*! Reads the field at address `field` into `result` (an owned value, +1 for objects). */
+typedef int (*TVMFFIFieldGetter)(void* field, TVMFFIAny* result);
+/*! Converts `value` (a view), stores it at `field` and releases the old value. */
+typedef int (*TVMFFIFieldSetter)(void* field, const TVMFFIAny* value);
+/*! Makes a new default instance; `*result` is +1. */
+typedef int (*TVMFFIObjectCreator)(TVMFFIObjectHandle* result);
+
+/*! How structural equality and hashing treat objects of a type. */
+typedef enum {
+  kTVMFFISEqHashKindUnsupported = 0,
+  kTVMFFISEqHashKindTreeNode = 1,
+  kTVMFFISEqHashKindFreeVar = 2,
+  kTVMFFISEqHashKindDAGNode = 3,
+  kTVMFFISEqHashKindConstTreeNode = 4,
+  kTVMFFISEqHashKindUniqueInstance = 5
+} TVMFFISEqHashKind;
+
+/*! Per-type extra information, registered at most once per type. */
+typedef struct {
+  TVMFFIByteArray doc;
+  TVMFFIObjectCreator creator; /* may be NULL */
+  int32_t total_size;          /* the C++ sizeof, 0 if unknown */
+  TVMFFISEqHashKind structural_eq_hash_kind;
+} TVMFFITypeMetadata;
+
 /* ---- The selected TVM FFI revision's layouts: object header, error cell, reflection records. ----
  */
 #ifdef __cplusplus
@@ -268,6 +295,12 @@ FFIJIT_API int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from,
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIAny) == 16, "TVMFFIAny is 16 bytes");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIAny, v_int64) == 8, "TVMFFIAny payload at offset 8");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIAny, small_str_len) == 4, "small_str_len at offset 4");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFISEqHashKind) == 4, "eq/hash kind enum is 4 bytes");
+FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeMetadata) == 32, "TVMFFITypeMetadata is 32 bytes");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, creator) == 16, "metadata creator at 16");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, total_size) == 24, "metadata total_size at 24");
+FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, structural_eq_hash_kind) == 28,
+                     "metadata eq/hash kind at 28");
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIByteArray) == 16, "TVMFFIByteArray is 16 bytes");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIByteArray, size) == 8, "TVMFFIByteArray size at offset 8");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIShapeCell, size) == 8, "TVMFFIShapeCell size at offset 8");

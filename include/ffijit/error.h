@@ -5,6 +5,7 @@
 #ifndef FFIJIT_ERROR_H_
 #define FFIJIT_ERROR_H_
 
+#include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
@@ -87,6 +88,20 @@ int GuardCBoundary(Body&& body) noexcept {
     TVMFFIErrorSetRaisedFromCStr("RuntimeError", "unknown C++ exception");
   }
   return -1;
+}
+
+// Runs `body` while a library loads (a static initialiser registering types, attributes or global
+// functions): only allocation can fail there, and a static initialiser must not terminate the
+// process, so a failure is reported on stderr, naming what is then missing, and loading goes on.
+template <typename Body>
+void RegisterAtLoad(const char* what, Body&& body) noexcept {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ffijit: cannot register %s: %s\n", what, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "ffijit: cannot register %s\n", what);
+  }
 }
 
 namespace details {

@@ -102,13 +102,6 @@ typedef struct {
 
 /* ---- Reflection ---- */
 
-/*! Reads the field at address `field` into `result` (an owned value, +1 for objects). */
-typedef int (*TVMFFIFieldGetter)(void* field, TVMFFIAny* result);
-/*! Converts `value` (a view), stores it at `field` and releases the old value. */
-typedef int (*TVMFFIFieldSetter)(void* field, const TVMFFIAny* value);
-/*! Makes a new default instance; `*result` is +1. */
-typedef int (*TVMFFIObjectCreator)(TVMFFIObjectHandle* result);
-
 /*! Bits of TVMFFIFieldInfo::flags and TVMFFIMethodInfo::flags. */
 typedef enum {
   kTVMFFIFieldFlagBitMaskWritable = 1 << 0,
@@ -117,16 +110,6 @@ typedef enum {
   kTVMFFIFieldFlagBitMaskSEqHashIgnore = 1 << 3,
   kTVMFFIFieldFlagBitMaskSEqHashDef = 1 << 4
 } TVMFFIFieldFlagBitMask;
-
-/*! How structural equality and hashing treat objects of a type. */
-typedef enum {
-  kTVMFFISEqHashKindUnsupported = 0,
-  kTVMFFISEqHashKindTreeNode = 1,
-  kTVMFFISEqHashKindFreeVar = 2,
-  kTVMFFISEqHashKindDAGNode = 3,
-  kTVMFFISEqHashKindConstTreeNode = 4,
-  kTVMFFISEqHashKindUniqueInstance = 5
-} TVMFFISEqHashKind;
 
 /*! One reflected field of a type. `offset` counts from the object header's address. */
 typedef struct {
@@ -153,14 +136,6 @@ typedef struct {
   int64_t flags;
   TVMFFIAny method;
 } TVMFFIMethodInfo;
-
-/*! Per-type extra information, registered at most once per type. */
-typedef struct {
-  TVMFFIByteArray doc;
-  TVMFFIObjectCreator creator; /* may be NULL */
-  int32_t total_size;          /* the C++ sizeof, 0 if unknown */
-  TVMFFISEqHashKind structural_eq_hash_kind;
-} TVMFFITypeMetadata;
 
 /*! A named column of per-type attributes: data[type_index] for type_index < size (views). */
 typedef struct {
@@ -351,7 +326,6 @@ FFIJIT_STATIC_ASSERT(offsetof(TVMFFIErrorCell, update_traceback) == 48,
                      "update_traceback at offset 48");
 
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIFieldFlagBitMask) == 4, "flag enum is 4 bytes");
-FFIJIT_STATIC_ASSERT(sizeof(TVMFFISEqHashKind) == 4, "eq/hash kind enum is 4 bytes");
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIFieldInfo) == 120, "TVMFFIFieldInfo is 120 bytes");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, doc) == 16, "field doc at 16");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, type_schema) == 32, "field type_schema at 32");
@@ -369,11 +343,6 @@ FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, doc) == 16, "method doc at 16");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, type_schema) == 32, "method type_schema at 32");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, flags) == 48, "method flags at 48");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, method) == 56, "method value at 56");
-FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeMetadata) == 32, "TVMFFITypeMetadata is 32 bytes");
-FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, creator) == 16, "metadata creator at 16");
-FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, total_size) == 24, "metadata total_size at 24");
-FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, structural_eq_hash_kind) == 28,
-                     "metadata eq/hash kind at 28");
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeAttrColumn) == 16, "TVMFFITypeAttrColumn is 16 bytes");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeAttrColumn, size) == 8, "column size at 8");
 FFIJIT_STATIC_ASSERT(sizeof(struct TVMFFITypeInfo) == 72, "TVMFFITypeInfo is 72 bytes");

@@ -168,13 +168,6 @@ typedef struct {
 
 /* ---- Reflection ---- */
 
-/*! Reads the field at address `field` into `result` (an owned value, +1 for objects). */
-typedef int (*TVMFFIFieldGetter)(void* field, TVMFFIAny* result);
-/*! Converts `value` (a view), stores it at `field` and releases the old value. */
-typedef int (*TVMFFIFieldSetter)(void* field, const TVMFFIAny* value);
-/*! Makes a new default instance; `*result` is +1. */
-typedef int (*TVMFFIObjectCreator)(TVMFFIObjectHandle* result);
-
 /*! Bits of TVMFFIFieldInfo::flags and TVMFFIMethodInfo::flags. */
 typedef enum {
   kTVMFFIFieldFlagBitMaskWritable = 1 << 0,
@@ -193,16 +186,6 @@ typedef enum {
 } TVMFFIFieldFlagBitMask;
 /* The seed's name of bit 4. */
 #define kTVMFFIFieldFlagBitMaskSEqHashDef kTVMFFIFieldFlagBitMaskSEqHashDefRecursive
-
-/*! How structural equality and hashing treat objects of a type. */
-typedef enum {
-  kTVMFFISEqHashKindUnsupported = 0,
-  kTVMFFISEqHashKindTreeNode = 1,
-  kTVMFFISEqHashKindFreeVar = 2,
-  kTVMFFISEqHashKindDAGNode = 3,
-  kTVMFFISEqHashKindConstTreeNode = 4,
-  kTVMFFISEqHashKindUniqueInstance = 5
-} TVMFFISEqHashKind;
 
 /*! Whether a field opens a definition region for free variables. */
 typedef enum {
@@ -239,14 +222,6 @@ typedef struct {
   int64_t flags;
   TVMFFIAny method;
 } TVMFFIMethodInfo;
-
-/*! Per-type extra information, registered at most once per type. */
-typedef struct {
-  TVMFFIByteArray doc;
-  TVMFFIObjectCreator creator; /* may be NULL */
-  int32_t total_size;          /* the C++ sizeof, 0 if unknown */
-  TVMFFISEqHashKind structural_eq_hash_kind;
-} TVMFFITypeMetadata;
 
 /*! A named column of per-type attributes (views): type index t has data[t - begin_index] when
  *  begin_index <= t < begin_index + size; anything else is absent. */
@@ -469,7 +444,6 @@ FFIJIT_STATIC_ASSERT(offsetof(TVMFFISeqCell, capacity) == 16, "seq capacity at 1
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFISeqCell, data_deleter) == 24, "seq data_deleter at 24");
 
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIFieldFlagBitMask) == 4, "flag enum is 4 bytes");
-FFIJIT_STATIC_ASSERT(sizeof(TVMFFISEqHashKind) == 4, "eq/hash kind enum is 4 bytes");
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIFieldInfo) == 120, "TVMFFIFieldInfo is 120 bytes");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, doc) == 16, "field doc at 16");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, metadata) == 32, "field metadata at 32");
@@ -486,9 +460,6 @@ FFIJIT_STATIC_ASSERT(offsetof(TVMFFIFieldInfo, field_static_type_index) == 112,
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFIMethodInfo) == 72, "TVMFFIMethodInfo is 72 bytes");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, metadata) == 32, "method metadata at 32");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFIMethodInfo, method) == 56, "method value at 56");
-FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeMetadata) == 32, "TVMFFITypeMetadata is 32 bytes");
-FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, creator) == 16, "metadata creator at 16");
-FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeMetadata, total_size) == 24, "metadata total_size at 24");
 FFIJIT_STATIC_ASSERT(sizeof(TVMFFITypeAttrColumn) == 16, "TVMFFITypeAttrColumn is 16 bytes");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeAttrColumn, size) == 8, "column size at 8");
 FFIJIT_STATIC_ASSERT(offsetof(TVMFFITypeAttrColumn, begin_index) == 12, "column begin at 12");

@@ -1065,17 +1065,9 @@ bool RegisterGlobals() {
   return true;
 }
 
-// Runs while the library loads; a failure must not terminate the process.
-bool RegisterGlobalsOrReport() {
-  try {
-    return RegisterGlobals();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ffijit: cannot register the JIT module loaders: %s\n", e.what());
-    return false;
-  }
+__attribute__((constructor)) void RegisterGlobalsAtLoad() {
+  RegisterAtLoad("the JIT module loaders", RegisterGlobals);
 }
-
-[[maybe_unused]] const bool globals_registered = RegisterGlobalsOrReport();
 
 }  // namespace
 

@@ -314,11 +314,7 @@ const Registration& Registered() {
 
 // While the runtime loads, before any module's static initialisers can ask for the keys.
 __attribute__((constructor)) void RegisterAccessPathTypes() {
-  try {
-    Registered();
-  } catch (const Error&) {
-    // Only allocation can fail here; the first use retries nothing and reports the type missing.
-  }
+  RegisterAtLoad("ffi.reflection.AccessStep and AccessPath", [] { Registered(); });
 }
 
 }  // namespace

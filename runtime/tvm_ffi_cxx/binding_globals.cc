@@ -263,17 +263,9 @@ void RegisterBindingGlobals() {
            }));
 }
 
-bool RegisterOrReport() {
-  try {
-    RegisterBindingGlobals();
-    return true;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ffijit: cannot register the binding global functions: %s\n", e.what());
-    return false;
-  }
+__attribute__((constructor)) void RegisterBindingGlobalsAtLoad() {
+  RegisterAtLoad("the binding globals", RegisterBindingGlobals);
 }
-
-[[maybe_unused]] const bool binding_globals_registered = RegisterOrReport();
 
 #endif  // FFIJIT_TVM_FFI_HAS_BINDING_GLOBALS_0_1
 

@@ -971,12 +971,7 @@ void RegisterDataclassGlobals() {
 
 // While the runtime loads; only allocation can fail, and that must not end the process.
 __attribute__((constructor)) void RegisterDataclassGlobalsAtLoad() {
-  try {
-    RegisterDataclassGlobals();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ffijit: cannot register the ffi.Recursive*/ReprPrint globals: %s\n",
-                 e.what());
-  }
+  RegisterAtLoad("the ffi.Recursive*/ReprPrint globals", RegisterDataclassGlobals);
 }
 
 }  // namespace

@@ -148,11 +148,8 @@ const EnumTypes& Types() {
 
 // While the runtime loads, before any module's static initialisers allocate the keys themselves.
 __attribute__((constructor)) void RegisterEnumTypes() {
-  try {
-    Types();
-  } catch (const Error&) {
-    // Only allocation can fail here; header code then allocates the types without reflection.
-  }
+  // Without them, header code allocates the types without reflection.
+  RegisterAtLoad("the enum types", [] { Types(); });
 }
 
 // Whether `type_index` is `base_index` or one of its descendants.

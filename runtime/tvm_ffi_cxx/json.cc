@@ -18,6 +18,7 @@
 #include "../internal.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/object.h"
+#include "ffijit/registry.h"
 #include "shims.h"
 
 namespace ffijit {
@@ -538,18 +539,14 @@ int StringifyGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* r
   });
 }
 
-void RegisterGlobal(const char* name, TVMFFISafeCallType body) {
-  TVMFFIObjectHandle func = nullptr;
-  if (TVMFFIFunctionCreate(nullptr, body, nullptr, &func) != 0) return;
-  TVMFFIByteArray key{name, std::strlen(name)};
-  TVMFFIFunctionSetGlobal(&key, func, 1);
-  TVMFFIObjectDecRef(func);
-}
-
 // Registered while the runtime loads, as TVM FFI's runtime does.
 __attribute__((constructor)) void RegisterJsonGlobals() {
-  RegisterGlobal("ffi.json.Parse", ParseGlobal);
-  RegisterGlobal("ffi.json.Stringify", StringifyGlobal);
+  RegisterAtLoad("ffi.json.Parse and ffi.json.Stringify", [] {
+    SetGlobalFunction("ffi.json.Parse", Function::FromSafeCall(nullptr, ParseGlobal, nullptr),
+                      true);
+    SetGlobalFunction("ffi.json.Stringify",
+                      Function::FromSafeCall(nullptr, StringifyGlobal, nullptr), true);
+  });
 }
 
 }  // namespace

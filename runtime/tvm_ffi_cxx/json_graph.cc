@@ -523,20 +523,16 @@ int FromGraphStringGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFI
 }
 
 __attribute__((constructor)) void RegisterJsonGraphGlobals() {
-  struct Entry {
-    const char* name;
-    TVMFFISafeCallType body;
-  } entries[] = {{"ffi.ToJSONGraph", ToGraphGlobal},
-                 {"ffi.ToJSONGraphString", ToGraphStringGlobal},
-                 {"ffi.FromJSONGraph", FromGraphGlobal},
-                 {"ffi.FromJSONGraphString", FromGraphStringGlobal}};
-  for (const Entry& entry : entries) {
-    TVMFFIObjectHandle func = nullptr;
-    if (TVMFFIFunctionCreate(nullptr, entry.body, nullptr, &func) != 0) continue;
-    TVMFFIByteArray name{entry.name, std::strlen(entry.name)};
-    TVMFFIFunctionSetGlobal(&name, func, 1);
-    TVMFFIObjectDecRef(func);
-  }
+  RegisterAtLoad("the ffi.*JSONGraph* globals", [] {
+    const std::pair<const char*, TVMFFISafeCallType> globals[] = {
+        {"ffi.ToJSONGraph", ToGraphGlobal},
+        {"ffi.ToJSONGraphString", ToGraphStringGlobal},
+        {"ffi.FromJSONGraph", FromGraphGlobal},
+        {"ffi.FromJSONGraphString", FromGraphStringGlobal}};
+    for (const auto& [name, body] : globals) {
+      SetGlobalFunction(name, Function::FromSafeCall(nullptr, body, nullptr), true);
+    }
+  });
 }
 
 }  // namespace

@@ -42,6 +42,7 @@
 #include "ffijit/c_ext.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
+#include "ffijit/registry.h"
 #include "hashing.h"
 #include "reflected.h"
 #include "shims.h"
@@ -650,16 +651,12 @@ int FirstMismatchGlobal(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAn
 }
 
 __attribute__((constructor)) void RegisterStructuralGlobals() {
-  const std::pair<const char*, TVMFFISafeCallType> globals[] = {
-      {"ffi.StructuralHash", StructuralHashGlobal},
-      {"ffi.GetFirstStructuralMismatch", FirstMismatchGlobal}};
-  for (const auto& [name, body] : globals) {
-    TVMFFIObjectHandle func = nullptr;
-    if (TVMFFIFunctionCreate(nullptr, body, nullptr, &func) != 0) continue;
-    TVMFFIByteArray key{name, std::strlen(name)};
-    TVMFFIFunctionSetGlobal(&key, func, 1);
-    TVMFFIObjectDecRef(func);
-  }
+  RegisterAtLoad("ffi.StructuralHash and ffi.GetFirstStructuralMismatch", [] {
+    SetGlobalFunction("ffi.StructuralHash",
+                      Function::FromSafeCall(nullptr, StructuralHashGlobal, nullptr), true);
+    SetGlobalFunction("ffi.GetFirstStructuralMismatch",
+                      Function::FromSafeCall(nullptr, FirstMismatchGlobal, nullptr), true);
+  });
 }
 
 }  // namespace

@@ -319,11 +319,8 @@ int32_t StructuralKeyTypeIndex() {
 
 // While the runtime loads, before any module's static initialisers look the attributes up.
 __attribute__((constructor)) void RegisterStructuralVisitSupport() {
-  try {
-    Registered();
-  } catch (const Error&) {
-    // Only allocation can fail here; the hooks are then absent and containers are not entered.
-  }
+  // Without them, the hooks are absent and containers are not entered.
+  RegisterAtLoad("the structural visitor hooks and ffi.StructuralKey", [] { Registered(); });
 }
 
 }  // namespace

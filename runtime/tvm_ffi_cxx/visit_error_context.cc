@@ -10,7 +10,9 @@
 // Array/List, values of Map/Dict with the key as step) and records the path to each node that
 // completes the pattern, outermost record matched first; with allow_prefix_match, a node that
 // matched part of the pattern and whose subtree completed nothing is recorded too.
+#include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -173,19 +175,49 @@ Array FindAccessPaths(TVMFFIObject* root, TVMFFIObject* context, bool allow_pref
 // Layout (include/tvm/ffi/extra/visit_error_context.h): header, List `reverse_visit_pattern` (one
 // object pointer) @24, Optional<ObjectRef> `prev_error_context` (a 16-byte Any cell) @32; 48 bytes.
 
+struct ContextLayout {
+  TVMFFIObject header;
+  TVMFFIObject* reverse_visit_pattern;
+  TVMFFIAny prev_error_context;
+};
+static_assert(sizeof(ContextLayout) == 48);
+
+int32_t g_context_type_index = -1;  // set once, while the library loads
+
+void ContextDeleter(void* self, int flags) {
+  auto* context = static_cast<ContextLayout*>(self);
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskStrong) {
+    if (TVMFFIObject* list = std::exchange(context->reverse_visit_pattern, nullptr)) {
+      details::DecRef(list);
+    }
+    internal::ReleaseAny(&context->prev_error_context);
+  }
+  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(self);
+}
+
+// A context with no pattern and no previous context (the original's default construction).
+int CreateContext(TVMFFIObjectHandle* result) {
+  return GuardCBoundary([&] {
+    *result = internal::AllocObject(sizeof(ContextLayout), g_context_type_index, ContextDeleter);
+  });
+}
+
 void RegisterVisitErrorContextType() {
   TVMFFIByteArray key{kContextKey.data(), kContextKey.size()};
   // A final subclass of ffi.Object, allocated as header code does (overflow allowed).
-  const int32_t index = TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 1, kTVMFFIObject);
-  internal::RegisterMember(
-      index, {"reverse_visit_pattern", 24, 8, kTVMFFIList, internal::GetObjectMember});
-  internal::RegisterMember(index,
-                           {"prev_error_context", 32, 16, kTVMFFIAny, internal::GetAnyMember});
-  internal::RegisterRuntimeTypeMetadata(index, nullptr, 48, kTVMFFISEqHashKindUnsupported);
+  g_context_type_index = TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 1, kTVMFFIObject);
+  internal::RegisterMember(g_context_type_index,
+                           {"reverse_visit_pattern", offsetof(ContextLayout, reverse_visit_pattern),
+                            8, kTVMFFIList, internal::GetObjectMember});
+  internal::RegisterMember(g_context_type_index,
+                           {"prev_error_context", offsetof(ContextLayout, prev_error_context), 16,
+                            kTVMFFIAny, internal::GetAnyMember});
+  internal::RegisterRuntimeTypeMetadata(g_context_type_index, CreateContext, sizeof(ContextLayout),
+                                        kTVMFFISEqHashKindUnsupported);
 }
 
 __attribute__((constructor)) void RegisterFindAccessPathsGlobal() {
-  try {
+  RegisterAtLoad("ffi.VisitErrorContext and its FindAccessPaths", [] {
     RegisterVisitErrorContextType();
     SetGlobalFunction(
         "ffi.VisitErrorContext.FindAccessPaths",
@@ -210,10 +242,7 @@ __attribute__((constructor)) void RegisterFindAccessPathsGlobal() {
           *result = Any(FindAccessPaths(object_arg(0), object_arg(1), prefix));
         }),
         true);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ffijit: cannot register ffi.VisitErrorContext.FindAccessPaths: %s\n",
-                 e.what());
-  }
+  });
 }
 
 }  // namespace

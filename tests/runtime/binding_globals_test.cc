@@ -204,6 +204,35 @@ TEST(BindingGlobalsTest, VisitErrorContextAndEnumTypesAreReflected) {
   EXPECT_EQ(int_enum->type_ancestors[1]->type_index, IndexOf("ffi.Enum"));
 }
 
+TEST(BindingGlobalsTest, AnEmptyVisitErrorContextIsCreatedAndFindsNothing) {
+  const TVMFFITypeMetadata* metadata =
+      TVMFFIGetTypeInfo(IndexOf("ffi.VisitErrorContext"))->metadata;
+  ASSERT_NE(metadata, nullptr);
+  ASSERT_NE(metadata->creator, nullptr);
+  TVMFFIObjectHandle made = nullptr;
+  ASSERT_EQ(metadata->creator(&made), 0);
+  TVMFFIAny owned{};
+  owned.type_index = static_cast<TVMFFIObject*>(made)->type_index;
+  owned.v_obj = static_cast<TVMFFIObject*>(made);
+  Any context = Any::Adopt(owned);
+  ASSERT_EQ(context.type_index(), IndexOf("ffi.VisitErrorContext"));
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(context.type_index());
+  ASSERT_EQ(info->num_fields, 2);
+  for (int32_t i = 0; i < info->num_fields; ++i) {
+    TVMFFIAny value{};
+    void* field = reinterpret_cast<char*>(context.raw().v_obj) + info->fields[i].offset;
+    ASSERT_EQ(info->fields[i].getter(field, &value), 0);
+    EXPECT_EQ(value.type_index, kTVMFFINone) << i;
+  }
+  Array paths = G("ffi.VisitErrorContext.FindAccessPaths")(Array{1, 2}, context).cast<Array>();
+  EXPECT_EQ(paths.size(), 0);
+  // The members are read-only, so reflection cannot make one: both are required.
+  Function make = G("ffi.MakeObjectFromPackedArgs");
+  Error error = CatchError([&] { make(std::string("ffi.VisitErrorContext")); });
+  EXPECT_EQ(error.kind(), "TypeError");
+  EXPECT_NE(error.message().find("reverse_visit_pattern"), std::string::npos) << error.message();
+}
+
 // ---- Enum singletons in the JSON graph ----
 
 // One enum type with singletons, made as EnumDef does: objects of the type with their indices, and

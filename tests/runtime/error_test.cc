@@ -41,6 +41,22 @@ TEST(ErrorTest, ObjectRoundTripKeepsKindMessageTraceback) {
   ASSERT_EQ(TVMFFIObjectDecRef(handle), 0);
 }
 
+TEST(ErrorTest, RegisterAtLoadRunsTheBodyAndReportsAFailureWithoutThrowing) {
+  int runs = 0;
+  ::testing::internal::CaptureStderr();
+  RegisterAtLoad("the counter", [&] { ++runs; });
+  RegisterAtLoad("the broken part", [&] {
+    ++runs;
+    throw Error("MemoryError", "out of memory");
+  });
+  RegisterAtLoad("the odd part", [] { throw 7; });
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(err,
+            "ffijit: cannot register the broken part: MemoryError: out of memory\n"
+            "ffijit: cannot register the odd part\n");
+}
+
 TEST(ErrorTest, RaisedSlotIsPerThreadAndTakenOnce) {
   Error("KeyError", "main thread").SetRaised();
   std::thread other([] {
