@@ -69,16 +69,21 @@ std::shared_ptr<const InitPlan> MakePlan(const TVMFFITypeInfo& type) {
                     (field.flags & kTVMFFIFieldFlagBitMaskKwOnly) != 0,
                     (field.flags & kTVMFFIFieldFlagBitMaskHasDefault) != 0};
     plan->fields.push_back(entry);
-    const size_t index = plan->fields.size() - 1;
     if (entry.in_init) {
-      plan->by_name[entry.name()] = index;  // a subtype's field shadows an ancestor's
-      if (!entry.keyword_only) plan->positional.push_back(index);
+      plan->by_name[entry.name()] = plan->fields.size() - 1;  // a subtype's shadows an ancestor's
     }
     return false;
   });
-  // Required fields take the first positional arguments, as in a Python signature.
-  std::stable_partition(plan->positional.begin(), plan->positional.end(),
-                        [&](size_t index) { return !plan->fields[index].has_default; });
+  // Required fields take the first positional arguments, as in a Python signature; each group
+  // keeps field order.
+  for (bool defaulted : {false, true}) {
+    for (size_t index = 0; index < plan->fields.size(); ++index) {
+      const InitField& field = plan->fields[index];
+      if (field.in_init && !field.keyword_only && field.has_default == defaulted) {
+        plan->positional.push_back(index);
+      }
+    }
+  }
   return plan;
 }
 

@@ -61,7 +61,7 @@ int SetInt64(void* field, const TVMFFIAny* value) {
 
 int SetStrCell(void* field, const TVMFFIAny* value) {
   return GuardCBoundary([&] {
-    std::string_view chars;
+    details::RequireWellFormed(*value, "enum string index");
     if (value->type_index != kTVMFFIRawStr && value->type_index != kTVMFFISmallStr &&
         value->type_index != kTVMFFIStr) {
       throw Error("TypeError",
