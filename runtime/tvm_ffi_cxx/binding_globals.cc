@@ -155,17 +155,9 @@ Function MakeFieldSetter(int32_t field_type_index, int64_t converter_bits, int64
 
 // ---- Module globals: modules kept alive until removed ----
 
-bool DerivesFrom(int32_t type_index, int32_t base_index) {
-  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
-  const TVMFFITypeInfo* base = TVMFFIGetTypeInfo(base_index);
-  if (info == nullptr || base == nullptr || info->type_depth < base->type_depth) return false;
-  if (info->type_depth == base->type_depth) return type_index == base_index;
-  return info->FFIJIT_TYPE_ANCESTORS[base->type_depth]->type_index == base_index;
-}
-
 ObjectPtr<> RequireModule(const char* name, const AnyView& value) {
   if (value.type_index() < kTVMFFIStaticObjectBegin ||
-      !DerivesFrom(value.type_index(), kTVMFFIModule)) {
+      !IsInstance(value.type_index(), kTVMFFIModule)) {
     throw Error("TypeError", std::string("Mismatched type on argument #0 when calling `") + name +
                                  "`: expected `ffi.Module` but got `" + value.type_name() + "`");
   }

@@ -152,23 +152,14 @@ __attribute__((constructor)) void RegisterEnumTypes() {
   RegisterAtLoad("the enum types", [] { Types(); });
 }
 
-// Whether `type_index` is `base_index` or one of its descendants.
-bool DerivesFrom(int32_t type_index, int32_t base_index) {
-  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
-  const TVMFFITypeInfo* base = TVMFFIGetTypeInfo(base_index);
-  if (info == nullptr || base == nullptr || info->type_depth < base->type_depth) return false;
-  if (info->type_depth == base->type_depth) return type_index == base_index;
-  return info->FFIJIT_TYPE_ANCESTORS[base->type_depth]->type_index == base_index;
-}
-
 }  // namespace
 
 bool EnumToJSONData(const TVMFFIAny& value, Any* data) {
   if (value.type_index < kTVMFFIStaticObjectBegin) return false;
   const EnumTypes& types = Types();
-  if (!DerivesFrom(value.type_index, types.base)) return false;
+  if (!IsInstance(value.type_index, types.base)) return false;
   const auto* obj = reinterpret_cast<const EnumLayout*>(value.v_obj);
-  if (DerivesFrom(value.type_index, types.int_enum)) {
+  if (IsInstance(value.type_index, types.int_enum)) {
     *data = Any(obj->int_index);
   } else {
     *data = Any(AnyView(obj->str_index));
@@ -178,9 +169,9 @@ bool EnumToJSONData(const TVMFFIAny& value, Any* data) {
 
 bool EnumFromJSONData(int32_t type_index, const AnyView& data, Any* out) {
   const EnumTypes& types = Types();
-  if (!DerivesFrom(type_index, types.base)) return false;
+  if (!IsInstance(type_index, types.base)) return false;
   const std::string key = TypeIndexToKey(type_index);
-  const bool by_int = DerivesFrom(type_index, types.int_enum);
+  const bool by_int = IsInstance(type_index, types.int_enum);
   std::string_view chars;
   if (by_int ? data.type_index() != kTVMFFIInt : !ViewBytes(data.raw(), &chars)) {
     throw Error("TypeError", "the data of enum `" + key + "` must be " +
