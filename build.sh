@@ -62,7 +62,7 @@ AARCH64_HOST_PACKAGES=(g++-aarch64-linux-gnu qemu-user-static)
 AARCH64_SYSROOT_PACKAGES=(libllvm19 llvm-19-dev llvm-19-linker-tools libedit2 libffi8 libz3-4 libxml2
                           libicu72 zlib1g libzstd1 liblzma5 libtinfo6 libbsd0 libmd0 libffi-dev
                           libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian
-                          libdlpack-dev)
+                          libdlpack-dev libclang-rt-19-dev)
 AARCH64_SYSROOT=$PWD/build/aarch64-sysroot
 
 aarch64_sysroot() {

@@ -39,7 +39,7 @@ endforeach()
 # emulator's own translation cache grows with every new code address the guest runs, so the
 # guest's resident set measures the emulator too (FFIJIT_TEST_UNDER_EMULATOR, read by the leak test).
 list(JOIN _ffijit_a64_libdirs ":" _ffijit_a64_ld_path)
-# For a test that needs its own LD_LIBRARY_PATH in front of the emulator's (tests/modules).
+# For a test that needs its own LD_LIBRARY_PATH in front of the emulator's (tests/runtime/modules).
 set(FFIJIT_EMULATOR_LIBRARY_PATH "${_ffijit_a64_ld_path}")
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -L /usr/aarch64-linux-gnu
                                   -E LD_LIBRARY_PATH=${_ffijit_a64_ld_path}

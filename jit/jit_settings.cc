@@ -1,5 +1,6 @@
-// JIT settings shared by every build: policies (FFIJIT_JIT, the default, scoped overrides) and the
-// JIT log (FFIJIT_JIT_LOG, SetJitLogSink).
+// JIT settings shared by every build: policies (FFIJIT_JIT, the default, scoped overrides), the
+// default engine's options (FFIJIT_JIT_CACHE_DIR, FFIJIT_JIT_HOT_MAX) and the JIT log
+// (FFIJIT_JIT_LOG, SetJitLogSink).
 #include "jit_settings.h"
 
 #include <cstdio>
@@ -144,6 +145,22 @@ void SetJitLogSink(std::function<void(const std::string&)> sink) {
   std::shared_ptr<const LogSinkFunction> previous;  // destroyed after the lock is released
   std::lock_guard<std::mutex> lock(LogMutex());
   previous = std::exchange(LogSink(), std::move(replacement));
+}
+
+JitEngineOptions DefaultEngineOptions() {
+  JitEngineOptions options;
+  if (const char* dir = std::getenv("FFIJIT_JIT_CACHE_DIR")) options.cache_dir = dir;
+  if (const char* max = std::getenv("FFIJIT_JIT_HOT_MAX")) {
+    char* end = nullptr;
+    long long n = std::strtoll(max, &end, 10);
+    if (end != max && *end == '\0' && n >= 0) {
+      options.max_hot_thunks = n;
+    } else {
+      LogJit(std::string("ffijit: FFIJIT_JIT_HOT_MAX=\"") + max + "\" is not a count >= 0; using " +
+             std::to_string(options.max_hot_thunks));
+    }
+  }
+  return options;
 }
 
 }  // namespace ffijit

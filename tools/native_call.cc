@@ -247,17 +247,15 @@ Function LoadPackedFunction(const CallRequest& request) {
   }
   Module mod;
   try {
-    // An object file or LLVM IR goes to the JIT's loader; anything else to the shared-library
-    // loader itself: LIB may be a bare name (normal dlopen search) or have any extension, e.g.
-    // libfoo.so.1.
+    // A file whose extension has a registered loader (the JIT's for .o, .bc, .ll) goes to it;
+    // anything else to the shared-library loader itself: LIB may be a bare name (normal dlopen
+    // search) or have any extension, e.g. libfoo.so.1.
     std::string format = "so";
-    for (const char* jit_format : {"o", "bc", "ll"}) {
-      const std::string suffix = std::string(".") + jit_format;
-      if (request.library.size() > suffix.size() &&
-          request.library.compare(request.library.size() - suffix.size(), suffix.size(), suffix) ==
-              0) {
-        format = jit_format;
-      }
+    const size_t dot = request.library.rfind('.');
+    const size_t slash = request.library.rfind('/');
+    if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) {
+      const std::string extension = request.library.substr(dot + 1);
+      if (GetGlobalFunction("ffi.Module.load_from_file." + extension)) format = extension;
     }
     mod = GetGlobalFunctionOrThrow("ffi.Module.load_from_file." + format)(request.library, format)
               .cast<Module>();

@@ -7,14 +7,20 @@
 // into its own symbol namespace; objects added to one module see each other's symbols; a link
 // order makes other modules' exported symbols visible to it; whatever is left resolves to the
 // running process (ffijit's C ABI, libc, libstdc++). Static initialisers run when their object
-// is added, finalisers and C++ static destructors when the module is released, which also frees
-// its code.
+// is added. Thread-local variables work in objects built -fPIC (the general- and local-dynamic
+// models; -fpie's exec models are refused with the relocation and the fix).
+//
+// A module's code stays mapped until the process exits, when its finalisers and C++ static
+// destructors run, as a shared library's do: strings, arrays, maps, errors and functions its code
+// made carry deleters in that code, and may outlive every handle on the module. Unload() frees
+// the code earlier, for a caller who knows nothing the module made is still alive.
 //
 // Module::Load("kernel.o" | "kernel.bc" | "kernel.ll") loads one file through the loaders the jit
 // library registers (`ffi.Module.load_from_file.o`/`.bc`/`.ll`). The C API is a set of globals:
 // `ffijit.JitModuleCreate(name)`, `ffijit.JitModuleAddFile(mod, path)`,
-// `ffijit.JitModuleSetLinkOrder(mod, [modules])`, `ffijit.JitModuleMakeNative(mod, ir_function,
-// metadata, format)` (format "json", "raw", "sip" or "" to detect).
+// `ffijit.JitModuleSetLinkOrder(mod, [modules])`, `ffijit.JitModuleUnload(mod)`,
+// `ffijit.JitModuleMakeNative(mod, ir_function, metadata, format)` (format "json", "raw", "sip" or
+// "" to detect).
 //
 // Every failure is an ffijit::Error naming the file and, where there is one, the symbol:
 // ValueError for a file that cannot be read or is not a loadable object/IR for this machine,
@@ -67,6 +73,13 @@ class JitModule : public Module {
   // order, before the process. Replaces the previous link order; applies to objects added
   // afterwards. A RuntimeError when it would make a cycle.
   FFIJIT_JIT_API void SetLinkOrder(const std::vector<JitModule>& modules) const;
+
+  // Runs the module's finalisers and static destructors and frees its code now; afterwards every
+  // lookup is a RuntimeError. The caller promises that no value the module's code made is alive
+  // (a string, container or error it returned: their deleters are its code). A RuntimeError,
+  // and nothing happens, when another handle or one of its functions still holds the module, or
+  // when it has thread-local variables (LLVM 19's ORC runtime keeps their per-thread copies).
+  FFIJIT_JIT_API void Unload() const;
 
   // The address of the global symbol `symbol` defined in this module, or nullptr.
   FFIJIT_JIT_API void* Lookup(const std::string& symbol) const;

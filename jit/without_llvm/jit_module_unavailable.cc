@@ -36,6 +36,10 @@ void JitModule::AddIR(std::string_view, const std::string&) const {
 void JitModule::AddIR(const llvm::Module&) const {
   Unavailable("JitModule::AddIR");
 }
+void JitModule::Unload() const {
+  Unavailable("JitModule::Unload");
+}
+
 void JitModule::SetLinkOrder(const std::vector<JitModule>&) const {
   Unavailable("JitModule::SetLinkOrder");
 }

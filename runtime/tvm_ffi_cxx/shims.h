@@ -1,7 +1,7 @@
 // Layout-compatible stand-ins for the TVM FFI C++ classes whose bytes or type identity cross the
 // boundary with code compiled from TVM FFI's C++ headers (apache/tvm-ffi at the configured
 // revision, v0.1.13 or e98b94e1; where they differ the revision header's feature macros choose).
-// The one definition of each in the runtime; tvm_ffi_cxx.h adds the module classes on top.
+// The one definition of each in the runtime; module_obj.h adds the module classes on top.
 //
 // Internal to the runtime. Each class here is written for ffijit and reproduces only what such
 // code depends on:

@@ -6,7 +6,7 @@
 
 #include "ffijit/error.h"
 #include "ffijit/jit_module.h"
-#include "orc/jit_module.h"
+#include "orc/modules/jit_module.h"
 
 // LLVM's binary bitcode reader trusts the counts in its records: a crafted count makes it allocate
 // gigabytes (this fuzzer found a 12 GiB request in llvm::AttributeList::get within seconds). That

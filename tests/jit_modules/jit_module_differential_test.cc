@@ -27,7 +27,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Type.h"
 #include "llvm/Support/raw_ostream.h"
-#include "orc/abi_ir.h"
+#include "orc/codegen/abi_ir.h"
 #include "platform/abi.h"
 #include "random_case.h"
 #include "recorder.h"

@@ -136,7 +136,7 @@ TEST_P(ObjectModuleTest, CxxInitialisersFinalisersAndExceptions) {
   for (int round = 0; round < 2; ++round) {
     Finalized().clear();
     {
-      Module mod = Module::Load(Object("lifecycle"));
+      JitModule mod = JitModule::Load(Object("lifecycle"));
       // Priorities: constructor(101), init_priority(200), (300), then the unprioritised ones.
       EXPECT_EQ(Get(mod, "trace")().cast<std::string>(), "c101,p200,p300,default,");
       // A static constructor registered a global function while the module lives.
@@ -150,8 +150,9 @@ TEST_P(ObjectModuleTest, CxxInitialisersFinalisersAndExceptions) {
       EXPECT_EQ(raised.kind(), "ValueError");
       EXPECT_EQ(raised.message(), "raised from the object: why");
       EXPECT_TRUE(Finalized().empty());
+      mod.Unload();
     }
-    // Released: the destructor function first, then the static objects newest first.
+    // Unloaded: the destructor function first, then the static objects newest first.
     EXPECT_EQ(Finalized(), (std::vector<std::string>{"fini", "~default", "~p300", "~p200"}));
     EXPECT_FALSE(ffijit::GetGlobalFunction("objmod.registered").has_value());
   }

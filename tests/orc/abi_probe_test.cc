@@ -9,7 +9,7 @@
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
-#include "orc/abi_ir.h"
+#include "orc/codegen/abi_ir.h"
 #include "platform/abi.h"
 
 namespace ffijit::testing {

@@ -17,8 +17,8 @@
 #include "ffijit/register.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
-#include "orc/engine.h"
-#include "orc/thunk_codegen.h"
+#include "orc/codegen/thunk_codegen.h"
+#include "orc/tiers/unit_compiler.h"
 
 namespace ffijit::testing {
 namespace {
@@ -255,7 +255,7 @@ TEST(HotTier, CallsRacingTheHotSwapAllSucceed) {
 // Compiles, with a fresh engine, one optimised hot thunk for `fn` whose native is `define`d in the
 // thunk's module.
 orc::CompiledSymbol CompileWithIrNative(
-    orc::OrcEngine& engine, BoundFunction* fn,
+    orc::UnitCompiler& engine, BoundFunction* fn,
     std::function<llvm::Function*(llvm::Module&, llvm::FunctionType*)> define) {
   const CallPlan* plan = fn->plan;
   std::vector<orc::CompileRequest> request;
@@ -269,7 +269,7 @@ orc::CompiledSymbol CompileWithIrNative(
 
 TEST(HotTierCodegen, ANativeDefinedInTheModuleIsTheOneCalled) {
   std::string error;
-  auto engine = orc::OrcEngine::Create(orc::ThunkRuntimeSymbols(), "", &error);
+  auto engine = orc::UnitCompiler::Create(orc::ThunkRuntimeSymbols(), "", &error);
   ASSERT_TRUE(engine) << error;
   Function f = Make("hot_pair", &HotPair, {JitPolicy::kNever, 0, 0});
   auto* fn = reinterpret_cast<BoundFunction*>(f.get());
@@ -299,7 +299,7 @@ TEST(HotTierCodegen, ANativeDefinedInTheModuleIsTheOneCalled) {
 
 TEST(HotTierCodegen, ANativeOfTheWrongIrTypeIsRefused) {
   std::string error;
-  auto engine = orc::OrcEngine::Create(orc::ThunkRuntimeSymbols(), "", &error);
+  auto engine = orc::UnitCompiler::Create(orc::ThunkRuntimeSymbols(), "", &error);
   ASSERT_TRUE(engine) << error;
   Function f = Make("hot_pair", &HotPair, {JitPolicy::kNever, 0, 0});
   auto* fn = reinterpret_cast<BoundFunction*>(f.get());

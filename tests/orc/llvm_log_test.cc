@@ -9,7 +9,7 @@
 #include "ffijit/jit.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
-#include "orc/engine.h"
+#include "orc/tiers/unit_compiler.h"
 
 namespace ffijit::orc {
 namespace {
@@ -34,7 +34,7 @@ std::vector<CompileRequest> UnresolvableRequest() {
 
 TEST(LlvmLog, LinkErrorsGoThroughTheJitLog) {
   std::string error;
-  auto engine = OrcEngine::Create({}, "", &error);
+  auto engine = UnitCompiler::Create({}, "", &error);
   ASSERT_NE(engine, nullptr) << error;
 
   // Log off: nothing on stderr, and the compile reports its failure.

@@ -1,0 +1,64 @@
+// What linking an object into a JIT module records, for the module to act on after the link: its
+// initialisers and finalisers in priority order, its symbols, whether it has thread-locals, where
+// its .eh_frame went. A JITLink plugin keeps the .init_array/.ctors/.fini_array/.dtors sections
+// alive and reads their fixed-up entries (why these are not left to the ORC runtime:
+// modules/jit_module.cc).
+#ifndef FFIJIT_JIT_ORC_MODULES_LINK_RECORDS_H_
+#define FFIJIT_JIT_ORC_MODULES_LINK_RECORDS_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+
+namespace ffijit::orc {
+
+// Names the symbol that stands for an object's initialisers: the loader puts one in the object's
+// interface, so linking it (and finding its initialisers) can be requested by name; the plugin
+// defines it on the first initialiser block.
+inline constexpr const char* kInitAnchorPrefix = "__ffijit_init_anchor.";
+
+struct InitFunction {
+  int64_t priority;  // lower runs first
+  uint64_t sequence;
+  void* function;
+  std::string symbol;  // the function's symbol, for messages
+};
+
+struct SymbolInfo {
+  uint64_t size = 0;
+  bool is_code = false;
+};
+
+// What one linked object contributed, recorded by the plugin, taken by the module after the link.
+struct LinkRecords {
+  bool thread_locals = false;  // the object has .tdata or .tbss
+  // Where its .eh_frame was placed (and registered with the unwinder by the ORC runtime, whose
+  // LLVM 19 version never deregisters it: freeing the code must).
+  std::vector<const void*> eh_frames;
+  std::vector<InitFunction> inits;
+  std::vector<InitFunction> finis;
+  std::unordered_map<std::string, SymbolInfo> symbols;
+};
+
+// Where the records of a dylib's links go (a JIT module).
+class LinkRecordSink {
+ public:
+  virtual ~LinkRecordSink() = default;
+  // Called (on any thread) when an object finished linking.
+  virtual void Commit(LinkRecords records) = 0;
+};
+
+// The sink of `dylib`'s links, or null for code that is not a module's (thunks): left alone.
+using FindLinkRecordSink = std::function<LinkRecordSink*(const llvm::orc::JITDylib& dylib)>;
+
+std::shared_ptr<llvm::orc::ObjectLinkingLayer::Plugin> MakeLinkRecordsPlugin(
+    FindLinkRecordSink find);
+
+}  // namespace ffijit::orc
+
+#endif  // FFIJIT_JIT_ORC_MODULES_LINK_RECORDS_H_

@@ -1,0 +1,41 @@
+// Validation of ELF relocatable objects before LLVM 19's JITLink links them. JITLink trusts what
+// it reads (section addresses, relocation records, .eh_frame records, symbol extents) and crashes
+// on a crafted object; CheckObject refuses each such object first with a ValueError that names
+// the file and what is wrong.
+#ifndef FFIJIT_JIT_ORC_MODULES_OBJECT_CHECK_H_
+#define FFIJIT_JIT_ORC_MODULES_OBJECT_CHECK_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ffijit/error.h"
+#include "llvm/Support/MemoryBufferRef.h"
+#include "llvm/TargetParser/Triple.h"
+
+namespace ffijit {
+namespace orc {
+
+// LLVM's texts and the names read from a loaded file, as the module loaders' errors quote them:
+// at most kLoaderTextLimit bytes (ffijit::Excerpt), names in backquotes.
+inline constexpr size_t kLoaderTextLimit = 600;
+inline std::string LoaderExcerpt(std::string_view text) {
+  return Excerpt(text, kLoaderTextLimit);
+}
+inline std::string Quote(std::string_view name) {
+  return "`" + LoaderExcerpt(name) + "`";
+}
+
+// The most zero-filled memory (.bss sections and common symbols) one object may reserve: JITLink
+// allocates and clears all of it up front.
+constexpr uint64_t kMaxZeroFillBytes = uint64_t{256} << 20;
+
+// Throws ffijit::ValueError, naming `file` and the section, symbol or relocation at fault, unless
+// `buffer` is a 64-bit little-endian ELF relocatable object for `host`'s architecture that
+// JITLink can link without reading or writing outside what the object describes.
+void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file, const llvm::Triple& host);
+
+}  // namespace orc
+}  // namespace ffijit
+
+#endif  // FFIJIT_JIT_ORC_MODULES_OBJECT_CHECK_H_

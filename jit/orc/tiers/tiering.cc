@@ -1,0 +1,90 @@
+// Tiering: the registration-time attach hook, the hot-count report of cold-tier thunks, and the
+// default engine.
+
+#include "jit_settings.h"
+#include "orc/codegen/thunk_codegen.h"
+#include "orc/tiers/jit_engine_impl.h"
+
+namespace ffijit {
+namespace {
+
+// The engine that compiled fn's cold-tier thunk, else the default one.
+details::JitEngineImpl* EngineOf(const orc::TierState* state) {
+  if (orc::ThunkEntry* entry = state->entry.load(std::memory_order_acquire)) return entry->owner;
+  return details::JitEngineAccess::Of(JitEngine::Default());
+}
+
+// The interpreter's count reached zero: on the interpreter, the cold tier is next; a function
+// already on its cold-tier thunk (counted again by the interpreter when the thunk falls back to
+// it) goes hot.
+void OnHot(BoundFunction* fn) {
+  auto* state = static_cast<orc::TierState*>(fn->tier_state);
+  if (state->entry.load(std::memory_order_acquire) == nullptr) {
+    details::JitEngineAccess::Of(JitEngine::Default())->Enqueue(fn);
+  } else if (state->hot_after > 0) {
+    EngineOf(state)->EnqueueHot(fn);
+  }
+}
+
+// Runs inside BindFunction for every function that may be compiled, before it is published.
+void AttachTier(BoundFunction* fn) {
+  auto* state = new orc::TierState();
+  fn->tier_state = state;
+  fn->release_tier_state = &orc::ReleaseTierState;
+  JitOptions options = JitOptionsForNewFunction();
+  state->hot_after = options.hot_after_calls > 0 ? options.hot_after_calls : 0;
+  if (options.policy == JitPolicy::kNever) return;
+  details::JitEngineImpl* impl = details::JitEngineAccess::Of(JitEngine::Default());
+  if (impl->TryInstallCached(fn)) return;
+  if (options.policy == JitPolicy::kEager || options.after_calls <= 1) {
+    impl->Enqueue(fn);
+    return;
+  }
+  fn->calls_until_hot.store(options.after_calls, std::memory_order_relaxed);
+  fn->on_hot = &OnHot;
+}
+
+// Installed when the library loads; the LLVM engine itself is built on the first compile.
+const bool kHookInstalled = [] {
+  SetTierAttachHook(&AttachTier);
+  return true;
+}();
+
+}  // namespace
+
+namespace orc {
+
+void ThunkReachedHotCount(void* handle) {
+  auto* fn = static_cast<BoundFunction*>(handle);
+  // Only a function the attach hook saw can have a counting thunk installed; a thunk called
+  // directly on another BoundFunction (a test comparing executors) has nothing to report to.
+  if (fn->release_tier_state != &ReleaseTierState || fn->tier_state == nullptr) return;
+  auto* state = static_cast<TierState*>(fn->tier_state);
+  if (state->hot_after > 0) EngineOf(state)->EnqueueHot(fn);
+}
+
+void ReleaseTierState(void* opaque) {
+  auto* state = static_cast<TierState*>(opaque);
+  if (HotThunk* hot = state->hot.load(std::memory_order_acquire)) hot->owner->ReleaseHot(hot);
+  if (ThunkEntry* entry = state->entry.load(std::memory_order_acquire)) {
+    entry->owner->ReleaseEntry(entry);
+  }
+  delete state;
+}
+
+}  // namespace orc
+
+JitEngine& JitEngine::Default() {
+  // Immortal: functions and the background thread may outlive static destruction.
+  static JitEngine* engine = [] {
+    JitEngineOptions options = DefaultEngineOptions();
+    auto* made = new JitEngine(std::move(options));
+    // A program may exit while the background thread compiles (a hot-tier thunk arrives at any
+    // time): the engine stops its thread at exit (see JitEngineImpl::Engine).
+    details::JitEngineAccess::Of(*made)->stop_at_exit = true;
+    return made;
+  }();
+  return *engine;
+}
+
+}  // namespace ffijit

@@ -1,0 +1,196 @@
+// The built-in global functions bindings call: argument conventions, results, and bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "../../catch_error.h"
+#include "ffijit/c_env_api.h"
+#include "ffijit/module.h"
+#include "ffijit/registry.h"
+#include "ffijit/string.h"
+
+namespace ffijit {
+namespace {
+
+Function G(const char* name) {
+  return GetGlobalFunctionOrThrow(name);
+}
+
+using ffijit_tests::CatchError;
+
+TEST(BuiltinGlobalsTest, StringAndBytesMakeOwnedValues) {
+  TVMFFIAny raw{};
+  raw.type_index = kTVMFFIRawStr;
+  raw.v_c_str = "a raw string longer than seven";
+  Any s = G("ffi.String").CallPacked(&raw, 1);
+  EXPECT_EQ(s.type_index(), kTVMFFIStr);
+  EXPECT_EQ(s.cast<std::string>(), "a raw string longer than seven");
+  EXPECT_EQ(G("ffi.String")("short").cast<std::string>(), "short");
+  EXPECT_EQ(CatchError([] { G("ffi.String")(1); }).kind(), "TypeError");
+
+  TVMFFIByteArray bytes{"\0\1\2", 3};
+  TVMFFIAny view{};
+  view.type_index = kTVMFFIByteArrayPtr;
+  view.v_ptr = &bytes;
+  Any b = G("ffi.Bytes").CallPacked(&view, 1);
+  EXPECT_EQ(b.cast<Bytes>().view(), std::string_view("\0\1\2", 3));
+  EXPECT_EQ(CatchError([] { G("ffi.Bytes")("text"); }).kind(), "TypeError");
+  EXPECT_EQ(CatchError([] { G("ffi.Bytes")(); }).kind(), "TypeError");
+}
+
+TEST(BuiltinGlobalsTest, ShapeTakesInts) {
+  Shape shape = G("ffi.Shape")(2, 3, 4).cast<Shape>();
+  EXPECT_EQ(shape.ToVector(), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(G("ffi.Shape")().cast<Shape>().size(), 0u);
+  Error error = CatchError([] { G("ffi.Shape")(2, 1.5); });
+  EXPECT_EQ(error.kind(), "ValueError");
+  EXPECT_NE(error.message().find("argument #1"), std::string::npos) << error.message();
+}
+
+TEST(BuiltinGlobalsTest, ArrayGetItemChecksBothEnds) {
+  Array arr = G("ffi.Array")(1, "two", 3.0).cast<Array>();
+  EXPECT_EQ(G("ffi.ArraySize")(arr).cast<int64_t>(), 3);
+  EXPECT_EQ(G("ffi.ArrayGetItem")(arr, 1).cast<std::string>(), "two");
+  EXPECT_DOUBLE_EQ(G("ffi.ArrayGetItem")(arr, 2).cast<double>(), 3.0);
+  EXPECT_EQ(CatchError([&] { G("ffi.ArrayGetItem")(arr, 3); }).kind(), "IndexError");
+  EXPECT_EQ(CatchError([&] { G("ffi.ArrayGetItem")(arr, -1); }).kind(), "IndexError");
+  EXPECT_EQ(CatchError([&] { G("ffi.ArrayGetItem")(nullptr, 0); }).kind(), "TypeError");
+  EXPECT_EQ(CatchError([&] { G("ffi.ArraySize")(5); }).kind(), "TypeError");
+  EXPECT_EQ(G("ffi.ArraySize")(G("ffi.Array")()).cast<int64_t>(), 0);
+}
+
+TEST(BuiltinGlobalsTest, MapAccessorsAndIterator) {
+  Map map = G("ffi.Map")("a", 1, "b", 2, "a", 3).cast<Map>();
+  EXPECT_EQ(G("ffi.MapSize")(map).cast<int64_t>(), 2);
+  EXPECT_EQ(G("ffi.MapGetItem")(map, "a").cast<int64_t>(), 3) << "a repeated key keeps the last";
+  EXPECT_EQ(G("ffi.MapCount")(map, "b").cast<int64_t>(), 1);
+  EXPECT_EQ(G("ffi.MapCount")(map, "z").cast<int64_t>(), 0);
+  EXPECT_EQ(CatchError([&] { G("ffi.MapGetItem")(map, "z"); }).kind(), "KeyError");
+  EXPECT_EQ(CatchError([] { G("ffi.Map")("a"); }).kind(), "ValueError");
+
+  Function it = G("ffi.MapForwardIterFunctor")(map).cast<Function>();
+  std::vector<std::pair<std::string, int64_t>> seen;
+  do {
+    seen.emplace_back(it(0).cast<std::string>(), it(1).cast<int64_t>());
+  } while (it(2).cast<bool>());
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, int64_t>>{{"a", 3}, {"b", 2}}));
+  EXPECT_EQ(CatchError([&] { it(0); }).kind(), "IndexError") << "past the end";
+  EXPECT_EQ(CatchError([&] { it(7); }).kind(), "ValueError");
+  Function empty = G("ffi.MapForwardIterFunctor")(G("ffi.Map")()).cast<Function>();
+  EXPECT_EQ(CatchError([&] { empty(1); }).kind(), "IndexError");
+}
+
+TEST(BuiltinGlobalsTest, GlobalNamesFunctorAndRemove) {
+  SetGlobalFunction("builtin_test.f", Function::FromTyped([] { return 1; }), true);
+  Function names = G("ffi.FunctionListGlobalNamesFunctor")().cast<Function>();
+  const int64_t count = names(-1).cast<int64_t>();
+  std::vector<std::string> listed;
+  for (int64_t i = 0; i < count; ++i) listed.push_back(names(i).cast<std::string>());
+  EXPECT_NE(std::find(listed.begin(), listed.end(), "builtin_test.f"), listed.end());
+  EXPECT_NE(std::find(listed.begin(), listed.end(), "ffi.ModuleLoadFromFile"), listed.end());
+  EXPECT_EQ(CatchError([&] { names(count); }).kind(), "IndexError");
+  EXPECT_TRUE(G("ffi.FunctionRemoveGlobal")("builtin_test.f").cast<bool>());
+  EXPECT_FALSE(G("ffi.FunctionRemoveGlobal")("builtin_test.f").cast<bool>());
+  EXPECT_FALSE(GetGlobalFunction("builtin_test.f").has_value());
+}
+
+// The names each revision's own library registers (TVM FFI 0.1 moved testing.* into
+// libtvm_ffi_testing.so and added the List/Dict globals).
+const char* const kTestingNames[] = {"testing.test_raise_error",
+                                     "testing.nop",
+                                     "testing.echo",
+                                     "testing.apply",
+                                     "testing.object_use_count",
+                                     "testing.run_check_signal"};
+const char* const kListDictNames[] = {"ffi.List",
+                                      "ffi.ListAppend",
+                                      "ffi.ListClear",
+                                      "ffi.ListContains",
+                                      "ffi.ListErase",
+                                      "ffi.ListEraseRange",
+                                      "ffi.ListGetItem",
+                                      "ffi.ListInsert",
+                                      "ffi.ListPop",
+                                      "ffi.ListReplaceSlice",
+                                      "ffi.ListReverse",
+                                      "ffi.ListSetItem",
+                                      "ffi.ListSize",
+                                      "ffi.Dict",
+                                      "ffi.DictClear",
+                                      "ffi.DictCount",
+                                      "ffi.DictErase",
+                                      "ffi.DictForwardIterFunctor",
+                                      "ffi.DictGetItem",
+                                      "ffi.DictGetItemOrMissing",
+                                      "ffi.DictSetItem",
+                                      "ffi.DictSize",
+                                      "ffi.ArrayContains",
+                                      "ffi.MapGetItemOrMissing",
+                                      "ffi.GetInvalidObject",
+                                      "ffi.ContainerFindFirstNonCPUDevice"};
+
+TEST(BuiltinGlobalsTest, EachRevisionRegistersItsOwnNames) {
+  for (const char* name : kTestingNames) {
+    EXPECT_EQ(GetGlobalFunction(name).has_value(), FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS == 1)
+        << name;
+  }
+  for (const char* name : kListDictNames) {
+    EXPECT_EQ(GetGlobalFunction(name).has_value(), FFIJIT_TVM_FFI_HAS_LIST_DICT == 1) << name;
+  }
+}
+
+// The testing.* helpers exist only where the runtime itself registers them (the seed revision);
+// on TVM FFI 0.1 the test above checks they are absent.
+#if FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS
+TEST(BuiltinGlobalsTest, TestingHelpers) {
+  Error raised = CatchError([] { G("testing.test_raise_error")("KeyError", "no such thing"); });
+  EXPECT_EQ(raised.kind(), "KeyError");
+  EXPECT_EQ(raised.message(), "no such thing");
+  EXPECT_TRUE(G("testing.nop")(1, 2, 3).is_none());
+  EXPECT_EQ(G("testing.echo")("hello", 2).cast<std::string>(), "hello");
+  EXPECT_EQ(CatchError([] { G("testing.echo")(); }).kind(), "TypeError");
+  Function add = Function::FromTyped([](int64_t a, int64_t b) { return a + b; });
+  EXPECT_EQ(G("testing.apply")(add, 2, 3).cast<int64_t>(), 5);
+  EXPECT_EQ(CatchError([] { G("testing.apply")(1); }).kind(), "TypeError");
+  EXPECT_EQ(CatchError([] { G("testing.apply")(); }).kind(), "TypeError");
+  // Passed as a view, so the count is exactly the caller's references.
+  Array arr = G("ffi.Array")(1).cast<Array>();
+  TVMFFIAny view{};
+  view.type_index = kTVMFFIArray;
+  view.v_obj = arr.get();
+  EXPECT_EQ(G("testing.object_use_count").CallPacked(&view, 1).cast<int64_t>(), 1);
+  Array copy = arr;
+  EXPECT_EQ(G("testing.object_use_count").CallPacked(&view, 1).cast<int64_t>(), 2);
+}
+
+int signal_pending = 0;
+int SignalHook() {
+  return signal_pending;
+}
+
+TEST(BuiltinGlobalsTest, RunCheckSignalReturnsMinusTwoWhenTheFrontendHasASignal) {
+  TVMFFIObjectHandle func = GetGlobalFunctionOrThrow("testing.run_check_signal").release();
+  TVMFFIAny arg{};
+  arg.type_index = kTVMFFIInt;
+  arg.v_int64 = 0;
+  TVMFFIAny result{};
+  EXPECT_EQ(TVMFFIFunctionCall(func, &arg, 1, &result), 0);
+  ASSERT_EQ(TVMFFIEnvRegisterCAPI("PyErr_CheckSignals", reinterpret_cast<void*>(SignalHook)), 0);
+  signal_pending = 1;
+  arg.v_int64 = 5;
+  EXPECT_EQ(TVMFFIFunctionCall(func, &arg, 1, &result), -2) << "checked before each second";
+  TVMFFIObjectHandle nothing = &arg;
+  TVMFFIErrorMoveFromRaised(&nothing);
+  EXPECT_EQ(nothing, nullptr) << "-2 leaves no error in the slot";
+  arg.v_int64 = -1;
+  EXPECT_EQ(TVMFFIFunctionCall(func, &arg, 1, &result), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "ValueError");
+  ASSERT_EQ(TVMFFIEnvRegisterCAPI("PyErr_CheckSignals", nullptr), 0);
+  signal_pending = 0;
+  TVMFFIObjectDecRef(func);
+}
+
+#endif  // FFIJIT_TVM_FFI_REGISTERS_TESTING_GLOBALS
+
+}  // namespace
+}  // namespace ffijit
