@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 /* Where a registered function keeps its native's address (checked against the real layout by
- * tests/orc/handwritten_test.cc). */
+ * tests/jit/orc/handwritten_test.cc). */
 #define FFIJIT_BENCH_TARGET_OFFSET 40
 
 /* Sets the slow path every handwritten safe_call takes for what it does not convert itself. */

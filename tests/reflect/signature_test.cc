@@ -1,6 +1,6 @@
 // The Signature model: factories, the printed forms, equality and hashing.
 #include "ffijit/signature.h"
-#include "../signature_fixtures.h"
+#include "signature_fixtures.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../catch_error.h"
+#include "catch_error.h"
 #include "ffijit/ffijit.h"
 #include "reflected_types.h"
 

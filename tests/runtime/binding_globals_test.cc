@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "../catch_error.h"
+#include "catch_error.h"
 #include "ffijit/ffijit.h"
 
 #if FFIJIT_TVM_FFI_HAS_BINDING_GLOBALS_0_1 && FFIJIT_TVM_FFI_HAS_ENUM

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "../catch_error.h"
-#include "../finishes_in_time.h"
+#include "catch_error.h"
+#include "finishes_in_time.h"
 #include "ffijit/ffijit.h"
 
 namespace ffijit {

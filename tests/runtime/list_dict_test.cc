@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "../catch_error.h"
+#include "catch_error.h"
 #include "ffijit/ffijit.h"
 
 #if FFIJIT_TVM_FFI_HAS_LIST_DICT

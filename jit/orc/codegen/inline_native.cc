@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "orc/codegen/abi_ir.h"
 #include "orc/codegen/thunk_codegen.h"
+#include "orc/llvm/session.h"
 
 namespace ffijit::orc {
 namespace {
@@ -309,7 +310,7 @@ bool LinkNativeForInlining(const CallPlan& plan, llvm::Module& module, const std
   auto parsed = llvm::parseBitcodeFile(
       llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), "native"), ctx);
   if (!parsed) {
-    *why = "cannot read the native's IR: " + llvm::toString(parsed.takeError());
+    *why = "cannot read the native's IR: " + ErrorText(parsed.takeError());
     return false;
   }
   std::unique_ptr<llvm::Module> source = std::move(*parsed);

@@ -234,7 +234,14 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
     const std::string why = capture.Or(ErrorText(found.takeError()));
     TakePending();
     remove_object();
-    throw RuntimeError(file + ": cannot link: " + LoaderExcerpt(why));
+    // What a position-dependent object (-fpie, -fno-pic) meets: it reaches the program's data
+    // PC-relatively, as if linked into the executable, and JIT memory is not within 2 GiB of it.
+    const bool out_of_range = why.find("out of range of Delta32 fixup") != std::string::npos;
+    throw RuntimeError(file + ": cannot link: " + LoaderExcerpt(why) +
+                       (out_of_range ? "; an object built -fpie or -fno-pic addresses the "
+                                       "program's data PC-relatively, which loaded code cannot "
+                                       "reach: compile it with -fPIC"
+                                     : ""));
   }
   std::vector<LinkRecords> linked = TakePending();
   const size_t eh_frames_before = eh_frames_.size();

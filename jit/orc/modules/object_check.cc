@@ -21,6 +21,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/LEB128.h"
 #include "llvm/Support/MathExtras.h"
+#include "orc/llvm/session.h"
 
 namespace ffijit {
 namespace orc {
@@ -30,7 +31,7 @@ using ElfFile = llvm::object::ELFFile<llvm::object::ELF64LE>;
 using Shdr = ElfFile::Elf_Shdr;
 
 std::string Describe(llvm::Error error) {
-  return LoaderExcerpt(llvm::toString(std::move(error)));
+  return LoaderExcerpt(ErrorText(std::move(error)));
 }
 
 // "section #3 `.text`" (the name when the section name table yields one).

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "../../catch_error.h"
+#include "catch_error.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/module.h"
 #include "ffijit/registry.h"

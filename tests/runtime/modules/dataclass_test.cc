@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../../catch_error.h"
+#include "catch_error.h"
 #include "ffijit/container.h"
 #include "ffijit/registry.h"
 #include "ffijit/string.h"

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../catch_error.h"
+#include "catch_error.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/module.h"
 #include "ffijit/registry.h"

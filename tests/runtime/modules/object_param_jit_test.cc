@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "../../catch_error.h"
+#include "catch_error.h"
 #include "ffijit/module.h"
 #include "ffijit/register.h"
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../any_fixtures.h"
+#include "any_fixtures.h"
 #include "ffijit/error.h"
 
 namespace ffijit::testing {

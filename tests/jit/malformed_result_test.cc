@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "../any_fixtures.h"
-#include "../catch_error.h"
+#include "any_fixtures.h"
+#include "catch_error.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
 #include "ffijit/tensor.h"

@@ -1,4 +1,4 @@
-// The differential suite on inlined hot thunks: random signatures (tests/orc/random_case.h) whose
+// The differential suite on inlined hot thunks: random signatures (tests/jit/orc/random_case.h) whose
 // native is LLVM IR, so the hot tier copies its body into the thunk. For each signature this file
 // writes a "recorder" native of exactly the IR type the thunk calls (the platform layer's
 // NativeIrSignature): it stores the bits of every parameter into a global of its JIT module,
@@ -6,7 +6,7 @@
 // The globals are the module's own (exported), so the inlined copy uses them by address and every
 // tier's recording lands in the same place. Each random call runs on the interpreter, the cold
 // thunk and the hot inlined thunk, which must agree on status, result or error, and the argument
-// bits the native saw (the comparison of tests/orc/differential.h).
+// bits the native saw (the comparison of tests/jit/orc/differential.h).
 #include <gtest/gtest.h>
 
 #include <array>

@@ -8,7 +8,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "../catch_error.h"
+#include "catch_error.h"
 #include "ffijit/ffijit.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"

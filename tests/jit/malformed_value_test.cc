@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "../any_fixtures.h"
-#include "../catch_error.h"
+#include "any_fixtures.h"
+#include "catch_error.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"

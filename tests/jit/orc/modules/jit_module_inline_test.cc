@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "../any_fixtures.h"
-#include "../signature_fixtures.h"
+#include "any_fixtures.h"
+#include "signature_fixtures.h"
 #include "call_natives.h"
 #include "catch_error.h"
 #include "ffijit/c_ext.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../signature_fixtures.h"
+#include "signature_fixtures.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"

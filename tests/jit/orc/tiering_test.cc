@@ -10,7 +10,7 @@
 
 #include <unistd.h>
 
-#include "../finishes_in_time.h"
+#include "finishes_in_time.h"
 #include "bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "../any_fixtures.h"
-#include "../signature_fixtures.h"
+#include "any_fixtures.h"
+#include "signature_fixtures.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/function.h"

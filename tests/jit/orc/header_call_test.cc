@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "../runtime/tvm_header_style.h"
+#include "runtime/tvm_header_style.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
 
