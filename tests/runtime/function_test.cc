@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "catch_error.h"
-#include "finishes_in_time.h"
 #include "ffijit/ffijit.h"
+#include "finishes_in_time.h"
 
 namespace ffijit {
 namespace {

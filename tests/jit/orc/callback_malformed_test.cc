@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "any_fixtures.h"
-#include "signature_fixtures.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/function.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
+#include "signature_fixtures.h"
 
 namespace ffijit::testing {
 namespace {

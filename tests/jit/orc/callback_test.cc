@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "signature_fixtures.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
+#include "signature_fixtures.h"
 
 namespace ffijit::testing {
 namespace {

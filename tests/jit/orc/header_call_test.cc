@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "runtime/tvm_header_style.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
+#include "runtime/tvm_header_style.h"
 
 namespace ffijit::testing {
 namespace {

@@ -1,6 +1,6 @@
-// The differential suite on inlined hot thunks: random signatures (tests/jit/orc/random_case.h) whose
-// native is LLVM IR, so the hot tier copies its body into the thunk. For each signature this file
-// writes a "recorder" native of exactly the IR type the thunk calls (the platform layer's
+// The differential suite on inlined hot thunks: random signatures (tests/jit/orc/random_case.h)
+// whose native is LLVM IR, so the hot tier copies its body into the thunk. For each signature this
+// file writes a "recorder" native of exactly the IR type the thunk calls (the platform layer's
 // NativeIrSignature): it stores the bits of every parameter into a global of its JIT module,
 // writes armed bytes through each out-pointer and returns armed bits read from module globals.
 // The globals are the module's own (exported), so the inlined copy uses them by address and every

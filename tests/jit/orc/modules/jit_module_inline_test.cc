@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "any_fixtures.h"
-#include "signature_fixtures.h"
 #include "call_natives.h"
 #include "catch_error.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/jit.h"
 #include "ffijit/jit_module.h"
 #include "ffijit/tensor.h"
+#include "signature_fixtures.h"
 
 namespace {
 
