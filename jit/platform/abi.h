@@ -10,6 +10,7 @@
 #define FFIJIT_JIT_PLATFORM_ABI_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "call_plan.h"
@@ -73,6 +74,10 @@ bool IsTwoWords(AbiClass cls);
 // Places every parameter and out-pointer of `plan` by `abi`'s rules, fills its register and stack
 // counts and return_kind.
 void AssignAbi(CallPlan& plan, const PlatformAbi& abi);
+// Functions compilers call from ordinary objects for the host that no shared library exports
+// (on AArch64, libgcc's outline atomics), by name: the JIT defines them for the code it loads
+// (loader_helpers.cc). Empty where there are none (x86-64).
+std::vector<std::pair<const char*, void*>> HostLoaderHelpers();
 // Per-platform rules (abi_x86_64.cc, abi_aarch64.cc, abi.cc for the generic one).
 void AssignAbiX86_64SysV(CallPlan& plan);
 void AssignAbiAarch64(CallPlan& plan);

@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "orc/modules/object_check.h"
+#include "platform/abi.h"
 
 extern "C" const char ffijit_orc_runtime_start[];
 extern "C" const char ffijit_orc_runtime_end[];
@@ -164,6 +165,18 @@ std::string Session::Init() {
   if (!jit) return "cannot set up the ORC session: " + ErrorText(jit.takeError());
   jit_ = std::move(*jit);
   linker_ = linker;
+  llvm::orc::SymbolMap helpers;
+  for (const auto& [name, address] : platform::HostLoaderHelpers()) {
+    helpers[session().intern(name)] = llvm::orc::ExecutorSymbolDef(
+        llvm::orc::ExecutorAddr::fromPtr(address),
+        llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+  }
+  if (!helpers.empty()) {
+    if (llvm::Error err =
+            process_symbols().define(llvm::orc::absoluteSymbols(std::move(helpers)))) {
+      return "cannot define the platform's loader helpers: " + ErrorText(std::move(err));
+    }
+  }
   // LLVM's own errors (a link that fails, a symbol not found) go to the JIT log and obey its
   // switch, instead of LLVM's default report on stderr; a ReportedErrors on the linking thread
   // gets them too.
