@@ -22,6 +22,17 @@
 #include "orc/modules/object_check.h"
 #include "platform/abi.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define FFIJIT_LEAK_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define FFIJIT_LEAK_CHECKED 1
+#endif
+#endif
+#if defined(FFIJIT_LEAK_CHECKED)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 extern "C" const char ffijit_orc_runtime_start[];
 extern "C" const char ffijit_orc_runtime_end[];
 
@@ -146,6 +157,12 @@ std::string Session::Init() {
                       static_cast<size_t>(ffijit_orc_runtime_end - ffijit_orc_runtime_start)),
       "liborc_rt", /*RequiresNullTerminator=*/false);
   llvm::orc::ObjectLinkingLayer* linker = nullptr;
+#if defined(FFIJIT_LEAK_CHECKED)
+  // The ORC runtime's state, made while the platform boots, is referred to only from the
+  // runtime's own data in JIT memory, which LeakSanitizer does not scan: it lives as long as the
+  // session (for ever), so what the boot allocates is not a leak.
+  __lsan::ScopedDisabler boot_allocations_are_not_leaks;
+#endif
   auto jit =
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*builder))
