@@ -96,7 +96,6 @@ class ReportedErrors {
   std::string Or(std::string fallback) const;
 
  private:
-  friend class Session;
   std::vector<std::string>* saved_;
   std::vector<std::string> errors_;
 };
