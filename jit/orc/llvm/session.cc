@@ -2,6 +2,8 @@
 // ObjectLinkingLayer, target machines, LLVM error text and diagnostics.
 #include "orc/llvm/session.h"
 
+#include <dlfcn.h>
+
 #include <mutex>
 
 #include "ffijit/error.h"
@@ -15,6 +17,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,6 +58,31 @@ llvm::Expected<llvm::orc::JITTargetMachineBuilder> HostMachine(CodeGenLevel leve
   builder->setCodeModel(llvm::CodeModel::Small);
   builder->setRelocationModel(llvm::Reloc::PIC_);
   return builder;
+}
+
+// JIT code resolves the C ABI, libc and the C++ runtime from the process's global scope. A host
+// that loads ffijit with RTLD_LOCAL (CPython imports every extension so) leaves ffijit's
+// libraries and their dependencies (libstdc++, libgcc_s) out of that scope, and the ORC runtime
+// cannot even boot. Loading this library again with RTLD_GLOBAL puts it and its dependencies in.
+// Where ffijit is linked into the executable itself, it is in the scope already.
+std::string ExposeOwnLibraries() {
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&HostMachine), &self) == 0 || self.dli_fname == nullptr) {
+    return "";
+  }
+  Dl_info program{};
+  void* main_handle = dlopen(nullptr, RTLD_NOW);
+  void* main_symbol = main_handle != nullptr ? dlsym(main_handle, "main") : nullptr;
+  if (main_symbol != nullptr && dladdr(main_symbol, &program) != 0 &&
+      program.dli_fbase == self.dli_fbase) {
+    return "";
+  }
+  std::string error;
+  if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(self.dli_fname, &error)) {
+    return std::string("cannot make ") + self.dli_fname +
+           "'s symbols visible to JIT code: " + error;
+  }
+  return "";
 }
 
 }  // namespace
@@ -156,6 +184,7 @@ std::string Session::Init() {
       llvm::StringRef(ffijit_orc_runtime_start,
                       static_cast<size_t>(ffijit_orc_runtime_end - ffijit_orc_runtime_start)),
       "liborc_rt", /*RequiresNullTerminator=*/false);
+  if (std::string error = ExposeOwnLibraries(); !error.empty()) return error;
   llvm::orc::ObjectLinkingLayer* linker = nullptr;
 #if defined(FFIJIT_LEAK_CHECKED)
   // The ORC runtime's state, made while the platform boots, is referred to only from the

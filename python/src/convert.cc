@@ -1,0 +1,463 @@
+// Python values <-> TVMFFIAny: the argument packer of every call from Python (borrowing what the
+// call only reads) and the boxing of results and callback arguments.
+//
+// The fast path tests exact types in the order calls use them (int, float, None, bool, str,
+// ffijit objects); everything else (subclasses, bytes, containers, tensors, callables, ctypes
+// pointers, numpy scalars) takes the slow path. Both paths agree: a value converts the same way
+// whichever path sees it.
+#include <cstring>
+#include <new>
+
+#include "ffijit_py.h"
+
+namespace ffijit::python {
+namespace {
+
+// "argument #3" for where >= 0, else what kind of value it is; formatted only on error.
+const char* WhereText(Py_ssize_t where, char (&text)[48]) {
+  if (where >= 0) {
+    PyOS_snprintf(text, sizeof(text), "argument #%zd", where);
+    return text;
+  }
+  return where == kWhereResult ? "callback result" : "container element";
+}
+
+inline void SetPod(TVMFFIAny* out, int32_t type_index) {
+  out->type_index = type_index;
+  out->zero_padding = 0;
+  out->v_int64 = 0;
+}
+
+bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where);
+
+// Keeps an object made for the call: a borrowed argument owns it through the pack, an owned
+// value through `out` itself.
+[[nodiscard]] inline bool StoreObject(TVMFFIObject* made, TVMFFIAny* out, ArgPack* pack) {
+  SetPod(out, made->type_index);
+  out->v_obj = made;
+  return pack == nullptr || pack->Own(made);
+}
+
+bool IntOverflow(PyObject* obj, Py_ssize_t where) {
+  char text[48];
+  PyErr_Format(PyExc_ValueError,
+               "%s: the Python int %R does not fit in 64 bits (TVM FFI passes integers as int64)",
+               WhereText(where, text), obj);
+  return false;
+}
+
+bool FromInt(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
+  int overflow = 0;
+  long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
+  if (overflow != 0) return IntOverflow(obj, where);
+  if (value == -1 && PyErr_Occurred()) return false;
+  SetPod(out, kTVMFFIInt);
+  out->v_int64 = value;
+  return true;
+}
+
+bool FromStr(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(obj, &size);
+  if (data == nullptr) {
+    char text[48];
+    PyErr_Format(PyExc_ValueError, "%s: the str cannot be encoded as UTF-8",
+                 WhereText(where, text));
+    return false;
+  }
+  if (size <= 7) {
+    SetPod(out, kTVMFFISmallStr);
+    out->small_str_len = static_cast<uint32_t>(size);
+    std::memcpy(out->v_bytes, data, static_cast<size_t>(size));
+    return true;
+  }
+  // A borrowed C string serves when the text has no NUL inside (the str outlives the call);
+  // otherwise, and for owned values, a Str object.
+  if (pack != nullptr && std::memchr(data, 0, static_cast<size_t>(size)) == nullptr) {
+    SetPod(out, kTVMFFIRawStr);
+    out->v_c_str = data;
+    return true;
+  }
+  TVMFFIByteArray bytes{data, static_cast<size_t>(size)};
+  TVMFFIAny made;
+  if (TVMFFIStringFromByteArray(&bytes, &made) != 0) {
+    RaiseFromFFI();
+    return false;
+  }
+  *out = made;
+  return pack == nullptr || made.type_index < kTVMFFIStaticObjectBegin || pack->Own(made.v_obj);
+}
+
+bool FromBytesLike(const char* data, Py_ssize_t size, TVMFFIAny* out, ArgPack* pack) {
+  if (size <= 7) {
+    SetPod(out, kTVMFFISmallBytes);
+    out->small_str_len = static_cast<uint32_t>(size);
+    std::memcpy(out->v_bytes, data, static_cast<size_t>(size));
+    return true;
+  }
+  if (pack != nullptr) {
+    TVMFFIByteArray* slot = pack->ByteArraySlot();
+    if (slot == nullptr) return false;
+    *slot = TVMFFIByteArray{data, static_cast<size_t>(size)};
+    SetPod(out, kTVMFFIByteArrayPtr);
+    out->v_ptr = slot;
+    return true;
+  }
+  TVMFFIByteArray bytes{data, static_cast<size_t>(size)};
+  if (TVMFFIBytesFromByteArray(&bytes, out) != 0) {
+    RaiseFromFFI();
+    return false;
+  }
+  return true;
+}
+
+// Converts `n` Python values into owned Anys in `items`; on failure releases what it made.
+bool ConvertOwnedItems(PyObject* const* objs, Py_ssize_t n, TVMFFIAny* items, Py_ssize_t where) {
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (!ConvertValue(objs[i], &items[i], nullptr, where)) {
+      for (Py_ssize_t j = 0; j < i; ++j) ReleaseAny(&items[j]);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool FromSequence(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
+  PyObject* fast = PySequence_Fast(obj, "expected a sequence");
+  if (fast == nullptr) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  TVMFFIAny* items = n > 0 ? new (std::nothrow) TVMFFIAny[static_cast<size_t>(n)] : nullptr;
+  if (n > 0 && items == nullptr) {
+    Py_DECREF(fast);
+    PyErr_NoMemory();
+    return false;
+  }
+  bool ok = ConvertOwnedItems(PySequence_Fast_ITEMS(fast), n, items, where);
+  Py_DECREF(fast);
+  TVMFFIObjectHandle array = nullptr;
+  if (ok) {
+    int rc = FFIJITArrayCreate(items, n, &array);
+    for (Py_ssize_t i = 0; i < n; ++i) ReleaseAny(&items[i]);
+    if (rc != 0) {
+      RaiseFromFFI();
+      ok = false;
+    }
+  }
+  delete[] items;
+  if (!ok) return false;
+  return StoreObject(static_cast<TVMFFIObject*>(array), out, pack);
+}
+
+bool FromDict(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
+  Py_ssize_t n = PyDict_Size(obj);
+  TVMFFIAny* keys = n > 0 ? new (std::nothrow) TVMFFIAny[static_cast<size_t>(2 * n)] : nullptr;
+  if (n > 0 && keys == nullptr) {
+    PyErr_NoMemory();
+    return false;
+  }
+  TVMFFIAny* values = keys + n;
+  Py_ssize_t pos = 0, i = 0;
+  PyObject *key, *value;
+  bool ok = true;
+  while (ok && PyDict_Next(obj, &pos, &key, &value)) {
+    if (i == n) {  // the dict grew while being read (a __hash__ that mutates it)
+      PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during conversion");
+      ok = false;
+      break;
+    }
+    if (!ConvertValue(key, &keys[i], nullptr, where)) {
+      ok = false;
+    } else if (!ConvertValue(value, &values[i], nullptr, where)) {
+      ReleaseAny(&keys[i]);
+      ok = false;
+    } else {
+      ++i;
+    }
+  }
+  TVMFFIObjectHandle map = nullptr;
+  if (ok && FFIJITMapCreate(keys, values, i, &map) != 0) {
+    RaiseFromFFI();
+    ok = false;
+  }
+  for (Py_ssize_t j = 0; j < i; ++j) {
+    ReleaseAny(&keys[j]);
+    ReleaseAny(&values[j]);
+  }
+  delete[] keys;
+  if (!ok) return false;
+  return StoreObject(static_cast<TVMFFIObject*>(map), out, pack);
+}
+
+// A ctypes.c_void_p: its `value` (None for NULL).
+bool FromCtypesPointer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
+  PyObject* value = PyObject_GetAttrString(obj, "value");
+  if (value == nullptr) return false;
+  void* ptr = nullptr;
+  if (value != Py_None) {
+    ptr = PyLong_AsVoidPtr(value);
+    if (ptr == nullptr && PyErr_Occurred()) {
+      Py_DECREF(value);
+      char text[48];
+      PyErr_Format(PyExc_ValueError, "%s: unreadable ctypes pointer", WhereText(where, text));
+      return false;
+    }
+  }
+  Py_DECREF(value);
+  if (ptr == nullptr) {
+    SetPod(out, kTVMFFINone);
+  } else {
+    SetPod(out, kTVMFFIOpaquePtr);
+    out->v_ptr = ptr;
+  }
+  return true;
+}
+
+bool ConvertSlow(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
+  if (PyLong_Check(obj)) return FromInt(obj, out, where);  // int subclasses (IntEnum)
+  if (PyFloat_Check(obj)) {
+    SetPod(out, kTVMFFIFloat);
+    out->v_float64 = PyFloat_AS_DOUBLE(obj);
+    return true;
+  }
+  if (PyUnicode_Check(obj)) return FromStr(obj, out, pack, where);
+  if (PyBytes_Check(obj)) {
+    return FromBytesLike(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out, pack);
+  }
+  if (PyByteArray_Check(obj)) {
+    return FromBytesLike(PyByteArray_AS_STRING(obj), PyByteArray_GET_SIZE(obj), out, pack);
+  }
+  if (PyList_Check(obj) || PyTuple_Check(obj)) return FromSequence(obj, out, pack, where);
+  if (PyDict_Check(obj)) return FromDict(obj, out, pack, where);
+  PyObject* void_p = CtypesVoidPointerType();
+  if (void_p == nullptr) return false;
+  if (void_p != Py_None && PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(void_p))) {
+    return FromCtypesPointer(obj, out, where);
+  }
+  TVMFFIObject* tensor = nullptr;
+  int is_tensor = TensorFromPython(obj, &tensor);
+  if (is_tensor < 0) return false;
+  if (is_tensor > 0) {
+    return StoreObject(tensor, out, pack);
+  }
+  // numpy scalars and other numbers that are not int/float subclasses.
+  if (PyIndex_Check(obj)) {
+    PyObject* index = PyNumber_Index(obj);
+    if (index == nullptr) return false;
+    bool ok = FromInt(index, out, where);
+    Py_DECREF(index);
+    return ok;
+  }
+  if (Py_TYPE(obj)->tp_as_number != nullptr && Py_TYPE(obj)->tp_as_number->nb_float != nullptr) {
+    double value = PyFloat_AsDouble(obj);
+    if (value == -1.0 && PyErr_Occurred()) return false;
+    SetPod(out, kTVMFFIFloat);
+    out->v_float64 = value;
+    return true;
+  }
+  if (PyCallable_Check(obj)) {
+    TVMFFIObject* func = FunctionFromCallable(obj);
+    if (func == nullptr) return false;
+    return StoreObject(func, out, pack);
+  }
+  char text[48];
+  PyErr_Format(PyExc_TypeError, "%s: cannot pass a Python `%s` to a packed call",
+               WhereText(where, text), Py_TYPE(obj)->tp_name);
+  return false;
+}
+
+bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
+  PyTypeObject* type = Py_TYPE(obj);
+  if (type == &PyLong_Type) return FromInt(obj, out, where);
+  if (type == &PyFloat_Type) {
+    SetPod(out, kTVMFFIFloat);
+    out->v_float64 = PyFloat_AS_DOUBLE(obj);
+    return true;
+  }
+  if (obj == Py_None) {
+    SetPod(out, kTVMFFINone);
+    return true;
+  }
+  if (type == &PyBool_Type) {
+    SetPod(out, kTVMFFIBool);
+    out->v_int64 = obj == Py_True ? 1 : 0;
+    return true;
+  }
+  if (type == &PyUnicode_Type) return FromStr(obj, out, pack, where);
+  if (PyType_IsSubtype(type, g_object_type)) {
+    TVMFFIObject* handle = reinterpret_cast<PyFFIObject*>(obj)->handle;
+    SetPod(out, handle->type_index);
+    out->v_obj = handle;
+    if (pack == nullptr) TVMFFIObjectIncRef(handle);
+    return true;
+  }
+  if (type == g_device_type) {
+    SetPod(out, kTVMFFIDevice);
+    out->v_device = reinterpret_cast<PyFFIDevice*>(obj)->device;
+    return true;
+  }
+  if (type == g_datatype_type) {
+    SetPod(out, kTVMFFIDataType);
+    out->v_dtype = reinterpret_cast<PyFFIDataType*>(obj)->dtype;
+    return true;
+  }
+  return ConvertSlow(obj, out, pack, where);
+}
+
+}  // namespace
+
+ArgPack::~ArgPack() {
+  for (Py_ssize_t i = 0; i < num_owned_; ++i) TVMFFIObjectDecRef(owned_[i]);
+  if (values_ != inline_values_) PyMem_Free(values_);
+  if (owned_ != inline_owned_) PyMem_Free(owned_);
+  PyMem_Free(bytes_overflow_);
+}
+
+bool ArgPack::Reserve(Py_ssize_t n) {
+  if (n <= capacity_) return true;
+  auto* grown = static_cast<TVMFFIAny*>(PyMem_Malloc(static_cast<size_t>(n) * sizeof(TVMFFIAny)));
+  if (grown == nullptr) {
+    PyErr_NoMemory();
+    return false;
+  }
+  values_ = grown;
+  capacity_ = n;
+  return true;
+}
+
+bool ArgPack::Own(TVMFFIObject* obj) {
+  if (num_owned_ == owned_capacity_) {
+    Py_ssize_t grown_capacity = owned_capacity_ * 2;
+    auto* grown = static_cast<TVMFFIObject**>(
+        PyMem_Malloc(static_cast<size_t>(grown_capacity) * sizeof(TVMFFIObject*)));
+    if (grown == nullptr) {  // before the call: nothing reads `obj` yet
+      TVMFFIObjectDecRef(obj);
+      PyErr_NoMemory();
+      return false;
+    }
+    std::memcpy(grown, owned_, static_cast<size_t>(num_owned_) * sizeof(TVMFFIObject*));
+    if (owned_ != inline_owned_) PyMem_Free(owned_);
+    owned_ = grown;
+    owned_capacity_ = grown_capacity;
+  }
+  owned_[num_owned_++] = obj;
+  return true;
+}
+
+TVMFFIByteArray* ArgPack::ByteArraySlot() {
+  if (num_bytes_ < 4) return &inline_bytes_[num_bytes_++];
+  int overflow_index = num_bytes_ - 4;
+  if (overflow_index == bytes_overflow_capacity_) {
+    // The slots must not move once handed out: size the overflow once, for every argument.
+    if (bytes_overflow_ != nullptr) {
+      PyErr_SetString(PyExc_MemoryError, "ffijit: too many bytes arguments");
+      return nullptr;
+    }
+    bytes_overflow_capacity_ = static_cast<int>(capacity_);
+    bytes_overflow_ = static_cast<TVMFFIByteArray*>(
+        PyMem_Malloc(static_cast<size_t>(bytes_overflow_capacity_) * sizeof(TVMFFIByteArray)));
+    if (bytes_overflow_ == nullptr) {
+      PyErr_NoMemory();
+      return nullptr;
+    }
+  }
+  ++num_bytes_;
+  return &bytes_overflow_[overflow_index];
+}
+
+bool ArgPack::Convert(PyObject* obj, Py_ssize_t i) {
+  return ConvertValue(obj, &values_[i], this, i);
+}
+
+bool ToOwnedAny(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
+  return ConvertValue(obj, out, nullptr, where);
+}
+
+PyObject* StrFromBytes(const char* data, size_t size) {
+  return PyUnicode_DecodeUTF8(data, static_cast<Py_ssize_t>(size), "surrogateescape");
+}
+
+PyObject* FromOwnedAny(TVMFFIAny* any) {
+  switch (any->type_index) {
+    case kTVMFFINone:
+      Py_RETURN_NONE;
+    case kTVMFFIInt:
+      return PyLong_FromLongLong(any->v_int64);
+    case kTVMFFIBool:
+      return PyBool_FromLong(any->v_int64 != 0);
+    case kTVMFFIFloat:
+      return PyFloat_FromDouble(any->v_float64);
+    case kTVMFFIOpaquePtr:
+    case kTVMFFIDLTensorPtr: {
+      if (any->v_ptr == nullptr) Py_RETURN_NONE;
+      PyObject* void_p = CtypesVoidPointerType();
+      if (void_p == nullptr) return nullptr;
+      PyObject* address = PyLong_FromVoidPtr(any->v_ptr);
+      if (address == nullptr) return nullptr;
+      PyObject* result = PyObject_CallOneArg(void_p, address);
+      Py_DECREF(address);
+      return result;
+    }
+    case kTVMFFIDataType:
+      return NewDataType(any->v_dtype);
+    case kTVMFFIDevice:
+      return NewDevice(any->v_device);
+    case kTVMFFIRawStr:
+      if (any->v_c_str == nullptr) Py_RETURN_NONE;
+      return StrFromBytes(any->v_c_str, std::strlen(any->v_c_str));
+    case kTVMFFIByteArrayPtr: {
+      auto* bytes = static_cast<const TVMFFIByteArray*>(any->v_ptr);
+      if (bytes == nullptr) Py_RETURN_NONE;
+      return PyBytes_FromStringAndSize(bytes->data, static_cast<Py_ssize_t>(bytes->size));
+    }
+    case kTVMFFISmallStr:
+      return StrFromBytes(any->v_bytes, any->small_str_len > 7 ? 7 : any->small_str_len);
+    case kTVMFFISmallBytes:
+      return PyBytes_FromStringAndSize(any->v_bytes,
+                                       any->small_str_len > 7 ? 7 : any->small_str_len);
+    default:
+      break;
+  }
+  if (any->type_index < kTVMFFIStaticObjectBegin || any->v_obj == nullptr) {
+    PyErr_Format(PyExc_TypeError, "ffijit: a result with unknown type index %d",
+                 static_cast<int>(any->type_index));
+    any->type_index = kTVMFFINone;
+    return nullptr;
+  }
+  TVMFFIObject* obj = any->v_obj;
+  any->type_index = kTVMFFINone;
+  any->v_obj = nullptr;
+  if (obj->type_index == kTVMFFIStr || obj->type_index == kTVMFFIBytes) {
+    auto* cell = reinterpret_cast<const FFIJITBytesCell*>(obj + 1);
+    PyObject* result =
+        obj->type_index == kTVMFFIStr
+            ? StrFromBytes(cell->data, cell->size)
+            : PyBytes_FromStringAndSize(cell->data, static_cast<Py_ssize_t>(cell->size));
+    TVMFFIObjectDecRef(obj);
+    return result;
+  }
+  return WrapObject(obj);
+}
+
+PyObject* FromAnyView(const TVMFFIAny* any) {
+  TVMFFIAny copy = *any;
+  if (copy.type_index >= kTVMFFIStaticObjectBegin && copy.v_obj != nullptr) {
+    TVMFFIObjectIncRef(copy.v_obj);
+  }
+  return FromOwnedAny(&copy);
+}
+
+bool Utf8Of(PyObject* obj, const char* what, const char** data, Py_ssize_t* size) {
+  if (PyUnicode_Check(obj)) {
+    *data = PyUnicode_AsUTF8AndSize(obj, size);
+    return *data != nullptr;
+  }
+  if (PyBytes_Check(obj)) {
+    *data = PyBytes_AS_STRING(obj);
+    *size = PyBytes_GET_SIZE(obj);
+    return true;
+  }
+  PyErr_Format(PyExc_TypeError, "%s must be a str, not %s", what, Py_TYPE(obj)->tp_name);
+  return false;
+}
+
+}  // namespace ffijit::python

@@ -1,0 +1,385 @@
+// ffijit.Function: a packed Function called from Python through vectorcall, and the module
+// functions that make, register and find Functions.
+//
+// A call converts the positional arguments into a stack array of TVMFFIAny (ArgPack), calls the
+// Function's safe_call directly, and boxes the result: no argument tuple, no dict, no lookup.
+// Keyword arguments go through FFIJITCallWithKeywords, which binds them by the metadata's names.
+// The entry is a per-object vectorcall pointer so a generated entry can replace it per function.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "ffijit/bridge.h"
+#include "ffijit_py.h"
+// After Python.h (ffijit_py.h), which it needs.
+#include <structmember.h>
+
+namespace ffijit::python {
+
+PyTypeObject* g_function_type = nullptr;
+
+namespace {
+
+// Functions registered with release_gil=True keep that choice however they are found again
+// (get_global_func, a module's result): one strong reference each, guarded by the GIL.
+std::unordered_set<TVMFFIObject*>* g_release_gil_functions = nullptr;
+
+inline TVMFFISafeCallType LoadSafeCall(TVMFFIObject* func) {
+  auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(func + 1);
+  // The JIT swaps safe_call after publishing the thunk's code.
+  return __atomic_load_n(&cell->safe_call, __ATOMIC_ACQUIRE);
+}
+
+PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  auto* function = reinterpret_cast<PyFFIFunction*>(self);
+  Py_ssize_t num_args = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t num_kwargs = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  ArgPack pack;
+  if (!pack.Reserve(num_args + num_kwargs)) return nullptr;
+  for (Py_ssize_t i = 0; i < num_args + num_kwargs; ++i) {
+    if (!pack.Convert(args[i], i)) return nullptr;
+  }
+  if (num_kwargs == 0) {
+    return CallPacked(function->base.handle, pack.values(), static_cast<int32_t>(num_args),
+                      function->release_gil);
+  }
+  const char* inline_names[ArgPack::kInline];
+  const char** names = inline_names;
+  if (num_kwargs > ArgPack::kInline) {
+    names = static_cast<const char**>(
+        PyMem_Malloc(static_cast<size_t>(num_kwargs) * sizeof(const char*)));
+    if (names == nullptr) return PyErr_NoMemory();
+  }
+  for (Py_ssize_t k = 0; k < num_kwargs; ++k) {
+    names[k] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+    if (names[k] == nullptr) {
+      if (names != inline_names) PyMem_Free(names);
+      return nullptr;
+    }
+  }
+  TVMFFIAny result;
+  result.type_index = kTVMFFINone;
+  result.zero_padding = 0;
+  result.v_int64 = 0;
+  int rc;
+  if (function->release_gil) {
+    Py_BEGIN_ALLOW_THREADS;
+    rc = FFIJITCallWithKeywords(function->base.handle, pack.values(),
+                                static_cast<int32_t>(num_args), names, pack.values() + num_args,
+                                static_cast<int32_t>(num_kwargs), &result);
+    Py_END_ALLOW_THREADS;
+  } else {
+    rc = FFIJITCallWithKeywords(function->base.handle, pack.values(),
+                                static_cast<int32_t>(num_args), names, pack.values() + num_args,
+                                static_cast<int32_t>(num_kwargs), &result);
+  }
+  if (names != inline_names) PyMem_Free(names);
+  if (rc != 0) return RaiseFromFFI();
+  return FromOwnedAny(&result);
+}
+
+PyObject* FunctionCompileNow(PyObject* self, PyObject*) {
+  if (FFIJITCompileNow(reinterpret_cast<PyFFIObject*>(self)->handle) != 0) return RaiseFromFFI();
+  Py_RETURN_NONE;
+}
+
+PyObject* FunctionIsJitCompiled(PyObject* self, void*) {
+  int compiled = 0;
+  if (FFIJITIsJitCompiled(reinterpret_cast<PyFFIObject*>(self)->handle, &compiled) != 0) {
+    return RaiseFromFFI();
+  }
+  return PyBool_FromLong(compiled);
+}
+
+PyObject* FunctionDescribe(PyObject* self, PyObject*) {
+  TVMFFIAny out;
+  out.type_index = kTVMFFINone;
+  if (FFIJITDescribeFunction(reinterpret_cast<PyFFIObject*>(self)->handle, &out) != 0) {
+    return RaiseFromFFI();
+  }
+  return FromOwnedAny(&out);
+}
+
+PyObject* FunctionReleasesGil(PyObject* self, void*) {
+  return PyBool_FromLong(reinterpret_cast<PyFFIFunction*>(self)->release_gil);
+}
+
+PyMethodDef kFunctionMethods[] = {
+    {"compile_now", FunctionCompileNow, METH_NOARGS,
+     "compile_now()\n--\n\nCompiles this function's JIT thunk now and switches calls to it.\n"
+     "RuntimeError says why when the function stays interpreted (made with interpret_only, not\n"
+     "made by ffijit, a build without LLVM)."},
+    {"describe", FunctionDescribe, METH_NOARGS,
+     "describe()\n--\n\nThe readable call plan of a function made from metadata: what each\n"
+     "argument accepts and where it goes."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef kFunctionGetSet[] = {{"is_jit_compiled", FunctionIsJitCompiled, nullptr,
+                                  "True while calls run a compiled JIT thunk.", nullptr},
+                                 {"releases_gil", FunctionReleasesGil, nullptr,
+                                  "True when calls release the GIL around the native.", nullptr},
+                                 {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot kFunctionSlots[] = {
+    {Py_tp_doc,
+     const_cast<char*>("A packed function (TVM FFI Function). Call it with positional arguments,\n"
+                       "and with keywords where its metadata names the arguments.")},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_methods, kFunctionMethods},
+    {Py_tp_getset, kFunctionGetSet},
+    {0, nullptr}};
+
+PyMemberDef kFunctionMembers[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(PyFFIFunction, vectorcall), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+// ---- module functions ----
+
+int FormatCode(PyObject* format) {
+  const char* text = PyUnicode_AsUTF8(format);
+  if (text == nullptr) return -1;
+  static const char* const kNames[] = {"auto", "json", "raw", "sip"};
+  for (int i = 0; i < 4; ++i) {
+    if (std::string(text) == kNames[i]) return i;
+  }
+  PyErr_Format(PyExc_ValueError, "unknown metadata format %R: expected auto, json, raw or sip",
+               format);
+  return -1;
+}
+
+// _make_function(address, metadata, format, flags, name, global_name, release_gil)
+PyObject* MakeFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 7) {
+    PyErr_SetString(PyExc_TypeError, "_make_function takes 7 arguments");
+    return nullptr;
+  }
+  void* address = PyLong_AsVoidPtr(args[0]);
+  if (address == nullptr && PyErr_Occurred()) return nullptr;
+  const char* metadata;
+  Py_ssize_t metadata_size;
+  if (!Utf8Of(args[1], "sig", &metadata, &metadata_size)) return nullptr;
+  if (static_cast<Py_ssize_t>(std::char_traits<char>::length(metadata)) != metadata_size) {
+    PyErr_SetString(PyExc_ValueError, "sig contains a NUL character");
+    return nullptr;
+  }
+  int format = FormatCode(args[2]);
+  if (format < 0) return nullptr;
+  long flags = PyLong_AsLong(args[3]);
+  if (flags == -1 && PyErr_Occurred()) return nullptr;
+  const char* name = nullptr;
+  if (args[4] != Py_None && (name = PyUnicode_AsUTF8(args[4])) == nullptr) return nullptr;
+  const char* global_name = nullptr;
+  if (args[5] != Py_None && (global_name = PyUnicode_AsUTF8(args[5])) == nullptr) return nullptr;
+  int release_gil = PyObject_IsTrue(args[6]);
+  if (release_gil < 0) return nullptr;
+  TVMFFIObjectHandle out = nullptr;
+  int rc =
+      global_name != nullptr
+          ? FFIJITRegister(address, metadata, format, static_cast<int>(flags), global_name, &out)
+          : FFIJITMakeFunction(address, metadata, format, static_cast<int>(flags), name, &out);
+  if (rc != 0) return RaiseFromFFI();
+  auto* handle = static_cast<TVMFFIObject*>(out);
+  if (release_gil) {
+    TVMFFIObjectIncRef(handle);
+    if (!g_release_gil_functions->insert(handle).second) TVMFFIObjectDecRef(handle);
+  }
+  return WrapFunction(handle);
+}
+
+PyObject* GetGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 1 || nargs > 2) {
+    PyErr_SetString(PyExc_TypeError, "get_global_func(name, allow_missing=False)");
+    return nullptr;
+  }
+  const char* name;
+  Py_ssize_t size;
+  if (!Utf8Of(args[0], "name", &name, &size)) return nullptr;
+  int allow_missing = nargs == 2 ? PyObject_IsTrue(args[1]) : 0;
+  if (allow_missing < 0) return nullptr;
+  TVMFFIByteArray key{name, static_cast<size_t>(size)};
+  TVMFFIObjectHandle out = nullptr;
+  if (TVMFFIFunctionGetGlobal(&key, &out) != 0) return RaiseFromFFI();
+  if (out == nullptr) {
+    if (allow_missing) Py_RETURN_NONE;
+    PyErr_Format(PyExc_KeyError, "no global function named %R", args[0]);
+    return nullptr;
+  }
+  return WrapFunction(static_cast<TVMFFIObject*>(out));
+}
+
+PyObject* ListGlobalFuncs(PyObject*, PyObject*) {
+  TVMFFIObjectHandle names = nullptr;
+  if (FFIJITFunctionListGlobals(&names) != 0) return RaiseFromFFI();
+  auto* array = static_cast<TVMFFIObject*>(names);
+  auto* cell = reinterpret_cast<const FFIJITArrayCell*>(array + 1);
+  PyObject* list = PyList_New(cell->size);
+  for (int64_t i = 0; list != nullptr && i < cell->size; ++i) {
+    PyObject* item = FromAnyView(&cell->data[i]);
+    if (item == nullptr)
+      Py_CLEAR(list);
+    else
+      PyList_SET_ITEM(list, i, item);
+  }
+  TVMFFIObjectDecRef(array);
+  if (list != nullptr && PyList_Sort(list) != 0) Py_CLEAR(list);
+  return list;
+}
+
+PyObject* RemoveGlobalFunc(PyObject*, PyObject* arg) {
+  const char* name;
+  Py_ssize_t size;
+  if (!Utf8Of(arg, "name", &name, &size)) return nullptr;
+  TVMFFIByteArray key{name, static_cast<size_t>(size)};
+  if (FFIJITFunctionRemoveGlobal(&key) != 0) return RaiseFromFFI();
+  Py_RETURN_NONE;
+}
+
+// _register_callable(name, callable, override): a Python callable as a global function.
+PyObject* RegisterCallable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "_register_callable takes 3 arguments");
+    return nullptr;
+  }
+  const char* name;
+  Py_ssize_t size;
+  if (!Utf8Of(args[0], "name", &name, &size)) return nullptr;
+  int override = PyObject_IsTrue(args[2]);
+  if (override < 0) return nullptr;
+  TVMFFIObject* func;
+  if (PyType_IsSubtype(Py_TYPE(args[1]), g_function_type)) {
+    func = reinterpret_cast<PyFFIObject*>(args[1])->handle;
+    TVMFFIObjectIncRef(func);
+  } else {
+    if (!PyCallable_Check(args[1])) {
+      PyErr_Format(PyExc_TypeError, "register_func: %R is not callable", args[1]);
+      return nullptr;
+    }
+    if ((func = FunctionFromCallable(args[1])) == nullptr) return nullptr;
+  }
+  TVMFFIByteArray key{name, static_cast<size_t>(size)};
+  if (TVMFFIFunctionSetGlobal(&key, func, override) != 0) {
+    TVMFFIObjectDecRef(func);
+    return RaiseFromFFI();
+  }
+  return WrapFunction(func);
+}
+
+// _function_from_callable(callable)
+PyObject* FunctionFromPython(PyObject*, PyObject* callable) {
+  if (PyType_IsSubtype(Py_TYPE(callable), g_function_type)) return Py_NewRef(callable);
+  if (!PyCallable_Check(callable)) {
+    PyErr_Format(PyExc_TypeError, "ffijit.function: %R is not callable", callable);
+    return nullptr;
+  }
+  TVMFFIObject* func = FunctionFromCallable(callable);
+  return func == nullptr ? nullptr : WrapFunction(func);
+}
+
+// _dlsym(library_path, symbol) -> address. Libraries stay loaded: the functions made from them
+// may live as long as the process.
+PyObject* DlSym(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "_dlsym(library_path, symbol)");
+    return nullptr;
+  }
+  const char* path;
+  const char* symbol;
+  Py_ssize_t size;
+  if (!Utf8Of(args[0], "library path", &path, &size)) return nullptr;
+  if (!Utf8Of(args[1], "symbol", &symbol, &size)) return nullptr;
+  void* library;
+  Py_BEGIN_ALLOW_THREADS;  // a library's initialisers may run Python callbacks on other threads
+  library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  Py_END_ALLOW_THREADS;
+  if (library == nullptr) {
+    const char* reason = dlerror();
+    PyErr_Format(PyExc_ValueError, "cannot load the library %R: %s", args[0],
+                 reason != nullptr ? reason : "unknown reason");
+    return nullptr;
+  }
+  dlerror();
+  void* address = dlsym(library, symbol);
+  if (address == nullptr) {
+    PyErr_Format(PyExc_AttributeError, "the library %R has no symbol %R", args[0], args[1]);
+    return nullptr;
+  }
+  return PyLong_FromVoidPtr(address);
+}
+
+}  // namespace
+
+PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil) {
+  TVMFFIAny result;
+  result.type_index = kTVMFFINone;
+  result.zero_padding = 0;
+  result.v_int64 = 0;
+  TVMFFISafeCallType safe_call = LoadSafeCall(func);
+  int rc;
+  if (release_gil) {
+    Py_BEGIN_ALLOW_THREADS;
+    rc = safe_call(func, args, n, &result);
+    Py_END_ALLOW_THREADS;
+  } else {
+    rc = safe_call(func, args, n, &result);
+  }
+  if (rc != 0) {
+    // -2: the environment's error (a Python signal seen by TVMFFIEnvCheckSignals) is already set.
+    if (rc == -2 && PyErr_Occurred()) return nullptr;
+    return RaiseFromFFI();
+  }
+  return FromOwnedAny(&result);
+}
+
+PyObject* WrapFunction(TVMFFIObject* handle) {
+  auto* self = reinterpret_cast<PyFFIFunction*>(WrapAs(g_function_type, handle));
+  if (self == nullptr) return nullptr;
+  self->vectorcall = FunctionVectorcall;
+  self->release_gil = g_release_gil_functions->count(handle) != 0;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+PyMethodDef kFunctionModuleMethods[] = {
+    {"_make_function", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(MakeFunction)),
+     METH_FASTCALL, "_make_function(address, sig, format, flags, name, global_name, release_gil)"},
+    {"get_global_func", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(GetGlobalFunc)),
+     METH_FASTCALL,
+     "get_global_func(name, allow_missing=False)\n--\n\nThe global function registered under "
+     "`name`\n(by Python, C, C++ or a loaded module). KeyError when there is none, or None with\n"
+     "allow_missing=True."},
+    {"list_global_funcs", ListGlobalFuncs, METH_NOARGS,
+     "list_global_funcs()\n--\n\nThe names of every global function, sorted."},
+    {"remove_global_func", RemoveGlobalFunc, METH_O,
+     "remove_global_func(name)\n--\n\nRemoves a global function's name; the function lives on "
+     "while\nreferenced."},
+    {"_register_callable", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(RegisterCallable)),
+     METH_FASTCALL, "_register_callable(name, callable, override)"},
+    {"_function_from_callable", FunctionFromPython, METH_O, "_function_from_callable(callable)"},
+    {"_dlsym", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(DlSym)), METH_FASTCALL,
+     "_dlsym(library_path, symbol) -> address"},
+    {nullptr, nullptr, 0, nullptr}};
+
+bool InitFunctionType(PyObject* module) {
+  g_release_gil_functions = new std::unordered_set<TVMFFIObject*>();
+  PyType_Slot slots[sizeof(kFunctionSlots) / sizeof(kFunctionSlots[0]) + 1];
+  size_t n = 0;
+  for (; kFunctionSlots[n].slot != 0; ++n) slots[n] = kFunctionSlots[n];
+  slots[n++] = {Py_tp_members, kFunctionMembers};
+  slots[n] = {0, nullptr};
+  PyType_Spec spec{"ffijit.Function", sizeof(PyFFIFunction), 0,
+                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, slots};
+  PyObject* bases = PyTuple_Pack(1, reinterpret_cast<PyObject*>(g_object_type));
+  if (bases == nullptr) return false;
+  g_function_type = reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, bases));
+  Py_DECREF(bases);
+  if (g_function_type == nullptr) return false;
+  if (PyModule_AddObjectRef(module, "Function", reinterpret_cast<PyObject*>(g_function_type)) < 0) {
+    return false;
+  }
+  return PyModule_AddFunctions(module, kFunctionModuleMethods) == 0;
+}
+
+}  // namespace ffijit::python

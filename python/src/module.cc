@@ -1,0 +1,67 @@
+// The `ffijit._core` extension module: creates the types and collects the module functions of
+// the other files. The Python-facing API (register, function, callback, ...) is ffijit/__init__.py.
+#include "ffijit/jit.h"
+#include "ffijit_py.h"
+
+namespace ffijit::python {
+
+bool g_python_finalizing = false;
+
+namespace {
+
+PyObject* g_ctypes_void_p = nullptr;
+
+void MarkFinalizing() {
+  g_python_finalizing = true;
+}
+
+PyObject* JitAvailable(PyObject*, PyObject*) {
+  return PyBool_FromLong(ffijit::JitAvailable());
+}
+
+PyMethodDef kCoreMethods[] = {
+    {"jit_available", JitAvailable, METH_NOARGS,
+     "jit_available()\n--\n\nTrue when this build compiles JIT thunks (LLVM is present)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+int CoreExec(PyObject* module) {
+  if (!InitErrors(module) || !InitObjectTypes(module) || !InitFunctionType(module) ||
+      !InitTensorType(module) || !InitValueTypes(module) || !InitCallbacks(module)) {
+    return -1;
+  }
+  if (PyModule_AddFunctions(module, kCoreMethods) != 0) return -1;
+  // Deleters of callbacks and buffers may run after Python is gone (a static C++ object
+  // releasing a Function at exit); from then on they leave Python alone.
+  Py_AtExit(MarkFinalizing);
+  return 0;
+}
+
+PyModuleDef_Slot kCoreSlots[] = {{Py_mod_exec, reinterpret_cast<void*>(CoreExec)}, {0, nullptr}};
+
+PyModuleDef kCoreModule = {PyModuleDef_HEAD_INIT,
+                           "ffijit._core",
+                           "ffijit's CPython extension (use the `ffijit` package).",
+                           0,
+                           nullptr,
+                           kCoreSlots,
+                           nullptr,
+                           nullptr,
+                           nullptr};
+
+}  // namespace
+
+PyObject* CtypesVoidPointerType() {
+  if (g_ctypes_void_p == nullptr) {
+    PyObject* ctypes = PyImport_ImportModule("ctypes");
+    if (ctypes == nullptr) return nullptr;
+    g_ctypes_void_p = PyObject_GetAttrString(ctypes, "c_void_p");
+    Py_DECREF(ctypes);
+  }
+  return g_ctypes_void_p;
+}
+
+}  // namespace ffijit::python
+
+PyMODINIT_FUNC PyInit__core() {
+  return PyModuleDef_Init(&ffijit::python::kCoreModule);
+}

@@ -1,0 +1,597 @@
+// ffijit.Object and the container and module wrappers: Array (a sequence), Map (a mapping),
+// Module (functions as attributes and items). Each holds one strong reference to its ABI object.
+#include <cstring>
+
+#include "ffijit_py.h"
+
+namespace ffijit::python {
+
+PyTypeObject* g_object_type = nullptr;
+PyTypeObject* g_array_type = nullptr;
+PyTypeObject* g_map_type = nullptr;
+PyTypeObject* g_module_type = nullptr;
+
+namespace {
+
+inline TVMFFIObject* HandleOf(PyObject* self) {
+  return reinterpret_cast<PyFFIObject*>(self)->handle;
+}
+
+void ObjectDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  TVMFFIObject* handle = HandleOf(self);
+  if (handle != nullptr) TVMFFIObjectDecRef(handle);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* ObjectNew(PyTypeObject* type, PyObject*, PyObject*) {
+  PyErr_Format(PyExc_TypeError,
+               "%s objects come from calls and conversions; they cannot be made directly",
+               type->tp_name);
+  return nullptr;
+}
+
+PyObject* TypeKeyOf(TVMFFIObject* handle) {
+  TVMFFIAny key;
+  key.type_index = kTVMFFINone;
+  if (FFIJITTypeIndexToKey(handle->type_index, &key) != 0) return RaiseFromFFI();
+  return FromOwnedAny(&key);
+}
+
+PyObject* ObjectTypeKey(PyObject* self, void*) {
+  return TypeKeyOf(HandleOf(self));
+}
+
+PyObject* ObjectTypeIndex(PyObject* self, void*) {
+  return PyLong_FromLong(HandleOf(self)->type_index);
+}
+
+PyObject* ObjectHandle(PyObject* self, void*) {
+  return PyLong_FromVoidPtr(HandleOf(self));
+}
+
+PyObject* ObjectRepr(PyObject* self) {
+  PyObject* key = TypeKeyOf(HandleOf(self));
+  if (key == nullptr) return nullptr;
+  PyObject* repr = PyUnicode_FromFormat("<%s %S at %p>", Py_TYPE(self)->tp_name, key,
+                                        static_cast<void*>(HandleOf(self)));
+  Py_DECREF(key);
+  return repr;
+}
+
+PyObject* ObjectRichCompare(PyObject* self, PyObject* other, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !IsFFIObject(other)) Py_RETURN_NOTIMPLEMENTED;
+  bool same = HandleOf(self) == HandleOf(other);
+  return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+Py_hash_t ObjectHash(PyObject* self) {
+  return _Py_HashPointer(HandleOf(self));
+}
+
+PyObject* ObjectSameAs(PyObject* self, PyObject* other) {
+  return PyBool_FromLong(IsFFIObject(other) && HandleOf(self) == HandleOf(other));
+}
+
+PyMethodDef kObjectMethods[] = {{"same_as", ObjectSameAs, METH_O,
+                                 "same_as(other)\n--\n\nTrue when both wrap the very same object."},
+                                {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef kObjectGetSet[] = {
+    {"type_key", ObjectTypeKey, nullptr, "The object's registered type key.", nullptr},
+    {"type_index", ObjectTypeIndex, nullptr, "The object's type index.", nullptr},
+    {"handle", ObjectHandle, nullptr, "The object's address (a TVMFFIObjectHandle).", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot kObjectSlots[] = {
+    {Py_tp_doc, const_cast<char*>("An object of the TVM FFI object system (a reference to it).")},
+    {Py_tp_dealloc, reinterpret_cast<void*>(ObjectDealloc)},
+    {Py_tp_new, reinterpret_cast<void*>(ObjectNew)},
+    {Py_tp_repr, reinterpret_cast<void*>(ObjectRepr)},
+    {Py_tp_richcompare, reinterpret_cast<void*>(ObjectRichCompare)},
+    {Py_tp_hash, reinterpret_cast<void*>(ObjectHash)},
+    {Py_tp_methods, kObjectMethods},
+    {Py_tp_getset, kObjectGetSet},
+    {0, nullptr}};
+
+// ---- Array ----
+
+inline const FFIJITArrayCell* ArrayCell(PyObject* self) {
+  return reinterpret_cast<const FFIJITArrayCell*>(HandleOf(self) + 1);
+}
+
+Py_ssize_t ArrayLength(PyObject* self) {
+  return static_cast<Py_ssize_t>(ArrayCell(self)->size);
+}
+
+PyObject* ArrayItem(PyObject* self, Py_ssize_t i) {
+  const FFIJITArrayCell* cell = ArrayCell(self);
+  if (i < 0 || i >= cell->size) {
+    PyErr_Format(PyExc_IndexError, "Array index %zd out of range for size %lld", i,
+                 static_cast<long long>(cell->size));
+    return nullptr;
+  }
+  return FromAnyView(&cell->data[i]);
+}
+
+PyObject* ArrayAsList(PyObject* self) {
+  Py_ssize_t n = ArrayLength(self);
+  PyObject* list = PyList_New(n);
+  for (Py_ssize_t i = 0; list != nullptr && i < n; ++i) {
+    PyObject* item = ArrayItem(self, i);
+    if (item == nullptr) {
+      Py_CLEAR(list);
+    } else {
+      PyList_SET_ITEM(list, i, item);
+    }
+  }
+  return list;
+}
+
+PyObject* ArrayRepr(PyObject* self) {
+  PyObject* list = ArrayAsList(self);
+  if (list == nullptr) return nullptr;
+  PyObject* repr = PyUnicode_FromFormat("ffijit.Array(%R)", list);
+  Py_DECREF(list);
+  return repr;
+}
+
+PyObject* ArrayRichCompare(PyObject* self, PyObject* other, int op) {
+  if ((op == Py_EQ || op == Py_NE) &&
+      (PyList_Check(other) || PyTuple_Check(other) || PyObject_TypeCheck(other, g_array_type))) {
+    PyObject* mine = ArrayAsList(self);
+    if (mine == nullptr) return nullptr;
+    PyObject* theirs =
+        PyObject_TypeCheck(other, g_array_type) ? ArrayAsList(other) : PySequence_List(other);
+    if (theirs == nullptr) {
+      Py_DECREF(mine);
+      return nullptr;
+    }
+    PyObject* result = PyObject_RichCompare(mine, theirs, op);
+    Py_DECREF(mine);
+    Py_DECREF(theirs);
+    return result;
+  }
+  return ObjectRichCompare(self, other, op);
+}
+
+PyType_Slot kArraySlots[] = {
+    {Py_tp_doc, const_cast<char*>("An immutable TVM FFI Array: a sequence of values.")},
+    {Py_sq_length, reinterpret_cast<void*>(ArrayLength)},
+    {Py_sq_item, reinterpret_cast<void*>(ArrayItem)},
+    {Py_tp_repr, reinterpret_cast<void*>(ArrayRepr)},
+    {Py_tp_richcompare, reinterpret_cast<void*>(ArrayRichCompare)},
+    {Py_tp_hash, reinterpret_cast<void*>(ObjectHash)},
+    {0, nullptr}};
+
+// ---- Map ----
+
+Py_ssize_t MapLength(PyObject* self) {
+  int64_t size = 0;
+  if (FFIJITMapSize(HandleOf(self), &size) != 0) {
+    RaiseFromFFI();
+    return -1;
+  }
+  return static_cast<Py_ssize_t>(size);
+}
+
+// 1 found (*out a new reference), 0 missing, -1 error.
+int MapLookup(PyObject* self, PyObject* key, PyObject** out) {
+  TVMFFIAny packed;
+  if (!ToOwnedAny(key, &packed, kWhereElement)) return -1;
+  const TVMFFIAny* value = nullptr;
+  int rc = FFIJITMapGet(HandleOf(self), &packed, &value);
+  ReleaseAny(&packed);
+  if (rc != 0) {
+    RaiseFromFFI();
+    return -1;
+  }
+  if (value == nullptr) return 0;
+  *out = FromAnyView(value);
+  return *out == nullptr ? -1 : 1;
+}
+
+PyObject* MapSubscript(PyObject* self, PyObject* key) {
+  PyObject* value = nullptr;
+  int found = MapLookup(self, key, &value);
+  if (found == 0) PyErr_SetObject(PyExc_KeyError, key);
+  return found > 0 ? value : nullptr;
+}
+
+int MapContains(PyObject* self, PyObject* key) {
+  PyObject* value = nullptr;
+  int found = MapLookup(self, key, &value);
+  Py_XDECREF(value);
+  return found;
+}
+
+// A list of keys (part 0), values (1) or (key, value) tuples (2), in the map's order.
+PyObject* MapItemsOf(PyObject* self, int part) {
+  Py_ssize_t n = MapLength(self);
+  if (n < 0) return nullptr;
+  PyObject* list = PyList_New(n);
+  for (Py_ssize_t i = 0; list != nullptr && i < n; ++i) {
+    const TVMFFIAny* key = nullptr;
+    const TVMFFIAny* value = nullptr;
+    if (FFIJITMapItemAt(HandleOf(self), i, &key, &value) != 0) {
+      Py_DECREF(list);
+      return RaiseFromFFI();
+    }
+    PyObject* item = nullptr;
+    if (part == 0) {
+      item = FromAnyView(key);
+    } else if (part == 1) {
+      item = FromAnyView(value);
+    } else {
+      PyObject* k = FromAnyView(key);
+      PyObject* v = k == nullptr ? nullptr : FromAnyView(value);
+      item = v == nullptr ? nullptr : PyTuple_Pack(2, k, v);
+      Py_XDECREF(k);
+      Py_XDECREF(v);
+    }
+    if (item == nullptr) {
+      Py_CLEAR(list);
+    } else {
+      PyList_SET_ITEM(list, i, item);
+    }
+  }
+  return list;
+}
+
+PyObject* MapKeys(PyObject* self, PyObject*) {
+  return MapItemsOf(self, 0);
+}
+PyObject* MapValues(PyObject* self, PyObject*) {
+  return MapItemsOf(self, 1);
+}
+PyObject* MapItems(PyObject* self, PyObject*) {
+  return MapItemsOf(self, 2);
+}
+
+PyObject* MapIter(PyObject* self) {
+  PyObject* keys = MapItemsOf(self, 0);
+  if (keys == nullptr) return nullptr;
+  PyObject* iter = PyObject_GetIter(keys);
+  Py_DECREF(keys);
+  return iter;
+}
+
+PyObject* MapGet(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 1 || nargs > 2) {
+    PyErr_SetString(PyExc_TypeError, "get(key, default=None)");
+    return nullptr;
+  }
+  PyObject* value = nullptr;
+  int found = MapLookup(self, args[0], &value);
+  if (found < 0) return nullptr;
+  if (found > 0) return value;
+  return Py_NewRef(nargs == 2 ? args[1] : Py_None);
+}
+
+PyObject* MapAsDict(PyObject* self) {
+  PyObject* items = MapItemsOf(self, 2);
+  if (items == nullptr) return nullptr;
+  PyObject* dict = PyDict_New();
+  for (Py_ssize_t i = 0; dict != nullptr && i < PyList_GET_SIZE(items); ++i) {
+    PyObject* pair = PyList_GET_ITEM(items, i);
+    if (PyDict_SetItem(dict, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) != 0) {
+      Py_CLEAR(dict);
+    }
+  }
+  Py_DECREF(items);
+  return dict;
+}
+
+PyObject* MapRepr(PyObject* self) {
+  PyObject* dict = MapAsDict(self);
+  if (dict == nullptr) return nullptr;
+  PyObject* repr = PyUnicode_FromFormat("ffijit.Map(%R)", dict);
+  Py_DECREF(dict);
+  return repr;
+}
+
+PyObject* MapRichCompare(PyObject* self, PyObject* other, int op) {
+  if ((op == Py_EQ || op == Py_NE) &&
+      (PyDict_Check(other) || PyObject_TypeCheck(other, g_map_type))) {
+    PyObject* mine = MapAsDict(self);
+    if (mine == nullptr) return nullptr;
+    PyObject* theirs = PyDict_Check(other) ? Py_NewRef(other) : MapAsDict(other);
+    if (theirs == nullptr) {
+      Py_DECREF(mine);
+      return nullptr;
+    }
+    PyObject* result = PyObject_RichCompare(mine, theirs, op);
+    Py_DECREF(mine);
+    Py_DECREF(theirs);
+    return result;
+  }
+  return ObjectRichCompare(self, other, op);
+}
+
+PyMethodDef kMapMethods[] = {
+    {"keys", MapKeys, METH_NOARGS, "The keys, in the map's order."},
+    {"values", MapValues, METH_NOARGS, "The values, in the map's order."},
+    {"items", MapItems, METH_NOARGS, "(key, value) pairs, in the map's order."},
+    {"get", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(MapGet)), METH_FASTCALL,
+     "get(key, default=None)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyType_Slot kMapSlots[] = {
+    {Py_tp_doc, const_cast<char*>("An immutable TVM FFI Map: a mapping of values.")},
+    {Py_mp_length, reinterpret_cast<void*>(MapLength)},
+    {Py_mp_subscript, reinterpret_cast<void*>(MapSubscript)},
+    {Py_sq_contains, reinterpret_cast<void*>(MapContains)},
+    {Py_tp_iter, reinterpret_cast<void*>(MapIter)},
+    {Py_tp_repr, reinterpret_cast<void*>(MapRepr)},
+    {Py_tp_richcompare, reinterpret_cast<void*>(MapRichCompare)},
+    {Py_tp_hash, reinterpret_cast<void*>(ObjectHash)},
+    {Py_tp_methods, kMapMethods},
+    {0, nullptr}};
+
+// ---- Module ----
+
+// Calls the global function `name` with packed arguments; a new Python value or NULL.
+PyObject* CallGlobal(const char* name, TVMFFIAny* args, int32_t n) {
+  TVMFFIByteArray key{name, std::strlen(name)};
+  TVMFFIObjectHandle func = nullptr;
+  if (TVMFFIFunctionGetGlobal(&key, &func) != 0) return RaiseFromFFI();
+  if (func == nullptr) {
+    PyErr_Format(PyExc_RuntimeError, "ffijit: the global function %s is missing", name);
+    return nullptr;
+  }
+  PyObject* result = CallPacked(static_cast<TVMFFIObject*>(func), args, n, false);
+  TVMFFIObjectDecRef(func);
+  return result;
+}
+
+TVMFFIAny ObjectArg(PyObject* self) {
+  TVMFFIAny any;
+  any.type_index = HandleOf(self)->type_index;
+  any.zero_padding = 0;
+  any.v_obj = HandleOf(self);
+  return any;
+}
+
+// The module's function `name`, or None when it has none.
+PyObject* ModuleFunction(PyObject* self, PyObject* name, bool query_imports) {
+  TVMFFIAny args[3];
+  args[0] = ObjectArg(self);
+  ArgPack pack;
+  if (!pack.Convert(name, 0)) return nullptr;
+  args[1] = pack.values()[0];
+  args[2].type_index = kTVMFFIBool;
+  args[2].zero_padding = 0;
+  args[2].v_int64 = query_imports ? 1 : 0;
+  return CallGlobal("ffi.ModuleGetFunction", args, 3);
+}
+
+PyObject* ModuleGetAttr(PyObject* self, PyObject* name) {
+  PyObject* found = PyObject_GenericGetAttr(self, name);
+  if (found != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
+  // Dunder names are Python's protocol lookups (copy, pickle, numpy), never functions.
+  const char* text = PyUnicode_AsUTF8(name);
+  if (text == nullptr || std::strncmp(text, "__", 2) == 0) return nullptr;
+  PyErr_Clear();
+  found = ModuleFunction(self, name, true);
+  if (found == Py_None) {
+    Py_DECREF(found);
+    PyErr_Format(PyExc_AttributeError, "the module has no function %R", name);
+    return nullptr;
+  }
+  return found;
+}
+
+PyObject* ModuleSubscript(PyObject* self, PyObject* name) {
+  PyObject* found = ModuleFunction(self, name, true);
+  if (found == Py_None) {
+    Py_DECREF(found);
+    PyErr_Format(PyExc_KeyError, "the module has no function %R", name);
+    return nullptr;
+  }
+  return found;
+}
+
+PyObject* ModuleGetFunction(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 1 || nargs > 2) {
+    PyErr_SetString(PyExc_TypeError, "get_function(name, query_imports=True)");
+    return nullptr;
+  }
+  int query_imports = nargs == 2 ? PyObject_IsTrue(args[1]) : 1;
+  if (query_imports < 0) return nullptr;
+  return ModuleFunction(self, args[0], query_imports != 0);
+}
+
+PyObject* ModuleImport(PyObject* self, PyObject* other) {
+  if (!PyObject_TypeCheck(other, g_module_type)) {
+    PyErr_Format(PyExc_TypeError, "import_module expects an ffijit.Module, not %s",
+                 Py_TYPE(other)->tp_name);
+    return nullptr;
+  }
+  TVMFFIAny args[2] = {ObjectArg(self), ObjectArg(other)};
+  return CallGlobal("ffi.ModuleImportModule", args, 2);
+}
+
+PyObject* ModuleKind(PyObject* self, void*) {
+  TVMFFIAny args[1] = {ObjectArg(self)};
+  return CallGlobal("ffi.ModuleGetKind", args, 1);
+}
+
+PyObject* ModuleImplements(PyObject* self, PyObject* name) {
+  TVMFFIAny args[3];
+  args[0] = ObjectArg(self);
+  ArgPack pack;
+  if (!pack.Convert(name, 0)) return nullptr;
+  args[1] = pack.values()[0];
+  args[2].type_index = kTVMFFIBool;
+  args[2].zero_padding = 0;
+  args[2].v_int64 = 1;
+  return CallGlobal("ffi.ModuleImplementsFunction", args, 3);
+}
+
+PyObject* ModuleUnload(PyObject* self, PyObject*) {
+  TVMFFIAny args[1] = {ObjectArg(self)};
+  return CallGlobal("ffijit.JitModuleUnload", args, 1);
+}
+
+PyMethodDef kModuleMethods[] = {
+    {"get_function", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(ModuleGetFunction)),
+     METH_FASTCALL,
+     "get_function(name, query_imports=True)\n--\n\nThe module's function `name`, or None."},
+    {"import_module", ModuleImport, METH_O,
+     "import_module(other)\n--\n\nMakes `other`'s functions reachable from this module "
+     "(imports)."},
+    {"implements_function", ModuleImplements, METH_O,
+     "implements_function(name)\n--\n\nTrue when the module itself defines `name`."},
+    {"unload", ModuleUnload, METH_NOARGS,
+     "unload()\n--\n\nFrees a JIT module's code now (see the guide: refused while anything\n"
+     "else references the module)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef kModuleGetSet[] = {{"kind", ModuleKind, nullptr, "The module's kind.", nullptr},
+                               {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyType_Slot kModuleSlots[] = {
+    {Py_tp_doc,
+     const_cast<char*>("A TVM FFI module: its functions are attributes (mod.add) and items\n"
+                       "(mod['add']).")},
+    {Py_tp_getattro, reinterpret_cast<void*>(ModuleGetAttr)},
+    {Py_mp_subscript, reinterpret_cast<void*>(ModuleSubscript)},
+    {Py_tp_methods, kModuleMethods},
+    {Py_tp_getset, kModuleGetSet},
+    {0, nullptr}};
+
+PyTypeObject* MakeType(PyObject* module, const char* name, PyType_Slot* slots, PyTypeObject* base,
+                       const char* attribute) {
+  PyType_Spec spec{name, sizeof(PyFFIObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+  PyObject* bases = base == nullptr ? nullptr : PyTuple_Pack(1, base);
+  auto* type = reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, bases));
+  Py_XDECREF(bases);
+  if (type == nullptr) return nullptr;
+  if (PyModule_AddObjectRef(module, attribute, reinterpret_cast<PyObject*>(type)) < 0) {
+    return nullptr;
+  }
+  return type;
+}
+
+// load_module(path) and system_lib(): through the runtime's module globals.
+PyObject* LoadModule(PyObject*, PyObject* path) {
+  if (PyObject_TypeCheck(path, &PyUnicode_Type) == 0) {
+    path = PyOS_FSPath(path);
+    if (path == nullptr) return nullptr;
+  } else {
+    Py_INCREF(path);
+  }
+  ArgPack pack;
+  PyObject* result = nullptr;
+  if (pack.Convert(path, 0)) {
+    // The loader is chosen by the file's extension.
+    result = CallGlobal("ffi.ModuleLoadFromFile", pack.values(), 1);
+  }
+  Py_DECREF(path);
+  return result;
+}
+
+PyObject* SystemLib(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  ArgPack pack;
+  if (nargs > 1) {
+    PyErr_SetString(PyExc_TypeError, "system_lib(prefix='')");
+    return nullptr;
+  }
+  if (!pack.Reserve(1) || (nargs == 1 && !pack.Convert(args[0], 0))) return nullptr;
+  return CallGlobal("ffi.SystemLib", pack.values(), static_cast<int32_t>(nargs));
+}
+
+PyMethodDef kObjectModuleMethods[] = {
+    {"load_module", LoadModule, METH_O,
+     "load_module(path)\n--\n\nLoads a module: a shared library (.so) through dlopen; an object\n"
+     "file (.o), LLVM bitcode (.bc) or LLVM IR text (.ll) through ffijit's JIT. Its functions\n"
+     "are the `__tvm_ffi_<name>` symbols it exports."},
+    {"system_lib", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(SystemLib)), METH_FASTCALL,
+     "system_lib(prefix='')\n--\n\nThe module of functions linked into the process and "
+     "registered\nas its system library."},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+bool IsFFIObject(PyObject* obj) {
+  return PyObject_TypeCheck(obj, g_object_type);
+}
+
+PyObject* WrapAs(PyTypeObject* type, TVMFFIObject* handle) {
+  PyObject* self = type->tp_alloc(type, 0);
+  if (self == nullptr) {
+    TVMFFIObjectDecRef(handle);
+    return nullptr;
+  }
+  reinterpret_cast<PyFFIObject*>(self)->handle = handle;
+  return self;
+}
+
+PyObject* WrapObject(TVMFFIObject* handle) {
+  switch (handle->type_index) {
+    case kTVMFFIFunction:
+      return WrapFunction(handle);
+    case kTVMFFIArray:
+      return WrapAs(g_array_type, handle);
+    case kTVMFFIMap:
+      return WrapAs(g_map_type, handle);
+    case kTVMFFITensor:
+      return WrapAs(g_tensor_type, handle);
+    case kTVMFFIModule:
+      return WrapAs(g_module_type, handle);
+    case kTVMFFIShape: {
+      auto* cell = reinterpret_cast<const TVMFFIShapeCell*>(handle + 1);
+      PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(cell->size));
+      for (size_t i = 0; tuple != nullptr && i < cell->size; ++i) {
+        PyObject* dim = PyLong_FromLongLong(cell->data[i]);
+        if (dim == nullptr) {
+          Py_CLEAR(tuple);
+        } else {
+          PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), dim);
+        }
+      }
+      TVMFFIObjectDecRef(handle);
+      return tuple;
+    }
+    case kTVMFFIError: {
+      // An error passed as a value (not raised): the matching exception object, unraised.
+      TVMFFIErrorSetRaised(handle);
+      TVMFFIObjectDecRef(handle);
+      RaiseFromFFI();
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);
+      PyErr_NormalizeException(&type, &value, &traceback);
+      Py_XDECREF(type);
+      Py_XDECREF(traceback);
+      return value;
+    }
+    default:
+      // Subtypes of the containers and modules (a dynamic type deriving from them) keep their
+      // base's wrapper.
+      if (handle->type_index >= kTVMFFIDynObjectBegin) {
+        if (FFIJITObjectIsInstance(handle->type_index, kTVMFFIModule)) {
+          return WrapAs(g_module_type, handle);
+        }
+        if (FFIJITObjectIsInstance(handle->type_index, kTVMFFIFunction)) {
+          return WrapFunction(handle);
+        }
+      }
+      return WrapAs(g_object_type, handle);
+  }
+}
+
+bool InitObjectTypes(PyObject* module) {
+  if ((g_object_type = MakeType(module, "ffijit.Object", kObjectSlots, nullptr, "Object")) ==
+          nullptr ||
+      (g_array_type = MakeType(module, "ffijit.Array", kArraySlots, g_object_type, "Array")) ==
+          nullptr ||
+      (g_map_type = MakeType(module, "ffijit.Map", kMapSlots, g_object_type, "Map")) == nullptr ||
+      (g_module_type = MakeType(module, "ffijit.Module", kModuleSlots, g_object_type, "Module")) ==
+          nullptr) {
+    return false;
+  }
+  return PyModule_AddFunctions(module, kObjectModuleMethods) == 0;
+}
+
+}  // namespace ffijit::python
