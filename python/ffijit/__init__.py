@@ -132,6 +132,12 @@ def function(target, sig=None, format="auto", *, name=None, release_gil=False,
         if isinstance(target, (int, tuple)) or not callable(target):
             raise TypeError("function(target, sig): a native target needs its signature `sig`")
         return _core._function_from_callable(target)
+    if name is None:
+        # Errors name the function: the symbol when the target names one.
+        if isinstance(target, tuple) and len(target) == 2:
+            name = str(target[1])
+        else:
+            name = getattr(target, "__name__", None)
     return _core._make_function(_address_of(target), _metadata_text(sig), format,
                                 _flags(False, interpret_only, status_convention), name, None,
                                 release_gil)

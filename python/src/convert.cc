@@ -28,8 +28,6 @@ inline void SetPod(TVMFFIAny* out, int32_t type_index) {
   out->v_int64 = 0;
 }
 
-bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where);
-
 // Keeps an object made for the call: a borrowed argument owns it through the pack, an owned
 // value through `out` itself.
 [[nodiscard]] inline bool StoreObject(TVMFFIObject* made, TVMFFIAny* out, ArgPack* pack) {
@@ -123,17 +121,23 @@ bool ConvertOwnedItems(PyObject* const* objs, Py_ssize_t n, TVMFFIAny* items, Py
 }
 
 bool FromSequence(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
-  PyObject* fast = PySequence_Fast(obj, "expected a sequence");
-  if (fast == nullptr) return false;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  // A tuple snapshot: converting an element may run Python code (__index__, __dlpack__) that
+  // changes a list under us.
+  PyObject* items_tuple = PyList_Check(obj) ? PyList_AsTuple(obj) : Py_NewRef(obj);
+  if (items_tuple == nullptr) return false;
+  Py_ssize_t n = PyTuple_GET_SIZE(items_tuple);
   TVMFFIAny* items = n > 0 ? new (std::nothrow) TVMFFIAny[static_cast<size_t>(n)] : nullptr;
   if (n > 0 && items == nullptr) {
-    Py_DECREF(fast);
+    Py_DECREF(items_tuple);
     PyErr_NoMemory();
     return false;
   }
-  bool ok = ConvertOwnedItems(PySequence_Fast_ITEMS(fast), n, items, where);
-  Py_DECREF(fast);
+  bool ok = false;
+  if (Py_EnterRecursiveCall(" while converting a list or tuple to an Array") == 0) {
+    ok = ConvertOwnedItems(&PyTuple_GET_ITEM(items_tuple, 0), n, items, where);
+    Py_LeaveRecursiveCall();
+  }
+  Py_DECREF(items_tuple);
   TVMFFIObjectHandle array = nullptr;
   if (ok) {
     int rc = FFIJITArrayCreate(items, n, &array);
@@ -149,31 +153,35 @@ bool FromSequence(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where
 }
 
 bool FromDict(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
-  Py_ssize_t n = PyDict_Size(obj);
+  // A snapshot of the items, for the same reason as FromSequence's.
+  PyObject* pairs = PyDict_Items(obj);
+  if (pairs == nullptr) return false;
+  Py_ssize_t n = PyList_GET_SIZE(pairs);
   TVMFFIAny* keys = n > 0 ? new (std::nothrow) TVMFFIAny[static_cast<size_t>(2 * n)] : nullptr;
   if (n > 0 && keys == nullptr) {
+    Py_DECREF(pairs);
     PyErr_NoMemory();
     return false;
   }
   TVMFFIAny* values = keys + n;
-  Py_ssize_t pos = 0, i = 0;
-  PyObject *key, *value;
-  bool ok = true;
-  while (ok && PyDict_Next(obj, &pos, &key, &value)) {
-    if (i == n) {  // the dict grew while being read (a __hash__ that mutates it)
-      PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during conversion");
-      ok = false;
-      break;
+  Py_ssize_t i = 0;
+  bool ok = Py_EnterRecursiveCall(" while converting a dict to a Map") == 0;
+  if (ok) {
+    for (; i < n; ++i) {
+      PyObject* pair = PyList_GET_ITEM(pairs, i);
+      if (!ConvertValue(PyTuple_GET_ITEM(pair, 0), &keys[i], nullptr, where)) {
+        ok = false;
+        break;
+      }
+      if (!ConvertValue(PyTuple_GET_ITEM(pair, 1), &values[i], nullptr, where)) {
+        ReleaseAny(&keys[i]);
+        ok = false;
+        break;
+      }
     }
-    if (!ConvertValue(key, &keys[i], nullptr, where)) {
-      ok = false;
-    } else if (!ConvertValue(value, &values[i], nullptr, where)) {
-      ReleaseAny(&keys[i]);
-      ok = false;
-    } else {
-      ++i;
-    }
+    Py_LeaveRecursiveCall();
   }
+  Py_DECREF(pairs);
   TVMFFIObjectHandle map = nullptr;
   if (ok && FFIJITMapCreate(keys, values, i, &map) != 0) {
     RaiseFromFFI();
@@ -188,27 +196,22 @@ bool FromDict(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
   return StoreObject(static_cast<TVMFFIObject*>(map), out, pack);
 }
 
-// A ctypes.c_void_p: its `value` (None for NULL).
+// A ctypes.c_void_p or function pointer: the pointer it stores (NULL passes as None). Read
+// through the buffer protocol, which exposes ctypes' storage without an attribute lookup.
 bool FromCtypesPointer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
-  PyObject* value = PyObject_GetAttrString(obj, "value");
-  if (value == nullptr) return false;
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) != 0) return false;
   void* ptr = nullptr;
-  if (value != Py_None) {
-    ptr = PyLong_AsVoidPtr(value);
-    if (ptr == nullptr && PyErr_Occurred()) {
-      Py_DECREF(value);
-      char text[48];
-      PyErr_Format(PyExc_ValueError, "%s: unreadable ctypes pointer", WhereText(where, text));
-      return false;
-    }
+  bool ok = view.len == static_cast<Py_ssize_t>(sizeof(void*));
+  if (ok) std::memcpy(&ptr, view.buf, sizeof(void*));
+  PyBuffer_Release(&view);
+  if (!ok) {
+    char text[48];
+    PyErr_Format(PyExc_ValueError, "%s: unreadable ctypes pointer", WhereText(where, text));
+    return false;
   }
-  Py_DECREF(value);
-  if (ptr == nullptr) {
-    SetPod(out, kTVMFFINone);
-  } else {
-    SetPod(out, kTVMFFIOpaquePtr);
-    out->v_ptr = ptr;
-  }
+  SetPod(out, ptr == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr);
+  out->v_ptr = ptr;
   return true;
 }
 
@@ -228,10 +231,12 @@ bool ConvertSlow(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where)
   }
   if (PyList_Check(obj) || PyTuple_Check(obj)) return FromSequence(obj, out, pack, where);
   if (PyDict_Check(obj)) return FromDict(obj, out, pack, where);
-  PyObject* void_p = CtypesVoidPointerType();
-  if (void_p == nullptr) return false;
-  if (void_p != Py_None && PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(void_p))) {
-    return FromCtypesPointer(obj, out, where);
+  int is_pointer = IsCtypesPointer(obj);
+  if (is_pointer < 0) return false;
+  if (is_pointer > 0) return FromCtypesPointer(obj, out, where);
+  if (pack != nullptr) {
+    int borrowed = pack->BorrowTensor(obj, out);
+    if (borrowed != 0) return borrowed > 0;
   }
   TVMFFIObject* tensor = nullptr;
   int is_tensor = TensorFromPython(obj, &tensor);
@@ -265,31 +270,16 @@ bool ConvertSlow(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where)
   return false;
 }
 
+}  // namespace
+
 bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
   PyTypeObject* type = Py_TYPE(obj);
+  // Exact types first, in the order calls use them; subclasses go to ConvertSlow.
   if (type == &PyLong_Type) return FromInt(obj, out, where);
-  if (type == &PyFloat_Type) {
-    SetPod(out, kTVMFFIFloat);
-    out->v_float64 = PyFloat_AS_DOUBLE(obj);
-    return true;
-  }
-  if (obj == Py_None) {
-    SetPod(out, kTVMFFINone);
-    return true;
-  }
-  if (type == &PyBool_Type) {
-    SetPod(out, kTVMFFIBool);
-    out->v_int64 = obj == Py_True ? 1 : 0;
-    return true;
+  if (type == &PyFloat_Type || obj == Py_None || type == &PyBool_Type) {
+    return ConvertScalar(obj, out);
   }
   if (type == &PyUnicode_Type) return FromStr(obj, out, pack, where);
-  if (PyType_IsSubtype(type, g_object_type)) {
-    TVMFFIObject* handle = reinterpret_cast<PyFFIObject*>(obj)->handle;
-    SetPod(out, handle->type_index);
-    out->v_obj = handle;
-    if (pack == nullptr) TVMFFIObjectIncRef(handle);
-    return true;
-  }
   if (type == g_device_type) {
     SetPod(out, kTVMFFIDevice);
     out->v_device = reinterpret_cast<PyFFIDevice*>(obj)->device;
@@ -300,20 +290,66 @@ bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where
     out->v_dtype = reinterpret_cast<PyFFIDataType*>(obj)->dtype;
     return true;
   }
+  if (pack != nullptr && type == g_numpy_array_type) {
+    int borrowed = pack->BorrowTensor(obj, out);
+    if (borrowed != 0) return borrowed > 0;
+  }
+  if (type == g_function_type || type == g_tensor_type || type == g_array_type ||
+      type == g_map_type || PyType_IsSubtype(type, g_object_type)) {
+    TVMFFIObject* handle = reinterpret_cast<PyFFIObject*>(obj)->handle;
+    SetPod(out, handle->type_index);
+    out->v_obj = handle;
+    if (pack == nullptr) TVMFFIObjectIncRef(handle);
+    return true;
+  }
   return ConvertSlow(obj, out, pack, where);
 }
 
-}  // namespace
+int ArgPack::BorrowTensor(PyObject* obj, TVMFFIAny* out) {
+  if (!borrowed_tensors_ || num_views_ == 2 || !IsNumpyArray(obj)) return 0;
+  TensorView& view = views_[num_views_];
+  // Writable buffers only, as for Tensors made from buffers (tensor.cc).
+  if (PyObject_GetBuffer(obj, &view.buffer, PyBUF_RECORDS) != 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  Py_buffer& buffer = view.buffer;
+  DLTensor& t = view.tensor;
+  static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "shapes are read in place");
+  bool describable = DataTypeOfFormat(buffer.format, buffer.itemsize, &t.dtype) && buffer.ndim <= 8;
+  t.strides = nullptr;  // compact, unless a stride says otherwise
+  Py_ssize_t compact_stride = buffer.itemsize;
+  for (int i = buffer.ndim - 1; describable && i >= 0; --i) {
+    if (buffer.strides[i] % buffer.itemsize != 0) describable = false;
+    view.strides[i] = buffer.strides[i] / buffer.itemsize;
+    if (buffer.strides[i] != compact_stride && buffer.shape[i] > 1) t.strides = view.strides;
+    compact_stride *= buffer.shape[i];
+  }
+  if (!describable) {  // the Tensor path reports what is wrong
+    PyBuffer_Release(&buffer);
+    return 0;
+  }
+  t.data = buffer.buf;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = buffer.ndim;
+  t.shape = reinterpret_cast<int64_t*>(buffer.shape);
+  t.byte_offset = 0;
+  ++num_views_;
+  out->type_index = kTVMFFIDLTensorPtr;
+  out->zero_padding = 0;
+  out->v_ptr = &t;
+  return 1;
+}
 
-ArgPack::~ArgPack() {
+void ArgPack::ReleaseAll() {
+  for (int i = 0; i < num_views_; ++i) PyBuffer_Release(&views_[i].buffer);
   for (Py_ssize_t i = 0; i < num_owned_; ++i) TVMFFIObjectDecRef(owned_[i]);
   if (values_ != inline_values_) PyMem_Free(values_);
   if (owned_ != inline_owned_) PyMem_Free(owned_);
   PyMem_Free(bytes_overflow_);
 }
 
-bool ArgPack::Reserve(Py_ssize_t n) {
-  if (n <= capacity_) return true;
+bool ArgPack::Grow(Py_ssize_t n) {
   auto* grown = static_cast<TVMFFIAny*>(PyMem_Malloc(static_cast<size_t>(n) * sizeof(TVMFFIAny)));
   if (grown == nullptr) {
     PyErr_NoMemory();
@@ -362,10 +398,6 @@ TVMFFIByteArray* ArgPack::ByteArraySlot() {
   }
   ++num_bytes_;
   return &bytes_overflow_[overflow_index];
-}
-
-bool ArgPack::Convert(PyObject* obj, Py_ssize_t i) {
-  return ConvertValue(obj, &values_[i], this, i);
 }
 
 bool ToOwnedAny(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {

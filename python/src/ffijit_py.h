@@ -9,6 +9,7 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "ffijit/c_api.h"
@@ -21,12 +22,14 @@ struct PyFFIObject {
   PyObject_HEAD TVMFFIObject* handle;
 };
 
-// ffijit.Function adds its vectorcall entry (swappable: the generated-entry issue replaces it per
-// function) and whether calls release the GIL.
+// ffijit.Function adds its vectorcall entry (swappable: a generated entry may replace it per
+// function), whether calls release the GIL, and whether the function only borrows its arguments
+// for the call (made from metadata), so a numpy array may travel as a DLTensor view.
 struct PyFFIFunction {
   PyFFIObject base;
   vectorcallfunc vectorcall;
   bool release_gil;
+  bool borrows_arguments;
 };
 
 struct PyFFIDevice {
@@ -51,6 +54,9 @@ extern PyTypeObject* g_datatype_type;
 extern PyObject* g_error_base;
 // ctypes.c_void_p, looked up lazily (ctypes is imported only when used).
 PyObject* CtypesVoidPointerType();
+// 1 when `obj` is a ctypes.c_void_p or ctypes function pointer (passed as an opaque pointer),
+// 0 when not, -1 with an exception set.
+int IsCtypesPointer(PyObject* obj);
 
 // ---- object wrappers (objects.cc) ----
 // A new Python wrapper of `handle` of the most specific wrapper type; steals the reference.
@@ -77,6 +83,20 @@ PyObject* NewDataType(DLDataType dtype);
 
 // ---- tensors (tensor.cc) ----
 bool InitTensorType(PyObject* module);
+// numpy.ndarray once one was seen (numpy is never imported by ffijit), else NULL.
+extern PyTypeObject* g_numpy_array_type;
+// Whether obj is exactly a numpy.ndarray (recognised by name the first time).
+inline bool IsNumpyArray(PyObject* obj) {
+  if (Py_TYPE(obj) == g_numpy_array_type) return true;
+  if (g_numpy_array_type != nullptr || std::strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") != 0) {
+    return false;
+  }
+  g_numpy_array_type = Py_TYPE(obj);
+  Py_INCREF(g_numpy_array_type);
+  return true;
+}
+// The DLDataType of a buffer's struct-module format (native byte order); false if it has none.
+bool DataTypeOfFormat(const char* format, Py_ssize_t itemsize, DLDataType* out);
 // Whether `obj` looks like a tensor producer (numpy, __dlpack__); sets *out to a new owned Tensor
 // object on success. Returns 1 converted, 0 not a tensor producer, -1 error set.
 int TensorFromPython(PyObject* obj, TVMFFIObject** out);
@@ -92,26 +112,114 @@ PyObject* ExceptionTypeForKind(const char* kind, size_t size);
 bool InitErrors(PyObject* module);
 
 // ---- conversions (convert.cc) ----
+class ArgPack;
+// Converts any Python value into *out (borrowing into `pack`, or owned when pack is NULL); false
+// with a Python exception set. `where` names the value in messages (an argument's position).
+bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where);
+
+// An exact int's value when it fits in int64; false otherwise (the caller takes the full path).
+// CPython's small ints are read in place, as Cython does: PyLong_AsLongLongAndOverflow costs
+// more than the rest of a conversion.
+inline bool FastInt64(PyObject* obj, int64_t* out) {
+#if PY_VERSION_HEX >= 0x030C0000
+  if (!PyUnstable_Long_IsCompact(reinterpret_cast<PyLongObject*>(obj))) return false;
+  *out = PyUnstable_Long_CompactValue(reinterpret_cast<PyLongObject*>(obj));
+  return true;
+#else
+  const auto* number = reinterpret_cast<const PyLongObject*>(obj);
+  Py_ssize_t size = Py_SIZE(obj);
+  switch (size) {
+    case 0:
+      *out = 0;
+      return true;
+    case 1:
+      *out = static_cast<int64_t>(number->ob_digit[0]);
+      return true;
+    case -1:
+      *out = -static_cast<int64_t>(number->ob_digit[0]);
+      return true;
+    case 2:
+    case -2: {
+      int64_t magnitude = static_cast<int64_t>(number->ob_digit[0]) |
+                          static_cast<int64_t>(number->ob_digit[1]) << PyLong_SHIFT;
+      *out = size > 0 ? magnitude : -magnitude;
+      return true;
+    }
+    default:
+      return false;
+  }
+#endif
+}
+
+// The conversions every call makes (exact int, float, None, bool), in place; false when `obj` is
+// anything else, which ConvertValue handles (with the same results for these types).
+inline bool ConvertScalar(PyObject* obj, TVMFFIAny* out) {
+  PyTypeObject* type = Py_TYPE(obj);
+  out->zero_padding = 0;
+  if (type == &PyLong_Type) {
+    out->type_index = kTVMFFIInt;
+    return FastInt64(obj, &out->v_int64);
+  }
+  if (type == &PyFloat_Type) {
+    out->type_index = kTVMFFIFloat;
+    out->v_float64 = PyFloat_AS_DOUBLE(obj);
+    return true;
+  }
+  if (obj == Py_None) {
+    out->type_index = kTVMFFINone;
+    out->v_int64 = 0;
+    return true;
+  }
+  if (type == &PyBool_Type) {
+    out->type_index = kTVMFFIBool;
+    out->v_int64 = obj == Py_True ? 1 : 0;
+    return true;
+  }
+  return false;
+}
+
 // Arguments of one call: converted values plus what they borrow or own until the call returns.
 class ArgPack {
  public:
   static constexpr int kInline = 8;
-  ArgPack() = default;
-  ~ArgPack();
+  // `borrowed_tensors`: the callee reads tensors only during the call, so arrays may be passed
+  // as DLTensor views of their buffers instead of Tensor objects.
+  explicit ArgPack(bool borrowed_tensors = false) : borrowed_tensors_(borrowed_tensors) {}
+  ~ArgPack() {
+    if (num_owned_ != 0 || values_ != inline_values_ || bytes_overflow_ != nullptr ||
+        num_views_ != 0) {
+      ReleaseAll();
+    }
+  }
   ArgPack(const ArgPack&) = delete;
   ArgPack& operator=(const ArgPack&) = delete;
   // Sizes the pack for n values; false with MemoryError set.
-  bool Reserve(Py_ssize_t n);
+  bool Reserve(Py_ssize_t n) { return n <= capacity_ || Grow(n); }
   TVMFFIAny* values() { return values_; }
   // Converts `obj` into values()[i]; false with a Python exception set naming argument #i.
-  bool Convert(PyObject* obj, Py_ssize_t i);
+  bool Convert(PyObject* obj, Py_ssize_t i) {
+    return ConvertScalar(obj, &values_[i]) || ConvertValue(obj, &values_[i], this, i);
+  }
   // Takes ownership of an object reference released after the call; false (the reference
   // released, MemoryError set) when it cannot be recorded.
   bool Own(TVMFFIObject* obj);
   // Room for a borrowed TVMFFIByteArray that lives until the call returns.
   TVMFFIByteArray* ByteArraySlot();
+  // Tries to pass `obj` (a numpy array) as a DLTensor view of its buffer, held until the call
+  // returns: 1 done, 0 not possible here (the caller makes a Tensor), -1 error set.
+  int BorrowTensor(PyObject* obj, TVMFFIAny* out);
+
+  // A buffer exported for the call and the DLTensor describing it.
+  struct TensorView {
+    Py_buffer buffer;
+    DLTensor tensor;
+    int64_t strides[8];
+  };
 
  private:
+  bool Grow(Py_ssize_t n);
+  void ReleaseAll();
+
   TVMFFIAny inline_values_[kInline];
   TVMFFIAny* values_ = inline_values_;
   Py_ssize_t capacity_ = kInline;
@@ -121,6 +229,9 @@ class ArgPack {
   TVMFFIByteArray inline_bytes_[4];
   TVMFFIByteArray* bytes_overflow_ = nullptr;
   int num_bytes_ = 0, bytes_overflow_capacity_ = 0;
+  bool borrowed_tensors_;
+  int num_views_ = 0;
+  TensorView views_[2];
 };
 
 // What a converted value is, for messages: an argument's position (>= 0) or one of these.

@@ -10,7 +10,7 @@
 #include <atomic>
 #include <mutex>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "ffijit/bridge.h"
 #include "ffijit_py.h"
@@ -23,9 +23,33 @@ PyTypeObject* g_function_type = nullptr;
 
 namespace {
 
-// Functions registered with release_gil=True keep that choice however they are found again
-// (get_global_func, a module's result): one strong reference each, guarded by the GIL.
-std::unordered_set<TVMFFIObject*>* g_release_gil_functions = nullptr;
+// What the front end knows of the Functions it made from natives, kept however they are found
+// again (get_global_func, a module's result). Guarded by the GIL. Each entry holds a strong
+// reference, so an address is never reused while listed; entries whose function nobody else
+// holds any more leave at the next insertion.
+enum FunctionTraits : uint8_t {
+  kReleasesGil = 1,
+  // Made from metadata: arguments are borrowed for the call only (tensors may be DLTensor views).
+  kBorrowsArguments = 2,
+};
+std::unordered_map<TVMFFIObject*, uint8_t>* g_function_traits = nullptr;
+
+void RecordTraits(TVMFFIObject* handle, uint8_t traits) {
+  for (auto it = g_function_traits->begin(); it != g_function_traits->end();) {
+    if (it->first != handle && FFIJITHeaderStrongCount(it->first) == 1) {
+      TVMFFIObjectDecRef(it->first);
+      it = g_function_traits->erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto [it, inserted] = g_function_traits->emplace(handle, traits);
+  if (inserted) {
+    TVMFFIObjectIncRef(handle);
+  } else {
+    it->second = traits;
+  }
+}
 
 inline TVMFFISafeCallType LoadSafeCall(TVMFFIObject* func) {
   auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(func + 1);
@@ -38,7 +62,7 @@ PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargs
   auto* function = reinterpret_cast<PyFFIFunction*>(self);
   Py_ssize_t num_args = PyVectorcall_NARGS(nargsf);
   Py_ssize_t num_kwargs = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
-  ArgPack pack;
+  ArgPack pack(function->borrows_arguments);
   if (!pack.Reserve(num_args + num_kwargs)) return nullptr;
   for (Py_ssize_t i = 0; i < num_args + num_kwargs; ++i) {
     if (!pack.Convert(args[i], i)) return nullptr;
@@ -183,10 +207,7 @@ PyObject* MakeFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
           : FFIJITMakeFunction(address, metadata, format, static_cast<int>(flags), name, &out);
   if (rc != 0) return RaiseFromFFI();
   auto* handle = static_cast<TVMFFIObject*>(out);
-  if (release_gil) {
-    TVMFFIObjectIncRef(handle);
-    if (!g_release_gil_functions->insert(handle).second) TVMFFIObjectDecRef(handle);
-  }
+  RecordTraits(handle, kBorrowsArguments | (release_gil ? kReleasesGil : 0));
   return WrapFunction(handle);
 }
 
@@ -331,14 +352,26 @@ PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool releas
     if (rc == -2 && PyErr_Occurred()) return nullptr;
     return RaiseFromFFI();
   }
-  return FromOwnedAny(&result);
+  switch (result.type_index) {  // the usual results, boxed here without a call
+    case kTVMFFIInt:
+      return PyLong_FromLongLong(result.v_int64);
+    case kTVMFFIFloat:
+      return PyFloat_FromDouble(result.v_float64);
+    case kTVMFFINone:
+      Py_RETURN_NONE;
+    default:
+      return FromOwnedAny(&result);
+  }
 }
 
 PyObject* WrapFunction(TVMFFIObject* handle) {
   auto* self = reinterpret_cast<PyFFIFunction*>(WrapAs(g_function_type, handle));
   if (self == nullptr) return nullptr;
   self->vectorcall = FunctionVectorcall;
-  self->release_gil = g_release_gil_functions->count(handle) != 0;
+  auto found = g_function_traits->find(handle);
+  uint8_t traits = found != g_function_traits->end() ? found->second : 0;
+  self->release_gil = (traits & kReleasesGil) != 0;
+  self->borrows_arguments = (traits & kBorrowsArguments) != 0;
   return reinterpret_cast<PyObject*>(self);
 }
 
@@ -363,7 +396,7 @@ PyMethodDef kFunctionModuleMethods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 bool InitFunctionType(PyObject* module) {
-  g_release_gil_functions = new std::unordered_set<TVMFFIObject*>();
+  g_function_traits = new std::unordered_map<TVMFFIObject*, uint8_t>();
   PyType_Slot slots[sizeof(kFunctionSlots) / sizeof(kFunctionSlots[0]) + 1];
   size_t n = 0;
   for (; kFunctionSlots[n].slot != 0; ++n) slots[n] = kFunctionSlots[n];

@@ -10,6 +10,7 @@ bool g_python_finalizing = false;
 namespace {
 
 PyObject* g_ctypes_void_p = nullptr;
+PyObject* g_ctypes_function_pointer = nullptr;  // ctypes._CFuncPtr
 
 void MarkFinalizing() {
   g_python_finalizing = true;
@@ -55,9 +56,23 @@ PyObject* CtypesVoidPointerType() {
     PyObject* ctypes = PyImport_ImportModule("ctypes");
     if (ctypes == nullptr) return nullptr;
     g_ctypes_void_p = PyObject_GetAttrString(ctypes, "c_void_p");
+    g_ctypes_function_pointer = PyObject_GetAttrString(ctypes, "_CFuncPtr");
     Py_DECREF(ctypes);
+    if (g_ctypes_void_p == nullptr || g_ctypes_function_pointer == nullptr) {
+      Py_CLEAR(g_ctypes_void_p);
+      Py_CLEAR(g_ctypes_function_pointer);
+    }
   }
   return g_ctypes_void_p;
+}
+
+int IsCtypesPointer(PyObject* obj) {
+  // Only objects of ctypes' own types qualify; ctypes itself needs no import for anything else.
+  PyTypeObject* meta = Py_TYPE(reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  if (meta == &PyType_Type) return 0;
+  if (CtypesVoidPointerType() == nullptr) return -1;
+  return PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(g_ctypes_void_p)) ||
+         PyObject_TypeCheck(obj, reinterpret_cast<PyTypeObject*>(g_ctypes_function_pointer));
 }
 
 }  // namespace ffijit::python

@@ -9,6 +9,7 @@
 namespace ffijit::python {
 
 PyTypeObject* g_tensor_type = nullptr;
+PyTypeObject* g_numpy_array_type = nullptr;
 
 namespace {
 
@@ -36,7 +37,8 @@ void ReleaseBufferTensor(DLManagedTensor* managed) {
   delete owner;
 }
 
-// The DLDataType of a struct-module format character (native byte order only).
+}  // namespace
+
 bool DataTypeOfFormat(const char* format, Py_ssize_t itemsize, DLDataType* out) {
   if (format == nullptr) format = "B";
   if (*format == '@' || *format == '=' || *format == '<') ++format;
@@ -79,6 +81,8 @@ bool DataTypeOfFormat(const char* format, Py_ssize_t itemsize, DLDataType* out) 
   return true;
 }
 
+namespace {
+
 // 1: *out is a Tensor over obj's buffer; 0: obj has no usable buffer (error cleared); -1 error.
 int TensorFromBuffer(PyObject* obj, TVMFFIObject** out) {
   auto* owner = new (std::nothrow) BufferTensor();
@@ -86,7 +90,9 @@ int TensorFromBuffer(PyObject* obj, TVMFFIObject** out) {
     PyErr_NoMemory();
     return -1;
   }
-  if (PyObject_GetBuffer(obj, &owner->view, PyBUF_RECORDS_RO) != 0) {
+  // Writable buffers only: a DLTensor carries no read-only mark, so a native could write to a
+  // read-only array. Those take the __dlpack__ path, whose producer decides.
+  if (PyObject_GetBuffer(obj, &owner->view, PyBUF_RECORDS) != 0) {
     delete owner;
     PyErr_Clear();
     return 0;
@@ -348,8 +354,7 @@ PyMethodDef kTensorModuleMethods[] = {
 int TensorFromPython(PyObject* obj, TVMFFIObject** out) {
   // numpy arrays (the exact type, recognised by name so numpy need not be imported): the buffer
   // protocol is cheaper than a capsule (no method call, no capsule object).
-  PyTypeObject* type = Py_TYPE(obj);
-  if (std::strcmp(type->tp_name, "numpy.ndarray") == 0) {
+  if (IsNumpyArray(obj)) {
     int rc = TensorFromBuffer(obj, out);
     if (rc != 0) return rc;
   }
