@@ -42,6 +42,10 @@ __all__ = [
 
 _abc.Sequence.register(Array)
 _abc.Mapping.register(Map)
+# The mixin methods the abstract classes promise, for the C types that do not define them.
+for _name in ("index", "count", "__contains__", "__reversed__"):
+    setattr(Array, _name, getattr(_abc.Sequence, _name))
+del _name
 
 # Flags of FFIJITMakeFunction (ffijit/bridge.h).
 _STATUS_CONVENTION = 1
@@ -107,7 +111,7 @@ def register(name, target, sig, format="auto", *, release_gil=False, override=Fa
 
     ``release_gil=True`` releases the GIL around the native (for long-running natives; it costs
     more than a short call). ``override=True`` replaces an existing global of that name (else
-    KeyError). ``interpret_only=True`` keeps the function off the JIT. ``status_convention=True``
+    an error naming it). ``interpret_only=True`` keeps the function off the JIT. ``status_convention=True``
     says the native returns int (0 = success), writes results through out-pointers and raises
     errors through the TVM FFI C API.
 
