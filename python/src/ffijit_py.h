@@ -198,7 +198,8 @@ class ArgPack {
   TVMFFIAny* values() { return values_; }
   // Converts `obj` into values()[i]; false with a Python exception set naming argument #i.
   bool Convert(PyObject* obj, Py_ssize_t i) {
-    return ConvertScalar(obj, &values_[i]) || ConvertValue(obj, &values_[i], this, i);
+    return ConvertScalar(obj, &values_[i]) || ConvertAsciiStr(obj, &values_[i]) ||
+           ConvertValue(obj, &values_[i], this, i);
   }
   // Takes ownership of an object reference released after the call; false (the reference
   // released, MemoryError set) when it cannot be recorded.
@@ -217,6 +218,27 @@ class ArgPack {
   };
 
  private:
+  // An exact str of ASCII characters, read in place (its bytes are its UTF-8); false for any
+  // other value, which ConvertValue handles the same way.
+  static bool ConvertAsciiStr(PyObject* obj, TVMFFIAny* out) {
+    if (Py_TYPE(obj) != &PyUnicode_Type || !PyUnicode_IS_COMPACT_ASCII(obj)) return false;
+    Py_ssize_t size = PyUnicode_GET_LENGTH(obj);
+    const char* data = static_cast<const char*>(PyUnicode_DATA(obj));
+    out->zero_padding = 0;
+    if (size <= 7) {
+      out->type_index = kTVMFFISmallStr;
+      out->small_str_len = static_cast<uint32_t>(size);
+      out->v_int64 = 0;
+      std::memcpy(out->v_bytes, data, static_cast<size_t>(size));
+      return true;
+    }
+    // A NUL inside would cut a borrowed C string short: ConvertValue makes a Str object.
+    if (std::memchr(data, 0, static_cast<size_t>(size)) != nullptr) return false;
+    out->type_index = kTVMFFIRawStr;
+    out->v_c_str = data;
+    return true;
+  }
+
   bool Grow(Py_ssize_t n);
   void ReleaseAll();
 

@@ -57,20 +57,10 @@ inline TVMFFISafeCallType LoadSafeCall(TVMFFIObject* func) {
   return __atomic_load_n(&cell->safe_call, __ATOMIC_ACQUIRE);
 }
 
-PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
-                             PyObject* kwnames) {
-  auto* function = reinterpret_cast<PyFFIFunction*>(self);
-  Py_ssize_t num_args = PyVectorcall_NARGS(nargsf);
-  Py_ssize_t num_kwargs = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
-  ArgPack pack(function->borrows_arguments);
-  if (!pack.Reserve(num_args + num_kwargs)) return nullptr;
-  for (Py_ssize_t i = 0; i < num_args + num_kwargs; ++i) {
-    if (!pack.Convert(args[i], i)) return nullptr;
-  }
-  if (num_kwargs == 0) {
-    return CallPacked(function->base.handle, pack.values(), static_cast<int32_t>(num_args),
-                      function->release_gil);
-  }
+// The keyword path, out of the positional path's way: FFIJITCallWithKeywords binds the names.
+[[gnu::noinline]] PyObject* CallWithKeywords(PyFFIFunction* function, ArgPack& pack,
+                                             Py_ssize_t num_args, PyObject* kwnames) {
+  Py_ssize_t num_kwargs = PyTuple_GET_SIZE(kwnames);
   const char* inline_names[ArgPack::kInline];
   const char** names = inline_names;
   if (num_kwargs > ArgPack::kInline) {
@@ -104,6 +94,23 @@ PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargs
   if (names != inline_names) PyMem_Free(names);
   if (rc != 0) return RaiseFromFFI();
   return FromOwnedAny(&result);
+}
+
+PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) {
+  auto* function = reinterpret_cast<PyFFIFunction*>(self);
+  Py_ssize_t num_args = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t num_values = num_args + (kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames));
+  ArgPack pack(function->borrows_arguments);
+  if (!pack.Reserve(num_values)) return nullptr;
+  for (Py_ssize_t i = 0; i < num_values; ++i) {
+    if (!pack.Convert(args[i], i)) return nullptr;
+  }
+  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
+    return CallWithKeywords(function, pack, num_args, kwnames);
+  }
+  return CallPacked(function->base.handle, pack.values(), static_cast<int32_t>(num_args),
+                    function->release_gil);
 }
 
 PyObject* FunctionCompileNow(PyObject* self, PyObject*) {

@@ -1,0 +1,32 @@
+"""Puts the Python call-path table (bench_calls.py --markdown) into the performance docs.
+
+    splice_table.py TABLE.md PERFORMANCE.md README.md
+
+Appends it to PERFORMANCE.md as its own section (bench/report rewrites that file first) and
+replaces what stands between the README's `<!-- python-perf:begin -->` and
+`<!-- python-perf:end -->` markers.
+"""
+import sys
+
+BEGIN, END = "<!-- python-perf:begin -->", "<!-- python-perf:end -->"
+
+
+def main(table_path, performance_path, readme_path):
+    with open(table_path) as f:
+        table = f.read().strip()
+    with open(performance_path, "a") as f:
+        f.write("\n## Python call paths\n\n" + table + "\n")
+    with open(readme_path) as f:
+        readme = f.read()
+    start, stop = readme.find(BEGIN), readme.find(END)
+    if start < 0 or stop < start:
+        sys.exit(f"{readme_path} has no {BEGIN} ... {END} markers")
+    readme = readme[:start + len(BEGIN)] + "\n" + table + "\n" + readme[stop:]
+    with open(readme_path, "w") as f:
+        f.write(readme)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    main(*sys.argv[1:])
