@@ -4,12 +4,14 @@
 //
 // A callback takes the GIL on entry, so any thread may call it. A Python exception raised inside
 // leaves as a TVM FFI error (errors.cc) and returns to a Python caller as the same object.
+// Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
+#include "ffijit_py.h"
+
 #include <new>
 #include <string>
 
 #include "ffijit/jit.h"
 #include "ffijit/metadata.h"
-#include "ffijit_py.h"
 
 namespace ffijit::python {
 

@@ -5,10 +5,11 @@
 // ffijit objects); everything else (subclasses, bytes, containers, tensors, callables, ctypes
 // pointers, numpy scalars) takes the slow path. Both paths agree: a value converts the same way
 // whichever path sees it.
+// Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
+#include "ffijit_py.h"
+
 #include <cstring>
 #include <new>
-
-#include "ffijit_py.h"
 
 namespace ffijit::python {
 namespace {

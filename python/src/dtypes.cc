@@ -1,8 +1,9 @@
 // ffijit.Device and ffijit.DataType: DLDevice and DLDataType as small immutable Python values,
 // made from names ("cuda:1", "float32") or numbers, passed by value in calls.
-#include <cstring>
-
+// Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
+
+#include <cstring>
 
 namespace ffijit::python {
 

@@ -2,13 +2,15 @@
 // kind names (an ffijit.Error subclass for kinds Python lacks) with the native traceback as a
 // note; a Python exception raised inside a callback becomes a TVM FFI error carrying Python's
 // traceback, and comes back to a Python caller as the very same exception object.
+// Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
+#include "ffijit_py.h"
+
 #include <cstring>
 #include <deque>
 #include <string>
 #include <utility>
 
 #include "ffijit/error.h"
-#include "ffijit_py.h"
 
 namespace ffijit::python {
 

@@ -5,17 +5,18 @@
 // Function's safe_call directly, and boxes the result: no argument tuple, no dict, no lookup.
 // Keyword arguments go through FFIJITCallWithKeywords, which binds them by the metadata's names.
 // The entry is a per-object vectorcall pointer so a generated entry can replace it per function.
+// Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
+#include "ffijit_py.h"
+
 #include <dlfcn.h>
 
-#include <atomic>
-#include <mutex>
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 
-#include "ffijit/bridge.h"
-#include "ffijit_py.h"
-// After Python.h (ffijit_py.h), which it needs.
 #include <structmember.h>
+
+#include "ffijit/bridge.h"
 
 namespace ffijit::python {
 
@@ -26,22 +27,27 @@ namespace {
 // What the front end knows of the Functions it made from natives, kept however they are found
 // again (get_global_func, a module's result). Guarded by the GIL. Each entry holds a strong
 // reference, so an address is never reused while listed; entries whose function nobody else
-// holds any more leave at the next insertion.
+// holds any more are swept when the table has doubled since the last sweep (so a sweep costs
+// amortised O(1) per registration, and dead entries never outnumber live ones for long).
 enum FunctionTraits : uint8_t {
   kReleasesGil = 1,
   // Made from metadata: arguments are borrowed for the call only (tensors may be DLTensor views).
   kBorrowsArguments = 2,
 };
 std::unordered_map<TVMFFIObject*, uint8_t>* g_function_traits = nullptr;
+size_t g_traits_sweep_at = 64;
 
 void RecordTraits(TVMFFIObject* handle, uint8_t traits) {
-  for (auto it = g_function_traits->begin(); it != g_function_traits->end();) {
-    if (it->first != handle && FFIJITHeaderStrongCount(it->first) == 1) {
-      TVMFFIObjectDecRef(it->first);
-      it = g_function_traits->erase(it);
-    } else {
-      ++it;
+  if (g_function_traits->size() >= g_traits_sweep_at) {
+    for (auto it = g_function_traits->begin(); it != g_function_traits->end();) {
+      if (it->first != handle && FFIJITHeaderStrongCount(it->first) == 1) {
+        TVMFFIObjectDecRef(it->first);
+        it = g_function_traits->erase(it);
+      } else {
+        ++it;
+      }
     }
+    g_traits_sweep_at = std::max<size_t>(64, 2 * g_function_traits->size());
   }
   auto [it, inserted] = g_function_traits->emplace(handle, traits);
   if (inserted) {

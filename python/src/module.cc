@@ -1,7 +1,9 @@
 // The `ffijit._core` extension module: creates the types and collects the module functions of
 // the other files. The Python-facing API (register, function, callback, ...) is ffijit/__init__.py.
-#include "ffijit/jit.h"
+// Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
+
+#include "ffijit/jit.h"
 
 namespace ffijit::python {
 

@@ -1,8 +1,9 @@
 // ffijit.Object and the container and module wrappers: Array (a sequence), Map (a mapping),
 // Module (functions as attributes and items). Each holds one strong reference to its ABI object.
-#include <cstring>
-
+// Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
+
+#include <cstring>
 
 namespace ffijit::python {
 

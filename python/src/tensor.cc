@@ -1,10 +1,11 @@
 // ffijit.Tensor and tensors from Python: numpy arrays (through the buffer protocol, no copy),
 // any DLPack producer (`__dlpack__`, versioned or legacy capsules), and the DLPack export that
 // lets numpy.from_dlpack and friends take an ffijit.Tensor without a copy.
+// Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
+#include "ffijit_py.h"
+
 #include <cstring>
 #include <new>
-
-#include "ffijit_py.h"
 
 namespace ffijit::python {
 
