@@ -27,7 +27,7 @@ typedef enum {
   /* The native returns int (0 = success), writes every result through trailing out-pointers and
    * raises its errors through the C API. */
   kFFIJITStatusConvention = 1,
-  /* Replace a global function of the same name instead of failing with a KeyError. */
+  /* Replace a global function of the same name instead of failing with a RuntimeError. */
   kFFIJITAllowOverride = 2,
   /* Never compile a JIT thunk for this function; it stays on the interpreter. */
   kFFIJITInterpretOnly = 4,

@@ -19,7 +19,7 @@ namespace ffijit {
 struct RegisterOptions {
   // Register under this global name instead of the function's name.
   std::string global_name;
-  // Replace a global function of the same name instead of failing with a KeyError.
+  // Replace a global function of the same name instead of failing with a RuntimeError.
   bool allow_override = false;
   // kStatus overrides the signature's convention (metadata formats cannot express it).
   CallConvention convention = CallConvention::kPlain;

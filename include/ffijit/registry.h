@@ -11,7 +11,7 @@
 
 namespace ffijit {
 
-// Registers `func` under `name`; a KeyError when taken and !allow_override.
+// Registers `func` under `name`; a RuntimeError (TVM FFI's kind) when taken and !allow_override.
 inline void SetGlobalFunction(const std::string& name, const Function& func,
                               bool allow_override = false) {
   TVMFFIByteArray key{name.data(), name.size()};

@@ -64,6 +64,17 @@ bool FromStr(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
                  WhereText(where, text));
     return false;
   }
+  // A `str` parameter takes a C string, which a NUL inside would cut short: refused rather than
+  // truncated.
+  bool has_nul = std::memchr(data, 0, static_cast<size_t>(size)) != nullptr;
+  if (has_nul && pack != nullptr && pack->IsCStringArgument(where)) {
+    char text[48];
+    PyErr_Format(PyExc_ValueError,
+                 "%s: the str contains a NUL character, which a `str` parameter (a C string) "
+                 "would cut short; pass bytes to a `bytes` parameter instead",
+                 WhereText(where, text));
+    return false;
+  }
   if (size <= 7) {
     SetPod(out, kTVMFFISmallStr);
     out->small_str_len = static_cast<uint32_t>(size);
@@ -72,7 +83,7 @@ bool FromStr(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
   }
   // A borrowed C string serves when the text has no NUL inside (the str outlives the call);
   // otherwise, and for owned values, a Str object.
-  if (pack != nullptr && std::memchr(data, 0, static_cast<size_t>(size)) == nullptr) {
+  if (pack != nullptr && !has_nul) {
     SetPod(out, kTVMFFIRawStr);
     out->v_c_str = data;
     return true;
@@ -236,7 +247,7 @@ bool ConvertSlow(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where)
   if (is_pointer < 0) return false;
   if (is_pointer > 0) return FromCtypesPointer(obj, out, where);
   if (pack != nullptr) {
-    int borrowed = pack->BorrowTensor(obj, out);
+    int borrowed = pack->BorrowTensor(obj, out, where);
     if (borrowed != 0) return borrowed > 0;
   }
   TVMFFIObject* tensor = nullptr;
@@ -292,7 +303,7 @@ bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where
     return true;
   }
   if (pack != nullptr && type == g_numpy_array_type) {
-    int borrowed = pack->BorrowTensor(obj, out);
+    int borrowed = pack->BorrowTensor(obj, out, where);
     if (borrowed != 0) return borrowed > 0;
   }
   if (type == g_function_type || type == g_tensor_type || type == g_array_type ||
@@ -306,8 +317,11 @@ bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where
   return ConvertSlow(obj, out, pack, where);
 }
 
-int ArgPack::BorrowTensor(PyObject* obj, TVMFFIAny* out) {
-  if (!borrowed_tensors_ || num_views_ == 2 || !IsNumpyArray(obj)) return 0;
+int ArgPack::BorrowTensor(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
+  if (where < 0 || where >= 64 || (kinds_.tensor_views >> where & 1) == 0 || num_views_ == 2 ||
+      !IsNumpyArray(obj)) {
+    return 0;
+  }
   TensorView& view = views_[num_views_];
   // Writable buffers only, as for Tensors made from buffers (tensor.cc).
   if (PyObject_GetBuffer(obj, &view.buffer, PyBUF_RECORDS) != 0) {

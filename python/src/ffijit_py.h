@@ -22,14 +22,22 @@ struct PyFFIObject {
   PyObject_HEAD TVMFFIObject* handle;
 };
 
+// What the front end knows of a function made from metadata, per positional argument (bit i for
+// argument #i, the first 64): which are `ndarray` parameters, read only during the call, so a
+// numpy array may travel as a DLTensor view of its buffer; which are `str` parameters, given to
+// the native as a C string, so a str with a NUL inside would be cut short.
+struct ArgumentKinds {
+  uint64_t tensor_views = 0;
+  uint64_t c_strings = 0;
+};
+
 // ffijit.Function adds its vectorcall entry (swappable: a generated entry may replace it per
-// function), whether calls release the GIL, and whether the function only borrows its arguments
-// for the call (made from metadata), so a numpy array may travel as a DLTensor view.
+// function), whether calls release the GIL, and its arguments' kinds.
 struct PyFFIFunction {
   PyFFIObject base;
   vectorcallfunc vectorcall;
   bool release_gil;
-  bool borrows_arguments;
+  ArgumentKinds kinds;
 };
 
 struct PyFFIDevice {
@@ -182,9 +190,9 @@ inline bool ConvertScalar(PyObject* obj, TVMFFIAny* out) {
 class ArgPack {
  public:
   static constexpr int kInline = 8;
-  // `borrowed_tensors`: the callee reads tensors only during the call, so arrays may be passed
-  // as DLTensor views of their buffers instead of Tensor objects.
-  explicit ArgPack(bool borrowed_tensors = false) : borrowed_tensors_(borrowed_tensors) {}
+  // `kinds`: the callee's arguments, as far as known (nothing known: every array becomes a
+  // Tensor object, no str is refused).
+  explicit ArgPack(ArgumentKinds kinds = {}) : kinds_(kinds) {}
   ~ArgPack() {
     if (num_owned_ != 0 || values_ != inline_values_ || bytes_overflow_ != nullptr ||
         num_views_ != 0) {
@@ -208,7 +216,11 @@ class ArgPack {
   TVMFFIByteArray* ByteArraySlot();
   // Tries to pass `obj` (a numpy array) as a DLTensor view of its buffer, held until the call
   // returns: 1 done, 0 not possible here (the caller makes a Tensor), -1 error set.
-  int BorrowTensor(PyObject* obj, TVMFFIAny* out);
+  int BorrowTensor(PyObject* obj, TVMFFIAny* out, Py_ssize_t where);
+  // Whether argument #where is a `str` parameter (a C string: a NUL inside is refused).
+  bool IsCStringArgument(Py_ssize_t where) const {
+    return where >= 0 && where < 64 && (kinds_.c_strings >> where & 1) != 0;
+  }
 
   // A buffer exported for the call and the DLTensor describing it.
   struct TensorView {
@@ -224,6 +236,8 @@ class ArgPack {
     if (Py_TYPE(obj) != &PyUnicode_Type || !PyUnicode_IS_COMPACT_ASCII(obj)) return false;
     Py_ssize_t size = PyUnicode_GET_LENGTH(obj);
     const char* data = static_cast<const char*>(PyUnicode_DATA(obj));
+    // A NUL inside: ConvertValue decides (a Str object, or refused for a `str` parameter).
+    if (std::memchr(data, 0, static_cast<size_t>(size)) != nullptr) return false;
     out->zero_padding = 0;
     if (size <= 7) {
       out->type_index = kTVMFFISmallStr;
@@ -232,8 +246,6 @@ class ArgPack {
       std::memcpy(out->v_bytes, data, static_cast<size_t>(size));
       return true;
     }
-    // A NUL inside would cut a borrowed C string short: ConvertValue makes a Str object.
-    if (std::memchr(data, 0, static_cast<size_t>(size)) != nullptr) return false;
     out->type_index = kTVMFFIRawStr;
     out->v_c_str = data;
     return true;
@@ -251,7 +263,7 @@ class ArgPack {
   TVMFFIByteArray inline_bytes_[4];
   TVMFFIByteArray* bytes_overflow_ = nullptr;
   int num_bytes_ = 0, bytes_overflow_capacity_ = 0;
-  bool borrowed_tensors_;
+  ArgumentKinds kinds_;
   int num_views_ = 0;
   TensorView views_[2];
 };

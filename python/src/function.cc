@@ -12,11 +12,13 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <structmember.h>
 
 #include "ffijit/bridge.h"
+#include "ffijit/metadata.h"
 
 namespace ffijit::python {
 
@@ -29,15 +31,14 @@ namespace {
 // reference, so an address is never reused while listed; entries whose function nobody else
 // holds any more are swept when the table has doubled since the last sweep (so a sweep costs
 // amortised O(1) per registration, and dead entries never outnumber live ones for long).
-enum FunctionTraits : uint8_t {
-  kReleasesGil = 1,
-  // Made from metadata: arguments are borrowed for the call only (tensors may be DLTensor views).
-  kBorrowsArguments = 2,
+struct FunctionTraits {
+  bool release_gil = false;
+  ArgumentKinds kinds;
 };
-std::unordered_map<TVMFFIObject*, uint8_t>* g_function_traits = nullptr;
+std::unordered_map<TVMFFIObject*, FunctionTraits>* g_function_traits = nullptr;
 size_t g_traits_sweep_at = 64;
 
-void RecordTraits(TVMFFIObject* handle, uint8_t traits) {
+void RecordTraits(TVMFFIObject* handle, FunctionTraits traits) {
   if (g_function_traits->size() >= g_traits_sweep_at) {
     for (auto it = g_function_traits->begin(); it != g_function_traits->end();) {
       if (it->first != handle && FFIJITHeaderStrongCount(it->first) == 1) {
@@ -55,6 +56,28 @@ void RecordTraits(TVMFFIObject* handle, uint8_t traits) {
   } else {
     it->second = traits;
   }
+}
+
+// The kinds of a signature's first 64 top-level arguments (a keyword argument's as its type's).
+// The function was made from this metadata, so it parses; if it somehow does not, nothing is
+// assumed.
+ArgumentKinds KindsOf(std::string_view metadata, ffijit::MetadataFormat format) {
+  ArgumentKinds kinds;
+  try {
+    ffijit::Signature sig = ffijit::ParseMetadata(metadata, format);
+    for (size_t i = 0; i < sig.args.size() && i < 64; ++i) {
+      const ffijit::Type* type = sig.args[i].get();
+      if (type != nullptr && type->kind == ffijit::TypeKind::kNamed && !type->elements.empty()) {
+        type = type->elements[0].get();
+      }
+      if (type == nullptr) continue;
+      if (type->kind == ffijit::TypeKind::kNDArray) kinds.tensor_views |= uint64_t{1} << i;
+      if (type->kind == ffijit::TypeKind::kStr) kinds.c_strings |= uint64_t{1} << i;
+    }
+  } catch (...) {
+    return ArgumentKinds{};
+  }
+  return kinds;
 }
 
 inline TVMFFISafeCallType LoadSafeCall(TVMFFIObject* func) {
@@ -107,7 +130,7 @@ PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargs
   auto* function = reinterpret_cast<PyFFIFunction*>(self);
   Py_ssize_t num_args = PyVectorcall_NARGS(nargsf);
   Py_ssize_t num_values = num_args + (kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames));
-  ArgPack pack(function->borrows_arguments);
+  ArgPack pack(function->kinds);
   if (!pack.Reserve(num_values)) return nullptr;
   for (Py_ssize_t i = 0; i < num_values; ++i) {
     if (!pack.Convert(args[i], i)) return nullptr;
@@ -220,7 +243,11 @@ PyObject* MakeFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
           : FFIJITMakeFunction(address, metadata, format, static_cast<int>(flags), name, &out);
   if (rc != 0) return RaiseFromFFI();
   auto* handle = static_cast<TVMFFIObject*>(out);
-  RecordTraits(handle, kBorrowsArguments | (release_gil ? kReleasesGil : 0));
+  FunctionTraits traits;
+  traits.release_gil = release_gil != 0;
+  traits.kinds = KindsOf(std::string_view(metadata, static_cast<size_t>(metadata_size)),
+                         static_cast<ffijit::MetadataFormat>(format));
+  RecordTraits(handle, traits);
   return WrapFunction(handle);
 }
 
@@ -382,9 +409,9 @@ PyObject* WrapFunction(TVMFFIObject* handle) {
   if (self == nullptr) return nullptr;
   self->vectorcall = FunctionVectorcall;
   auto found = g_function_traits->find(handle);
-  uint8_t traits = found != g_function_traits->end() ? found->second : 0;
-  self->release_gil = (traits & kReleasesGil) != 0;
-  self->borrows_arguments = (traits & kBorrowsArguments) != 0;
+  FunctionTraits traits = found != g_function_traits->end() ? found->second : FunctionTraits{};
+  self->release_gil = traits.release_gil;
+  self->kinds = traits.kinds;
   return reinterpret_cast<PyObject*>(self);
 }
 
@@ -409,7 +436,7 @@ PyMethodDef kFunctionModuleMethods[] = {
     {nullptr, nullptr, 0, nullptr}};
 
 bool InitFunctionType(PyObject* module) {
-  g_function_traits = new std::unordered_map<TVMFFIObject*, uint8_t>();
+  g_function_traits = new std::unordered_map<TVMFFIObject*, FunctionTraits>();
   PyType_Slot slots[sizeof(kFunctionSlots) / sizeof(kFunctionSlots[0]) + 1];
   size_t n = 0;
   for (; kFunctionSlots[n].slot != 0; ++n) slots[n] = kFunctionSlots[n];

@@ -3,6 +3,9 @@
 // Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
 
+#include <dlfcn.h>
+
+#include "ffijit/bridge.h"
 #include "ffijit/jit.h"
 
 namespace ffijit::python {
@@ -27,7 +30,20 @@ PyMethodDef kCoreMethods[] = {
      "jit_available()\n--\n\nTrue when this build compiles JIT thunks (LLVM is present)."},
     {nullptr, nullptr, 0, nullptr}};
 
+// CPython loads an extension and its dependencies RTLD_LOCAL, which hides ffijit's C ABI from
+// every library loaded later: a TVM FFI module (.so) that calls TVMFFIErrorSetRaised without
+// linking a runtime of its own would die on an undefined symbol. The package makes its libraries
+// global, as TVM FFI's own Python package does with libtvm_ffi.
+void ExposeLibrary(void* symbol) {
+  Dl_info info{};
+  if (dladdr(symbol, &info) != 0 && info.dli_fname != nullptr) {
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);  // kept: ffijit stays loaded
+  }
+}
+
 int CoreExec(PyObject* module) {
+  ExposeLibrary(reinterpret_cast<void*>(&TVMFFIObjectDecRef));
+  ExposeLibrary(reinterpret_cast<void*>(&FFIJITMakeFunction));
   if (!InitErrors(module) || !InitObjectTypes(module) || !InitFunctionType(module) ||
       !InitTensorType(module) || !InitValueTypes(module) || !InitCallbacks(module)) {
     return -1;

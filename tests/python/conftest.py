@@ -35,3 +35,34 @@ def module_o():
 def address(lib, symbol):
     """The address of `symbol` in the ctypes library `lib`."""
     return ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
+
+
+TIERS = ("interpreted", "compiled")
+
+
+@pytest.fixture(params=TIERS)
+def tier(request):
+    """Both executors: the interpreter (interpret_only=True) and the JIT thunk (compile_now())."""
+    import ffijit
+    if request.param == "compiled" and not ffijit.jit_available():
+        pytest.skip("this build has no JIT (LLVM)")
+    return request.param
+
+
+def make(tier, target, sig, **options):
+    """An unregistered Function on `tier`: interpreted, or compiled now (asserted)."""
+    import ffijit
+    if tier == "interpreted":
+        return ffijit.function(target, sig, interpret_only=True, **options)
+    func = ffijit.function(target, sig, **options)
+    func.compile_now()
+    assert func.is_jit_compiled
+    return func
+
+
+def outcome(call):
+    """('ok', value) or (exception type, message) of `call()`: compared across tiers."""
+    try:
+        return ("ok", call())
+    except Exception as e:  # noqa: BLE001 - the outcome is what is compared
+        return (type(e), str(e))

@@ -2,10 +2,12 @@
  * Plain C natives for the Python suites: they know nothing about ffijit; the tests register them
  * by address (ctypes finds them in this library) with IREE metadata.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "ffijit/c_api.h"
+#include "ffijit/c_ext.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -55,4 +57,165 @@ EXPORT int64_t py_apply(int64_t (*f)(int64_t), int64_t n) {
   int64_t total = 0;
   for (int64_t i = 0; i < n; ++i) total += f(i);
   return total;
+}
+
+/* ---- errors ---- */
+
+/* Status convention: raises a TVM FFI error of `kind` with `message` (test_errors.py). */
+EXPORT int py_raise(const char* kind, const char* message) {
+  TVMFFIErrorSetRaisedFromCStr(kind, message);
+  return -1;
+}
+
+/* ---- structures and several results ---- */
+
+/* {"a":[["sdict",["x","f64"],["y","f64"]],["sdict",["x","f64"],["y","f64"]]],"r":["f64"]} */
+EXPORT double py_distance2(double x0, double y0, double x1, double y1) {
+  return (x1 - x0) * (x1 - x0) + (y1 - y0) * (y1 - y0);
+}
+/* {"a":[["slist","i64","i64"],["stuple","i64",null,"i64"]],"r":["i64"]} */
+EXPORT int64_t py_weigh4(int64_t a, int64_t b, int64_t c, int64_t d) {
+  return a * 1000 + b * 100 + c * 10 + d;
+}
+/* Several results: {"a":[["slist","f64","f64"],"i32"],"r":["f64","f64"]}, a quarter turn each. */
+EXPORT void py_rotate(double x, double y, int32_t quarter_turns, double* out_x, double* out_y) {
+  for (int32_t i = 0; i < (quarter_turns % 4 + 4) % 4; ++i) {
+    double t = x;
+    x = -y;
+    y = t;
+  }
+  *out_x = x;
+  *out_y = y;
+}
+/* A py_homogeneous_list of ints, received as the Array object: the sum of its Int elements. */
+EXPORT int64_t py_list_sum(TVMFFIObject* array) {
+  const FFIJITArrayCell* cell = (const FFIJITArrayCell*)(array + 1);
+  int64_t total = 0;
+  for (int64_t i = 0; i < cell->size; ++i) {
+    if (cell->data[i].type_index == kTVMFFIInt) total += cell->data[i].v_int64;
+  }
+  return total * 100 + cell->size;
+}
+/* Any Map object: its size. */
+EXPORT int64_t py_map_size(TVMFFIObject* map) {
+  int64_t size = -1;
+  if (FFIJITMapSize(map, &size) != 0) return -1;
+  return size;
+}
+
+/* ---- strings, bytes, objects ---- */
+
+EXPORT const char* py_echo(const char* s) {
+  return s;
+}
+EXPORT int64_t py_bytes_sum(TVMFFIByteArray bytes) {
+  int64_t total = 0;
+  for (size_t i = 0; i < bytes.size; ++i) total += (unsigned char)bytes.data[i];
+  return total * 1000 + (int64_t)bytes.size;
+}
+/* Hands back the object it was given (a new reference), typed by the signature's result. */
+EXPORT TVMFFIObject* py_same_object(TVMFFIObject* obj) {
+  TVMFFIObjectIncRef(obj);
+  return obj;
+}
+EXPORT int64_t py_object_type_index(TVMFFIObject* obj) {
+  return obj->type_index;
+}
+
+/* ---- callbacks from native threads ---- */
+
+struct ThreadCall {
+  TVMFFIObject* func;
+  int64_t x;
+  int rc;
+  int64_t result;
+  TVMFFIObjectHandle error;
+};
+
+static void* CallOnThread(void* arg) {
+  struct ThreadCall* call = (struct ThreadCall*)arg;
+  TVMFFIAny in, out;
+  in.type_index = kTVMFFIInt;
+  in.zero_padding = 0;
+  in.v_int64 = call->x;
+  out.type_index = kTVMFFINone;
+  out.zero_padding = 0;
+  out.v_int64 = 0;
+  call->error = NULL;
+  call->rc = TVMFFIFunctionCall(call->func, &in, 1, &out);
+  if (call->rc != 0) {
+    TVMFFIErrorMoveFromRaised(&call->error);
+  } else if (out.type_index == kTVMFFIInt) {
+    call->result = out.v_int64;
+  } else {
+    if (out.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(out.v_obj);
+    call->rc = 1;
+  }
+  return NULL;
+}
+
+/*
+ * Status convention, {"a":["object","i64","i64"],"r":["i64"]}: starts `threads` native threads
+ * (at most 16), thread i calling func(x + i) at the same time; *out is the sum of the results. A
+ * thread's error is re-raised in the calling thread.
+ */
+EXPORT int py_call_on_threads(TVMFFIObject* func, int64_t threads, int64_t x, int64_t* out) {
+  struct ThreadCall calls[16];
+  pthread_t ids[16];
+  if (threads < 1 || threads > 16) {
+    TVMFFIErrorSetRaisedFromCStr("ValueError", "py_call_on_threads: 1 to 16 threads");
+    return -1;
+  }
+  for (int64_t i = 0; i < threads; ++i) {
+    calls[i].func = func;
+    calls[i].x = x + i;
+    calls[i].result = 0;
+    if (pthread_create(&ids[i], NULL, CallOnThread, &calls[i]) != 0) {
+      threads = i;
+      break;
+    }
+  }
+  int64_t total = 0;
+  int failed = -1;
+  for (int64_t i = 0; i < threads; ++i) {
+    pthread_join(ids[i], NULL);
+    total += calls[i].result;
+    if (calls[i].rc != 0 && failed < 0) failed = (int)i;
+  }
+  for (int64_t i = 0; i < threads; ++i) {
+    if (calls[i].error == NULL) continue;
+    if ((int64_t)failed == i) TVMFFIErrorSetRaised(calls[i].error);
+    TVMFFIObjectDecRef(calls[i].error);
+  }
+  if (failed >= 0) {
+    if (calls[failed].error == NULL) {
+      TVMFFIErrorSetRaisedFromCStr("RuntimeError", "a thread's callback returned a non-int");
+    }
+    return -1;
+  }
+  *out = total;
+  return 0;
+}
+
+/* Calls the global function `name` with x: the C side of a Python-registered global. */
+EXPORT int64_t py_call_global(const char* name, int64_t x) {
+  TVMFFIByteArray key = {name, strlen(name)};
+  TVMFFIObjectHandle func = NULL;
+  if (TVMFFIFunctionGetGlobal(&key, &func) != 0 || func == NULL) return -1;
+  TVMFFIAny in, out;
+  in.type_index = kTVMFFIInt;
+  in.zero_padding = 0;
+  in.v_int64 = x;
+  out.type_index = kTVMFFINone;
+  out.zero_padding = 0;
+  out.v_int64 = 0;
+  int rc = TVMFFIFunctionCall(func, &in, 1, &out);
+  TVMFFIObjectDecRef(func);
+  if (rc != 0) {
+    TVMFFIObjectHandle error = NULL;
+    TVMFFIErrorMoveFromRaised(&error);
+    if (error != NULL) TVMFFIObjectDecRef(error);
+    return -2;
+  }
+  return out.type_index == kTVMFFIInt ? out.v_int64 : -3;
 }

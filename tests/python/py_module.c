@@ -50,3 +50,24 @@ EXPORT int __tvm_ffi_fail(void* self, const TVMFFIAny* args, int32_t num_args, T
   TVMFFIErrorSetRaisedFromCStr("ValueError", message);
   return -1;
 }
+
+/* A borrowed C string of a packed string argument (Python passes short ones inline), or NULL. */
+static const char* TextOf(const TVMFFIAny* arg) {
+  if (arg->type_index == kTVMFFIRawStr) return arg->v_c_str;
+  if (arg->type_index == kTVMFFISmallStr) return (const char*)arg->v_bytes;
+  return NULL;
+}
+
+/* raise(kind, message): raises a TVM FFI error of that kind (test_errors.py). */
+EXPORT int __tvm_ffi_raise(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  (void)self;
+  (void)result;
+  const char* kind = num_args == 2 ? TextOf(&args[0]) : NULL;
+  const char* message = num_args == 2 ? TextOf(&args[1]) : NULL;
+  if (kind == NULL || message == NULL) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "raise expects (kind, message) strings");
+    return -1;
+  }
+  TVMFFIErrorSetRaisedFromCStr(kind, message);
+  return -1;
+}

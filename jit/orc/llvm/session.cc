@@ -17,7 +17,6 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
-#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -63,28 +62,17 @@ llvm::Expected<llvm::orc::JITTargetMachineBuilder> HostMachine(CodeGenLevel leve
 // JIT code resolves the C ABI, libc and the C++ runtime from the process's global scope. A host
 // that loads ffijit with RTLD_LOCAL (CPython imports every extension so) leaves ffijit's
 // libraries and their dependencies (libstdc++, libgcc_s) out of that scope, and the ORC runtime
-// cannot even boot. Loading this library again with RTLD_GLOBAL puts it and its dependencies in.
-// Where ffijit is linked into the executable itself, it is in the scope already.
-std::string ExposeOwnLibraries() {
+// cannot even boot. Opening this library again with RTLD_GLOBAL puts it and its dependencies in.
+// Where ffijit is linked into the executable itself, RTLD_NOLOAD finds no library by that name,
+// and the executable's symbols are in the scope already.
+void ExposeOwnLibraries() {
   Dl_info self{};
   if (dladdr(reinterpret_cast<void*>(&HostMachine), &self) == 0 || self.dli_fname == nullptr) {
-    return "";
+    return;
   }
-  Dl_info program{};
-  void* main_handle = dlopen(nullptr, RTLD_NOW);
-  void* main_symbol = main_handle != nullptr ? dlsym(main_handle, "main") : nullptr;
-  if (main_symbol != nullptr && dladdr(main_symbol, &program) != 0 &&
-      program.dli_fbase == self.dli_fbase) {
-    return "";
-  }
-  std::string error;
-  if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(self.dli_fname, &error)) {
-    return std::string("cannot make ") + self.dli_fname +
-           "'s symbols visible to JIT code: " + error;
-  }
-  return "";
+  // The handle's reference is kept: the library stays as long as the session does (for ever).
+  dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
 }
-
 }  // namespace
 
 std::string ErrorText(llvm::Error error) {
@@ -184,7 +172,7 @@ std::string Session::Init() {
       llvm::StringRef(ffijit_orc_runtime_start,
                       static_cast<size_t>(ffijit_orc_runtime_end - ffijit_orc_runtime_start)),
       "liborc_rt", /*RequiresNullTerminator=*/false);
-  if (std::string error = ExposeOwnLibraries(); !error.empty()) return error;
+  ExposeOwnLibraries();
   llvm::orc::ObjectLinkingLayer* linker = nullptr;
 #if defined(FFIJIT_LEAK_CHECKED)
   // The ORC runtime's state, made while the platform boots, is referred to only from the

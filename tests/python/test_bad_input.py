@@ -1,0 +1,191 @@
+"""Bad input from Python: a Python exception naming the problem, never a crash."""
+import ctypes
+import os
+
+import numpy as np
+import pytest
+
+import ffijit
+from conftest import address, make
+
+ADD3 = {"a": [["named", "a", "i64"], ["named", "b", "i64"], ["named", "c", "i64"]], "r": ["i64"]}
+SUM_MATRIX = {"a": [["ndarray", "f32", 2, None, 3]], "r": ["f64"]}
+
+
+@pytest.fixture
+def add3(natives, tier):
+    return make(tier, address(natives, "py_add3"), ADD3)
+
+
+@pytest.fixture
+def sum_matrix(natives, tier):
+    return make(tier, address(natives, "py_sum_f32"), SUM_MATRIX)
+
+
+def test_wrong_counts(add3):
+    with pytest.raises(TypeError, match="Expected 3 but got 1 arguments"):
+        add3(1)
+    with pytest.raises(TypeError, match="Expected 3 but got 4 arguments"):
+        add3(1, 2, 3, 4)
+
+
+def test_wrong_types_name_the_argument(add3):
+    with pytest.raises(TypeError, match=r"argument #1 .*Expected `i64` but got `float`"):
+        add3(1, 2.0, 3)
+    with pytest.raises(TypeError, match=r"argument #2 .*Expected `i64` but got `str`"):
+        add3(1, 2, "3")
+    with pytest.raises(TypeError, match="cannot pass a Python `object`"):
+        add3(1, 2, object())
+
+
+@pytest.mark.parametrize("value", [2**64, 2**63, -2**63 - 1, 10**30])
+def test_ints_beyond_64_bits(add3, value):
+    with pytest.raises(ValueError, match=f"{value} does not fit in 64 bits"):
+        add3(value, 0, 0)
+
+
+@pytest.mark.parametrize("args,kind", [((300, 0, 0, 0), "i8"), ((-129, 0, 0, 0), "i8"),
+                                       ((0, 256, 0, 0), "u8"), ((0, -1, 0, 0), "u8"),
+                                       ((0, 0, 40000, 0), "i16"), ((0, 0, 0, -1), "u32")])
+def test_narrow_ints_out_of_range(natives, tier, args, kind):
+    narrow = make(tier, address(natives, "py_narrow"), {"a": ["i8", "u8", "i16", "u32"],
+                                                         "r": ["i32"]})
+    with pytest.raises(ValueError, match=f"Out of range value on argument .* does not fit `{kind}`"):
+        narrow(*args)
+
+
+def test_keyword_problems(add3):
+    with pytest.raises(KeyError, match="Unknown keyword argument `d`"):
+        add3(1, 2, d=3)
+    with pytest.raises(TypeError, match="Duplicate value for argument #0"):
+        add3(1, 2, 3, a=1)
+    with pytest.raises(TypeError, match="Missing argument #1"):
+        add3(1, c=3)
+
+
+def test_keywords_on_a_function_without_names(natives, tier):
+    plain = make(tier, address(natives, "py_add3"), {"a": ["i64"] * 3, "r": ["i64"]})
+    with pytest.raises(KeyError, match="Unknown keyword argument `a`"):
+        plain(a=1, b=2, c=3)
+
+
+def test_tensor_dtype_rank_and_dims(sum_matrix):
+    assert sum_matrix(np.ones((2, 3), np.float32)) == 6.0
+    with pytest.raises(ValueError, match="got an ndarray of float64 with shape \\(2, 3\\)"):
+        sum_matrix(np.ones((2, 3), np.float64))
+    with pytest.raises(ValueError, match="got an ndarray of float32 with ndim 1"):
+        sum_matrix(np.ones(6, np.float32))
+    with pytest.raises(ValueError, match="with shape \\(3, 2\\)"):
+        sum_matrix(np.ones((3, 2), np.float32))
+    with pytest.raises(TypeError, match="Expected `ndarray"):
+        sum_matrix([[1.0, 2.0, 3.0]])
+
+
+def test_unsupported_buffer_formats_are_type_errors(sum_matrix):
+    with pytest.raises(TypeError, match="no DLPack data type"):
+        sum_matrix(np.array([[b"ab", b"cd", b"ef"]]))
+
+
+def test_non_contiguous_arrays_keep_their_strides(sum_matrix):
+    # ffijit's contract (guide 5.1) does not check strides: the native receives them and a
+    # stride-aware native (py_sum_f32) reads the right elements.
+    data = np.arange(12, dtype=np.float32).reshape(2, 6)[:, ::2]
+    assert not data.flags.c_contiguous
+    assert sum_matrix(data) == float(data.sum())
+
+
+@pytest.mark.parametrize("sig,form,message", [
+    ('{"a":["f65"],"r":[]}', "auto", 'json: at offset 6: unknown type name "f65"'),
+    ('{"a":["i64"],"r":[],"q":1}', "json", "json"),
+    ("{not json", "json", "json"),
+    ("I9!S3!t6R1!", "raw", "raw signature: at offset"),
+    ("I6!S3!t99R1!", "raw", "raw signature"),
+    ('{"sip":"I5!_0","f":"I6!S3!t6R1!"}', "sip", "sip: at offset"),
+    ('{"sip":"I3!_0"}', "sip", 'missing "f"'),
+    ('{"a":["i64"],"r":["i64"]}', "nonsense", "unknown metadata format"),
+])
+def test_malformed_metadata(natives, sig, form, message):
+    with pytest.raises(ValueError) as info:
+        ffijit.function(address(natives, "py_add3"), sig, format=form)
+    assert message in str(info.value)
+
+
+def test_metadata_of_the_wrong_python_type(natives):
+    with pytest.raises(TypeError, match="sig must be"):
+        ffijit.function(address(natives, "py_add3"), 42)
+
+
+def test_missing_library_and_symbol(natives_path):
+    sig = {"a": [], "r": []}
+    with pytest.raises(ValueError, match="cannot load the library '/nonexistent/libx.so'"):
+        ffijit.function(("/nonexistent/libx.so", "f"), sig)
+    with pytest.raises(AttributeError, match="has no symbol 'no_such_symbol'"):
+        ffijit.function((natives_path, "no_such_symbol"), sig)
+
+
+def test_null_and_bad_targets():
+    sig = {"a": [], "r": []}
+    with pytest.raises(ValueError, match="address is 0"):
+        ffijit.function(0, sig)
+    with pytest.raises(ValueError, match="NULL"):
+        ffijit.function(ctypes.c_void_p(None), sig)
+    with pytest.raises(TypeError, match="not bool"):
+        ffijit.function(True, sig)
+    with pytest.raises(TypeError, match="not float"):
+        ffijit.function(1.5, sig)
+    with pytest.raises(TypeError, match="needs its signature"):
+        ffijit.function(1234)
+
+
+def test_structure_results_cannot_be_registered(natives):
+    with pytest.raises(TypeError, match="structure results are not supported"):
+        ffijit.function(address(natives, "py_add3"),
+                        {"a": ["i64"], "r": [["slist", "i32", "i32"]]})
+
+
+def test_register_twice_without_override_fails_and_keeps_the_first(natives):
+    name = "pytest.bad.twice"
+    first = ffijit.register(name, address(natives, "py_add3"), ADD3)
+    try:
+        with pytest.raises(Exception, match="already registered") as info:
+            ffijit.register(name, address(natives, "py_add3"), ADD3)
+        assert isinstance(info.value, RuntimeError)
+        with pytest.raises(Exception, match="already registered"):
+            ffijit.register_func(name, lambda: None)
+        assert ffijit.get_global_func(name).same_as(first)
+    finally:
+        ffijit.remove_global_func(name)
+
+
+def test_a_str_with_a_nul_is_refused_by_a_str_parameter(natives, tier):
+    strlen = make(tier, address(natives, "py_strlen"), {"a": ["str"], "r": ["i64"], "v": 1})
+    for text in ("ab\0cdefghij", "a\0b", "\u00e9\0x"):  # long, small, non-ASCII
+        with pytest.raises(ValueError, match=r"argument #0: the str contains a NUL character"):
+            strlen(text)
+    assert strlen("abcdefghij") == 10
+
+
+def test_lookup_errors():
+    with pytest.raises(KeyError, match="no global function named"):
+        ffijit.get_global_func("pytest.bad.never_registered")
+    with pytest.raises(KeyError, match="not registered"):
+        ffijit.remove_global_func("pytest.bad.never_registered")
+    with pytest.raises(TypeError):
+        ffijit.get_global_func(12)
+    with pytest.raises(TypeError, match="not callable"):
+        ffijit.register_func("pytest.bad.not_callable", 12)
+
+
+def test_bad_device_and_dtype_values():
+    with pytest.raises(ValueError):
+        ffijit.Device("nodevice")
+    with pytest.raises(ValueError):
+        ffijit.DataType("flaot32")
+    with pytest.raises(ValueError, match="given twice"):
+        ffijit.Device("cuda:1", 2)
+
+
+def test_load_module_of_a_missing_file(tmp_path):
+    with pytest.raises(Exception) as info:
+        ffijit.load_module(os.fspath(tmp_path / "missing.so"))
+    assert "missing.so" in str(info.value)

@@ -1,0 +1,152 @@
+"""Python callables called from native code: modules, C globals, C function pointers, threads."""
+import ctypes
+import traceback
+
+import pytest
+
+import ffijit
+from conftest import address, make
+
+APPLY = {"a": ["ptr", "i64"], "r": ["i64"]}
+ON_THREADS = {"a": ["object", "i64", "i64"], "r": ["i64"]}
+
+
+class CustomError(Exception):
+    def __init__(self, message, code):
+        super().__init__(message)
+        self.code = code
+
+
+@pytest.fixture(scope="module")
+def module(module_so):
+    return ffijit.load_module(module_so)
+
+
+def test_python_callable_called_from_a_module(module):
+    assert module.call_twice(lambda x: x * 3, 2) == 18
+    assert module.call_twice(ffijit.function(lambda s: s + "!"), "hi") == "hi!!"
+    seen = []
+    assert module.call_twice(lambda x: seen.append(x) or len(seen), 7) == 2
+    assert seen == [7, 1]
+
+
+def test_python_function_as_a_c_visible_global(natives):
+    name = "pytest.callbacks.square"
+    ffijit.register_func(name, lambda x: x * x)
+    try:
+        call_global = ffijit.function(address(natives, "py_call_global"),
+                                      {"a": ["str", "i64"], "r": ["i64"]})
+        assert call_global(name, 7) == 49
+        assert ffijit.get_global_func(name)(5) == 25
+    finally:
+        ffijit.remove_global_func(name)
+
+
+def test_register_func_decorator():
+    name = "pytest.callbacks.decorated"
+
+    @ffijit.register_func(name)
+    def add(a, b):
+        return a + b
+
+    try:
+        assert add(1, 2) == 3  # the decorator returns the Python function itself
+        assert ffijit.get_global_func(name)(40, 2) == 42
+    finally:
+        ffijit.remove_global_func(name)
+
+
+def test_native_callback_pointer(natives, tier):
+    apply = make(tier, address(natives, "py_apply"), APPLY)
+    square = ffijit.callback(lambda i: i * i, {"a": ["i64"], "r": ["i64"]})
+    assert isinstance(square, ffijit.NativeCallback)
+    assert square.address != 0 and int(square) == square.address
+    assert apply(ctypes.c_void_p(square.address), 5) == 0 + 1 + 4 + 9 + 16
+    assert square.function(3) == 9
+
+
+def test_native_callback_works_with_ctypes_call(natives):
+    seen = []
+    record = ffijit.callback(lambda i: seen.append(i) or 2 * i, {"a": ["i64"], "r": ["i64"]})
+    natives.py_apply.restype = ctypes.c_int64
+    natives.py_apply.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+    assert natives.py_apply(record.address, 3) == 6
+    assert seen == [0, 1, 2]
+
+
+def _raise(exc):
+    raise exc
+
+
+def test_exception_from_a_callback_is_the_same_object(module):
+    exc = CustomError("boom", 17)
+
+    def callback(x):
+        raise exc
+
+    with pytest.raises(CustomError) as info:
+        module.call_twice(callback, 1)
+    assert info.value is exc
+    assert info.value.code == 17
+    frames = [frame.name for frame in traceback.extract_tb(info.value.__traceback__)]
+    assert "test_exception_from_a_callback_is_the_same_object" in frames  # the caller
+    assert "callback" in frames  # the callback
+
+
+def test_exception_through_a_registered_global_and_native_frames(natives):
+    exc = ValueError("from python")
+    name = "pytest.callbacks.raises"
+    ffijit.register_func(name, lambda x: _raise(exc))
+    try:
+        with pytest.raises(ValueError) as info:
+            ffijit.get_global_func(name)(1)
+        assert info.value is exc
+        frames = [frame.name for frame in traceback.extract_tb(info.value.__traceback__)]
+        assert "_raise" in frames
+    finally:
+        ffijit.remove_global_func(name)
+
+
+def test_builtin_exception_from_a_callback_keeps_its_type(module):
+    with pytest.raises(ZeroDivisionError):
+        module.call_twice(lambda x: 1 // 0, 1)
+    with pytest.raises(KeyError):
+        module.call_twice(lambda x: {}["missing"], 1)
+
+
+def test_callback_result_that_cannot_be_converted(module):
+    with pytest.raises(TypeError, match="callback result"):
+        module.call_twice(lambda x: object(), 1)
+
+
+def test_callbacks_from_native_threads(natives):
+    on_threads = ffijit.function(address(natives, "py_call_on_threads"), ON_THREADS,
+                                 status_convention=True, release_gil=True)
+    calls = []
+
+    def double(x):
+        calls.append(x)  # touches Python state: needs the GIL
+        return 2 * x
+
+    assert on_threads(double, 8, 10) == 2 * sum(range(10, 18))
+    assert sorted(calls) == list(range(10, 18))
+
+
+def test_exception_from_a_native_thread_reaches_the_caller(natives):
+    on_threads = ffijit.function(address(natives, "py_call_on_threads"), ON_THREADS,
+                                 status_convention=True, release_gil=True)
+    exc = CustomError("thread failure", 3)
+
+    def fail(x):
+        raise exc
+
+    with pytest.raises(CustomError) as info:
+        on_threads(fail, 1, 0)
+    assert info.value is exc
+
+
+def test_function_of_a_function_is_itself():
+    made = ffijit.function(lambda: 1)
+    assert ffijit.function(made) is made
+    with pytest.raises(TypeError, match="not callable"):
+        ffijit.NativeCallback(12, '{"a":[],"r":[]}')

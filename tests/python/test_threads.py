@@ -1,0 +1,44 @@
+"""Eight Python threads calling Functions at once, holding or releasing the GIL."""
+import threading
+
+import pytest
+
+import ffijit
+from conftest import address
+
+
+@pytest.mark.parametrize("release_gil", [False, True])
+def test_concurrent_calls(natives, release_gil):
+    add3 = ffijit.function(address(natives, "py_add3"), {"a": ["i64"] * 3, "r": ["i64"]},
+                           release_gil=release_gil)
+    assert add3.releases_gil is release_gil
+    echo = ffijit.function(address(natives, "py_echo"), {"a": ["str"], "r": ["str"]},
+                           release_gil=release_gil)
+    callback = ffijit.function(lambda x: x + 1)
+    errors = []
+
+    def worker(t):
+        try:
+            for i in range(3000):
+                assert add3(t, i, 1) == t + 2 * i + 3
+                assert echo(f"thread {t} call {i}") == f"thread {t} call {i}"
+                assert callback(i) == i + 1
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
+def test_release_gil_is_kept_by_the_registered_name(natives):
+    name = "pytest.threads.released"
+    ffijit.register(name, address(natives, "py_add3"), {"a": ["i64"] * 3, "r": ["i64"]},
+                    release_gil=True)
+    try:
+        assert ffijit.get_global_func(name).releases_gil
+    finally:
+        ffijit.remove_global_func(name)
