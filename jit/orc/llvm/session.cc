@@ -73,6 +73,7 @@ void ExposeOwnLibraries() {
   // The handle's reference is kept: the library stays as long as the session does (for ever).
   dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
 }
+
 }  // namespace
 
 std::string ErrorText(llvm::Error error) {
