@@ -52,9 +52,9 @@ _STATUS_CONVENTION = 1
 _ALLOW_OVERRIDE = 2
 _INTERPRET_ONLY = 4
 
-# ctypes function pointers handed to register()/function() stay alive as long as the process:
-# the Function made from them may be found again by name at any time.
-_kept_targets = []
+# ctypes function pointers handed to register()/function() stay alive as long as the process
+# (the Function made from them may be found again by name at any time), one per address.
+_kept_targets = {}
 
 
 def _address_of(target):
@@ -73,7 +73,7 @@ def _address_of(target):
         address = _ctypes.cast(target, _ctypes.c_void_p).value
         if not address:
             raise ValueError("the ctypes function pointer is NULL")
-        _kept_targets.append(target)
+        _kept_targets[address] = target
         return address
     if isinstance(target, _ctypes.c_void_p):
         if not target.value:

@@ -18,7 +18,7 @@ namespace ffijit::python {
 namespace {
 
 int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
-  if (g_python_finalizing || !Py_IsInitialized()) {
+  if (!PythonIsAvailable()) {
     TVMFFIErrorSetRaisedFromCStr("RuntimeError",
                                  "a Python callback was called while Python is shutting down");
     return -1;
@@ -56,7 +56,7 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
 }
 
 void CallbackDeleter(void* self) {
-  if (g_python_finalizing || !Py_IsInitialized()) return;  // Python's objects are gone already
+  if (!PythonIsAvailable()) return;  // Python's objects are gone already
   PyGILState_STATE state = PyGILState_Ensure();
   Py_DECREF(static_cast<PyObject*>(self));
   PyGILState_Release(state);
@@ -178,8 +178,8 @@ PyType_Slot kNativeCallbackSlots[] = {
 TVMFFIObject* FunctionFromCallable(PyObject* callable) {
   TVMFFIObjectHandle out = nullptr;
   Py_INCREF(callable);
+  // On failure the runtime has already released `callable` through CallbackDeleter.
   if (TVMFFIFunctionCreate(callable, CallbackSafeCall, CallbackDeleter, &out) != 0) {
-    Py_DECREF(callable);
     RaiseFromFFI();
     return nullptr;
   }

@@ -20,6 +20,7 @@ const char* WhereText(Py_ssize_t where, char (&text)[48]) {
     PyOS_snprintf(text, sizeof(text), "argument #%zd", where);
     return text;
   }
+  if (where == kWhereKeyword) return "keyword argument";
   return where == kWhereResult ? "callback result" : "container element";
 }
 
@@ -239,7 +240,10 @@ bool ConvertSlow(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where)
     return FromBytesLike(PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj), out, pack);
   }
   if (PyByteArray_Check(obj)) {
-    return FromBytesLike(PyByteArray_AS_STRING(obj), PyByteArray_GET_SIZE(obj), out, pack);
+    // Copied, never borrowed: a bytearray can be resized (by Python code converting a later
+    // argument, or by another thread while the GIL is released) under a borrowed pointer.
+    return FromBytesLike(PyByteArray_AS_STRING(obj), PyByteArray_GET_SIZE(obj), out, nullptr) &&
+           (pack == nullptr || out->type_index < kTVMFFIStaticObjectBegin || pack->Own(out->v_obj));
   }
   if (PyList_Check(obj) || PyTuple_Check(obj)) return FromSequence(obj, out, pack, where);
   if (PyDict_Check(obj)) return FromDict(obj, out, pack, where);
@@ -465,7 +469,7 @@ PyObject* FromOwnedAny(TVMFFIAny* any) {
       break;
   }
   if (any->type_index < kTVMFFIStaticObjectBegin || any->v_obj == nullptr) {
-    PyErr_Format(PyExc_TypeError, "ffijit: a result with unknown type index %d",
+    PyErr_Format(PyExc_TypeError, "ffijit: a value with unknown type index %d",
                  static_cast<int>(any->type_index));
     any->type_index = kTVMFFINone;
     return nullptr;
@@ -487,6 +491,13 @@ PyObject* FromOwnedAny(TVMFFIAny* any) {
 
 PyObject* FromAnyView(const TVMFFIAny* any) {
   TVMFFIAny copy = *any;
+  if (copy.type_index == kTVMFFIObjectRValueRef) {  // a C++ caller moving an object: read it
+    auto* const* slot = static_cast<TVMFFIObject* const*>(copy.v_ptr);
+    TVMFFIObject* obj = slot != nullptr ? *slot : nullptr;
+    if (obj == nullptr) Py_RETURN_NONE;
+    copy.type_index = obj->type_index;
+    copy.v_obj = obj;
+  }
   if (copy.type_index >= kTVMFFIStaticObjectBegin && copy.v_obj != nullptr) {
     TVMFFIObjectIncRef(copy.v_obj);
   }

@@ -20,10 +20,20 @@ PyObject* StringResult(TVMFFIAny* any) {
 PyObject* DeviceNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* kKeywords[] = {"type", "index", nullptr};
   PyObject* kind = nullptr;
-  int index = -1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i:Device", const_cast<char**>(kKeywords), &kind,
-                                   &index)) {
+  PyObject* index_obj = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:Device", const_cast<char**>(kKeywords), &kind,
+                                   &index_obj)) {
     return nullptr;
+  }
+  int index = -1;  // not given
+  if (index_obj != nullptr && index_obj != Py_None) {
+    long value = PyLong_AsLong(index_obj);
+    if (value == -1 && PyErr_Occurred()) return nullptr;
+    if (value < 0 || value > 0x7fffffff) {
+      PyErr_Format(PyExc_ValueError, "Device: the index %ld is out of range", value);
+      return nullptr;
+    }
+    index = static_cast<int>(value);
   }
   DLDevice device{kDLCPU, 0};
   if (PyUnicode_Check(kind)) {
@@ -192,9 +202,13 @@ PyObject* DataTypeRichCompare(PyObject* self, PyObject* other, int op) {
   return PyBool_FromLong(op == Py_EQ ? same : !same);
 }
 
+// The hash of its name: a DataType equals its name ("float32"), so both must hash alike.
 Py_hash_t DataTypeHash(PyObject* self) {
-  DLDataType d = DataTypeOf(self);
-  return static_cast<Py_hash_t>(d.code) << 24 | static_cast<Py_hash_t>(d.bits) << 16 | d.lanes;
+  PyObject* name = DataTypeStr(self);
+  if (name == nullptr) return -1;
+  Py_hash_t hash = PyObject_Hash(name);
+  Py_DECREF(name);
+  return hash;
 }
 
 PyObject* DataTypeCode(PyObject* self, void*) {

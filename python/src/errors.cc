@@ -9,6 +9,7 @@
 #include <deque>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ffijit/error.h"
 
@@ -29,29 +30,43 @@ PyObject* g_kind_types = nullptr;  // dict: kind -> type
 std::deque<std::pair<TVMFFIObject*, PyObject*>>* g_in_flight = nullptr;
 constexpr size_t kMaxInFlight = 64;
 
-void DropEntry(size_t i) {
-  TVMFFIObjectDecRef((*g_in_flight)[i].first);
-  Py_DECREF((*g_in_flight)[i].second);
-  g_in_flight->erase(g_in_flight->begin() + static_cast<std::ptrdiff_t>(i));
+// Entries leave the table before their references are released: releasing an exception can run
+// Python code (a __del__ in its traceback's frames) that raises through another callback and so
+// changes the table.
+using InFlight = std::pair<TVMFFIObject*, PyObject*>;
+
+void Release(const std::vector<InFlight>& entries) {
+  for (const InFlight& entry : entries) {
+    TVMFFIObjectDecRef(entry.first);
+    Py_DECREF(entry.second);
+  }
 }
 
 void PruneInFlight() {
+  std::vector<InFlight> dropped;
   for (size_t i = 0; i < g_in_flight->size();) {
     if (FFIJITHeaderStrongCount((*g_in_flight)[i].first) == 1) {
-      DropEntry(i);
+      dropped.push_back((*g_in_flight)[i]);
+      g_in_flight->erase(g_in_flight->begin() + static_cast<std::ptrdiff_t>(i));
     } else {
       ++i;
     }
   }
-  while (g_in_flight->size() > kMaxInFlight) DropEntry(0);
+  while (g_in_flight->size() > kMaxInFlight) {
+    dropped.push_back(g_in_flight->front());
+    g_in_flight->pop_front();
+  }
+  Release(dropped);
 }
 
 // The exception carried by `error`, or NULL (a new reference; the entry is removed).
 PyObject* TakeInFlight(TVMFFIObject* error) {
   for (size_t i = 0; i < g_in_flight->size(); ++i) {
     if ((*g_in_flight)[i].first == error) {
-      PyObject* exc = Py_NewRef((*g_in_flight)[i].second);
-      DropEntry(i);
+      InFlight entry = (*g_in_flight)[i];
+      g_in_flight->erase(g_in_flight->begin() + static_cast<std::ptrdiff_t>(i));
+      PyObject* exc = Py_NewRef(entry.second);
+      Release({entry});
       return exc;
     }
   }
@@ -138,11 +153,10 @@ PyObject* ExceptionTypeForKind(const char* kind, size_t size) {
     }
     if (name.size() == 7) name += "UnnamedError";
     PyObject* made = PyErr_NewException(name.c_str(), g_error_base, nullptr);
-    if (made != nullptr) {
-      PyDict_SetItem(g_kind_types, key, made);
-      Py_DECREF(made);  // the dict holds it
-      type = made;
+    if (made != nullptr && PyDict_SetItem(g_kind_types, key, made) == 0) {
+      type = made;  // the dict holds it
     }
+    Py_XDECREF(made);
   }
   Py_DECREF(key);
   PyErr_Clear();

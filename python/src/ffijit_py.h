@@ -8,6 +8,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -271,6 +272,7 @@ class ArgPack {
 // What a converted value is, for messages: an argument's position (>= 0) or one of these.
 constexpr Py_ssize_t kWhereElement = -1;
 constexpr Py_ssize_t kWhereResult = -2;
+constexpr Py_ssize_t kWhereKeyword = -3;  // a keyword argument no parameter is named after
 // Converts a Python value into an owned Any (a callback's result, an Array element): strings
 // and bytes become objects, never borrowed views. false with a Python exception set.
 bool ToOwnedAny(PyObject* obj, TVMFFIAny* out, Py_ssize_t where);
@@ -293,8 +295,16 @@ PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool releas
 // Reads a Python str/bytes argument as UTF-8 bytes (for names, paths, metadata).
 bool Utf8Of(PyObject* obj, const char* what, const char** data, Py_ssize_t* size);
 
-// Set while the interpreter finalises: deleters running later must not touch Python.
-extern bool g_python_finalizing;
+// Whether Python may be entered from a native thread or a deleter: false once the interpreter
+// is finalising (a thread taking the GIL then would be stopped for good) or gone.
+extern std::atomic<bool> g_python_exited;
+inline bool PythonIsAvailable() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return !g_python_exited.load(std::memory_order_acquire) && !Py_IsFinalizing();
+#else
+  return !g_python_exited.load(std::memory_order_acquire) && !_Py_IsFinalizing();
+#endif
+}
 
 }  // namespace ffijit::python
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include <structmember.h>
 
@@ -34,6 +35,9 @@ namespace {
 struct FunctionTraits {
   bool release_gil = false;
   ArgumentKinds kinds;
+  // The top-level arguments' keyword names ("" for an argument without one), so a keyword value
+  // is converted by the kind of the parameter it names.
+  std::vector<std::string> names;
 };
 std::unordered_map<TVMFFIObject*, FunctionTraits>* g_function_traits = nullptr;
 size_t g_traits_sweep_at = 64;
@@ -50,34 +54,34 @@ void RecordTraits(TVMFFIObject* handle, FunctionTraits traits) {
     }
     g_traits_sweep_at = std::max<size_t>(64, 2 * g_function_traits->size());
   }
-  auto [it, inserted] = g_function_traits->emplace(handle, traits);
-  if (inserted) {
-    TVMFFIObjectIncRef(handle);
-  } else {
-    it->second = traits;
-  }
+  auto [it, inserted] = g_function_traits->try_emplace(handle);
+  if (inserted) TVMFFIObjectIncRef(handle);
+  it->second = std::move(traits);
 }
 
 // The kinds of a signature's first 64 top-level arguments (a keyword argument's as its type's).
 // The function was made from this metadata, so it parses; if it somehow does not, nothing is
 // assumed.
-ArgumentKinds KindsOf(std::string_view metadata, ffijit::MetadataFormat format) {
-  ArgumentKinds kinds;
+void DescribeArguments(std::string_view metadata, ffijit::MetadataFormat format,
+                       FunctionTraits* traits) {
   try {
     ffijit::Signature sig = ffijit::ParseMetadata(metadata, format);
     for (size_t i = 0; i < sig.args.size() && i < 64; ++i) {
       const ffijit::Type* type = sig.args[i].get();
+      std::string name;
       if (type != nullptr && type->kind == ffijit::TypeKind::kNamed && !type->elements.empty()) {
+        name = type->name;
         type = type->elements[0].get();
       }
+      traits->names.push_back(std::move(name));
       if (type == nullptr) continue;
-      if (type->kind == ffijit::TypeKind::kNDArray) kinds.tensor_views |= uint64_t{1} << i;
-      if (type->kind == ffijit::TypeKind::kStr) kinds.c_strings |= uint64_t{1} << i;
+      if (type->kind == ffijit::TypeKind::kNDArray) traits->kinds.tensor_views |= uint64_t{1} << i;
+      if (type->kind == ffijit::TypeKind::kStr) traits->kinds.c_strings |= uint64_t{1} << i;
     }
   } catch (...) {
-    return ArgumentKinds{};
+    traits->kinds = ArgumentKinds{};
+    traits->names.clear();
   }
-  return kinds;
 }
 
 inline TVMFFISafeCallType LoadSafeCall(TVMFFIObject* func) {
@@ -86,9 +90,23 @@ inline TVMFFISafeCallType LoadSafeCall(TVMFFIObject* func) {
   return __atomic_load_n(&cell->safe_call, __ATOMIC_ACQUIRE);
 }
 
-// The keyword path, out of the positional path's way: FFIJITCallWithKeywords binds the names.
+// The position of the parameter a keyword names, or kWhereKeyword when none is known (the binder
+// then reports the name).
+Py_ssize_t KeywordPosition(TVMFFIObject* handle, const char* name) {
+  auto found = g_function_traits->find(handle);
+  if (found == g_function_traits->end()) return kWhereKeyword;
+  const std::vector<std::string>& names = found->second.names;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!names[i].empty() && names[i] == name) return static_cast<Py_ssize_t>(i);
+  }
+  return kWhereKeyword;
+}
+
+// The keyword path, out of the positional path's way: each keyword value is converted by the
+// kind of the parameter it names, then FFIJITCallWithKeywords binds the names.
 [[gnu::noinline]] PyObject* CallWithKeywords(PyFFIFunction* function, ArgPack& pack,
-                                             Py_ssize_t num_args, PyObject* kwnames) {
+                                             PyObject* const* args, Py_ssize_t num_args,
+                                             PyObject* kwnames) {
   Py_ssize_t num_kwargs = PyTuple_GET_SIZE(kwnames);
   const char* inline_names[ArgPack::kInline];
   const char** names = inline_names;
@@ -99,7 +117,9 @@ inline TVMFFISafeCallType LoadSafeCall(TVMFFIObject* func) {
   }
   for (Py_ssize_t k = 0; k < num_kwargs; ++k) {
     names[k] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
-    if (names[k] == nullptr) {
+    if (names[k] == nullptr ||
+        !ConvertValue(args[num_args + k], &pack.values()[num_args + k], &pack,
+                      KeywordPosition(function->base.handle, names[k]))) {
       if (names != inline_names) PyMem_Free(names);
       return nullptr;
     }
@@ -129,15 +149,13 @@ PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargs
                              PyObject* kwnames) {
   auto* function = reinterpret_cast<PyFFIFunction*>(self);
   Py_ssize_t num_args = PyVectorcall_NARGS(nargsf);
-  Py_ssize_t num_values = num_args + (kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames));
+  Py_ssize_t num_kwargs = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
   ArgPack pack(function->kinds);
-  if (!pack.Reserve(num_values)) return nullptr;
-  for (Py_ssize_t i = 0; i < num_values; ++i) {
+  if (!pack.Reserve(num_args + num_kwargs)) return nullptr;
+  for (Py_ssize_t i = 0; i < num_args; ++i) {
     if (!pack.Convert(args[i], i)) return nullptr;
   }
-  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
-    return CallWithKeywords(function, pack, num_args, kwnames);
-  }
+  if (num_kwargs != 0) return CallWithKeywords(function, pack, args, num_args, kwnames);
   return CallPacked(function->base.handle, pack.values(), static_cast<int32_t>(num_args),
                     function->release_gil);
 }
@@ -245,9 +263,9 @@ PyObject* MakeFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   auto* handle = static_cast<TVMFFIObject*>(out);
   FunctionTraits traits;
   traits.release_gil = release_gil != 0;
-  traits.kinds = KindsOf(std::string_view(metadata, static_cast<size_t>(metadata_size)),
-                         static_cast<ffijit::MetadataFormat>(format));
-  RecordTraits(handle, traits);
+  DescribeArguments(std::string_view(metadata, static_cast<size_t>(metadata_size)),
+                    static_cast<ffijit::MetadataFormat>(format), &traits);
+  RecordTraits(handle, std::move(traits));
   return WrapFunction(handle);
 }
 
@@ -388,8 +406,14 @@ PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool releas
     rc = safe_call(func, args, n, &result);
   }
   if (rc != 0) {
-    // -2: the environment's error (a Python signal seen by TVMFFIEnvCheckSignals) is already set.
-    if (rc == -2 && PyErr_Occurred()) return nullptr;
+    // -2: the environment's error (a Python signal seen by TVMFFIEnvCheckSignals) is already set;
+    // anything left in the TVM FFI error slot is stale and must not surface in a later failure.
+    if (rc == -2 && PyErr_Occurred()) {
+      TVMFFIObjectHandle stale = nullptr;
+      TVMFFIErrorMoveFromRaised(&stale);
+      if (stale != nullptr) TVMFFIObjectDecRef(stale);
+      return nullptr;
+    }
     return RaiseFromFFI();
   }
   switch (result.type_index) {  // the usual results, boxed here without a call
@@ -409,9 +433,8 @@ PyObject* WrapFunction(TVMFFIObject* handle) {
   if (self == nullptr) return nullptr;
   self->vectorcall = FunctionVectorcall;
   auto found = g_function_traits->find(handle);
-  FunctionTraits traits = found != g_function_traits->end() ? found->second : FunctionTraits{};
-  self->release_gil = traits.release_gil;
-  self->kinds = traits.kinds;
+  self->release_gil = found != g_function_traits->end() && found->second.release_gil;
+  self->kinds = found != g_function_traits->end() ? found->second.kinds : ArgumentKinds{};
   return reinterpret_cast<PyObject*>(self);
 }
 

@@ -10,15 +10,15 @@
 
 namespace ffijit::python {
 
-bool g_python_finalizing = false;
+std::atomic<bool> g_python_exited{false};
 
 namespace {
 
 PyObject* g_ctypes_void_p = nullptr;
 PyObject* g_ctypes_function_pointer = nullptr;  // ctypes._CFuncPtr
 
-void MarkFinalizing() {
-  g_python_finalizing = true;
+void MarkExited() {
+  g_python_exited.store(true, std::memory_order_release);
 }
 
 PyObject* JitAvailable(PyObject*, PyObject*) {
@@ -51,7 +51,7 @@ int CoreExec(PyObject* module) {
   if (PyModule_AddFunctions(module, kCoreMethods) != 0) return -1;
   // Deleters of callbacks and buffers may run after Python is gone (a static C++ object
   // releasing a Function at exit); from then on they leave Python alone.
-  Py_AtExit(MarkFinalizing);
+  Py_AtExit(MarkExited);
   return 0;
 }
 

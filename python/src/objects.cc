@@ -163,7 +163,8 @@ PyType_Slot kArraySlots[] = {
     {Py_sq_item, reinterpret_cast<void*>(ArrayItem)},
     {Py_tp_repr, reinterpret_cast<void*>(ArrayRepr)},
     {Py_tp_richcompare, reinterpret_cast<void*>(ArrayRichCompare)},
-    {Py_tp_hash, reinterpret_cast<void*>(ObjectHash)},
+    // Equal by contents, like a list, so unhashable like one.
+    {Py_tp_hash, reinterpret_cast<void*>(PyObject_HashNotImplemented)},
     {0, nullptr}};
 
 // ---- Map ----
@@ -326,7 +327,8 @@ PyType_Slot kMapSlots[] = {
     {Py_tp_iter, reinterpret_cast<void*>(MapIter)},
     {Py_tp_repr, reinterpret_cast<void*>(MapRepr)},
     {Py_tp_richcompare, reinterpret_cast<void*>(MapRichCompare)},
-    {Py_tp_hash, reinterpret_cast<void*>(ObjectHash)},
+    // Equal by contents, like a dict, so unhashable like one.
+    {Py_tp_hash, reinterpret_cast<void*>(PyObject_HashNotImplemented)},
     {Py_tp_methods, kMapMethods},
     {0, nullptr}};
 
@@ -557,6 +559,7 @@ PyObject* WrapObject(TVMFFIObject* handle) {
     }
     case kTVMFFIError: {
       // An error passed as a value (not raised): the matching exception object, unraised.
+      // The exception RaiseFromFFI would raise for it, taken back unraised.
       TVMFFIErrorSetRaised(handle);
       TVMFFIObjectDecRef(handle);
       RaiseFromFFI();
@@ -565,6 +568,9 @@ PyObject* WrapObject(TVMFFIObject* handle) {
       PyErr_NormalizeException(&type, &value, &traceback);
       Py_XDECREF(type);
       Py_XDECREF(traceback);
+      if (value == nullptr) {
+        PyErr_SetString(PyExc_RuntimeError, "ffijit: an Error value could not be converted");
+      }
       return value;
     }
     default:

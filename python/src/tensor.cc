@@ -30,7 +30,7 @@ struct BufferTensor {
 
 void ReleaseBufferTensor(DLManagedTensor* managed) {
   auto* owner = static_cast<BufferTensor*>(managed->manager_ctx);
-  if (!g_python_finalizing && Py_IsInitialized()) {
+  if (PythonIsAvailable()) {
     PyGILState_STATE state = PyGILState_Ensure();
     PyBuffer_Release(&owner->view);
     PyGILState_Release(state);
@@ -216,6 +216,20 @@ PyObject* TensorDlpack(PyObject* self, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   TVMFFIObject* handle = reinterpret_cast<PyFFIObject*>(self)->handle;
+  if (dl_device != Py_None) {  // a consumer asking for another device: no copy across devices
+    const DLDevice device = TensorOf(self)->device;
+    int type = -1, id = -1;
+    if (!PyArg_ParseTuple(dl_device, "ii:dl_device", &type, &id)) return nullptr;
+    if (type != device.device_type || id != device.device_id) {
+      PyErr_Format(PyExc_BufferError,
+                   "ffijit.Tensor.__dlpack__: the tensor is on device (%d, %d), not (%d, %d), "
+                   "and is never copied",
+                   static_cast<int>(device.device_type), static_cast<int>(device.device_id), type,
+                   id);
+      return nullptr;
+    }
+  }
+  (void)stream;  // CPU tensors need no stream synchronisation
   long major = 0;
   if (max_version != Py_None) {
     if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) < 1) {

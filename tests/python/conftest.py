@@ -66,3 +66,9 @@ def outcome(call):
         return ("ok", call())
     except Exception as e:  # noqa: BLE001 - the outcome is what is compared
         return (type(e), str(e))
+
+
+# Native callbacks and object files are JIT features: a build without LLVM refuses them, which
+# test_without_jit.py asserts; the tests of what they do run where the JIT exists.
+needs_jit = pytest.mark.skipif(not __import__("ffijit").jit_available(),
+                               reason="native callbacks and object files need the JIT (LLVM)")

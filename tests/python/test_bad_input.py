@@ -189,3 +189,50 @@ def test_load_module_of_a_missing_file(tmp_path):
     with pytest.raises(Exception) as info:
         ffijit.load_module(os.fspath(tmp_path / "missing.so"))
     assert "missing.so" in str(info.value)
+
+
+def test_keyword_values_follow_the_parameter_they_name(natives, tier):
+    strlen = make(tier, address(natives, "py_strlen"),
+                  {"a": [["named", "s", "str"]], "r": ["i64"], "v": 1})
+    assert strlen(s="abcdefghij") == 10
+    with pytest.raises(ValueError, match=r"argument #0: the str contains a NUL character"):
+        strlen(s="ab\0cdefghij")
+    kind = make(tier, address(natives, "py_object_type_index"),
+                {"a": [["named", "o", "object"]], "r": ["i64"], "v": 1})
+    assert kind(o=np.ones(3)) == ffijit.from_dlpack(np.ones(3)).type_index
+
+
+def test_a_bytearray_is_copied_not_borrowed(natives):
+    # Converting a later argument runs Python code that empties the bytearray: the call must
+    # still see the bytes as they were when converted.
+    data = bytearray(b"A" * 64)
+
+    class ClearsIt:
+        def __index__(self):
+            data.clear()
+            [b"B" * 64 for _ in range(1000)]
+            return 1
+
+    made = ffijit.get_global_func("ffi.Array")(data, ClearsIt())
+    assert made[0] == b"A" * 64 and made[1] == 1
+
+
+def test_values_that_hash_like_what_they_equal():
+    array = ffijit.get_global_func("ffi.Array")(1, 2)
+    assert array == [1, 2]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(array)
+    assert ffijit.DataType("float32") == "float32"
+    assert hash(ffijit.DataType("float32")) == hash("float32")
+
+
+def test_bad_device_index_and_dlpack_device():
+    with pytest.raises(ValueError, match="index -3 is out of range"):
+        ffijit.Device("cuda", -3)
+    with pytest.raises(ValueError, match="index -1 is out of range"):
+        ffijit.Device(2, -1)
+    assert ffijit.Device("cuda", 2).index == 2
+    tensor = ffijit.from_dlpack(np.ones(3))
+    with pytest.raises(BufferError, match="never copied"):
+        tensor.__dlpack__(dl_device=(2, 0))
+    assert tensor.__dlpack__(dl_device=(1, 0)) is not None

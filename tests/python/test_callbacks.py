@@ -5,7 +5,7 @@ import traceback
 import pytest
 
 import ffijit
-from conftest import address, make
+from conftest import address, make, needs_jit
 
 APPLY = {"a": ["ptr", "i64"], "r": ["i64"]}
 ON_THREADS = {"a": ["object", "i64", "i64"], "r": ["i64"]}
@@ -56,6 +56,7 @@ def test_register_func_decorator():
         ffijit.remove_global_func(name)
 
 
+@needs_jit
 def test_native_callback_pointer(natives, tier):
     apply = make(tier, address(natives, "py_apply"), APPLY)
     square = ffijit.callback(lambda i: i * i, {"a": ["i64"], "r": ["i64"]})
@@ -65,6 +66,7 @@ def test_native_callback_pointer(natives, tier):
     assert square.function(3) == 9
 
 
+@needs_jit
 def test_native_callback_works_with_ctypes_call(natives):
     seen = []
     record = ffijit.callback(lambda i: seen.append(i) or 2 * i, {"a": ["i64"], "r": ["i64"]})
@@ -150,3 +152,26 @@ def test_function_of_a_function_is_itself():
     assert ffijit.function(made) is made
     with pytest.raises(TypeError, match="not callable"):
         ffijit.NativeCallback(12, '{"a":[],"r":[]}')
+
+
+@needs_jit
+def test_releasing_a_carried_exception_may_raise_through_another_callback():
+    # Dropping a carried exception runs a __del__ in its frames, which raises through another
+    # callback and so records another carried exception while the first is being dropped.
+    raiser = ffijit.function(lambda: (_ for _ in ()).throw(KeyError("inner")))
+
+    class RaisesWhenDropped:
+        def __del__(self):
+            try:
+                raiser()
+            except KeyError:
+                pass
+
+    def body(x):
+        keep = RaisesWhenDropped()  # noqa: F841  (dropped with the traceback's frame)
+        raise ValueError(x)
+
+    callback = ffijit.callback(body, {"a": ["i64"], "r": ["i64"]})
+    call = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(callback.address)
+    for i in range(200):
+        assert call(i) == 0  # plain convention: the error stays in the slot, then is dropped

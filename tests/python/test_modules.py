@@ -4,9 +4,10 @@ import gc
 import pytest
 
 import ffijit
+from conftest import needs_jit
 
 
-@pytest.fixture(params=["so", "o"])
+@pytest.fixture(params=["so", pytest.param("o", marks=needs_jit)])
 def module(request, module_so, module_o):
     return ffijit.load_module(module_so if request.param == "so" else module_o)
 
@@ -34,6 +35,7 @@ def test_module_function_errors(module):
         module.fail("bad thing happened")
 
 
+@needs_jit
 def test_function_outlives_the_module_object(module_so, module_o):
     for path in (module_so, module_o):
         func = ffijit.load_module(path).add_one
@@ -41,6 +43,7 @@ def test_function_outlives_the_module_object(module_so, module_o):
         assert func(9) == 10
 
 
+@needs_jit
 def test_import_module(module_so, module_o):
     outer = ffijit.load_module(module_so)
     inner = ffijit.load_module(module_o)
