@@ -36,6 +36,8 @@ import tempfile
 import time
 from itertools import repeat
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 DEBIAN_PYTHON = "/usr/bin/python3"
 NATIVES_LIB = "libffijit_bench_natives.so"
 
@@ -94,23 +96,17 @@ typedef struct {{
   void* data; DLDevice device; int32_t ndim; DLDataType dtype;
   int64_t* shape; int64_t* strides; uint64_t byte_offset;
 }} DLTensor;
-int64_t BenchNativeI64x3(int64_t a, int64_t b, int64_t c);
-double BenchNativeMixed(int64_t a, double b, int32_t c, float d, void* p);
-int64_t BenchNativeDevDtype(DLDevice dev, DLDataType dtype, int64_t k);
-int64_t BenchNativeTensor(DLTensor* t);
-int64_t BenchNativeStr(const char* s);
-void BenchNativeNoArgs(void);
+{prototypes}
 """
-CFFI_API_SOURCE = """
-#include <stdint.h>
-#include <dlpack/dlpack.h>
-int64_t BenchNativeI64x3(int64_t a, int64_t b, int64_t c);
-double BenchNativeMixed(int64_t a, double b, int32_t c, float d, void* p);
-int64_t BenchNativeDevDtype(DLDevice dev, DLDataType dtype, int64_t k);
-int64_t BenchNativeTensor(DLTensor* t);
-int64_t BenchNativeStr(const char* s);
-void BenchNativeNoArgs(void);
-"""
+# API mode compiles against the natives' own header (python_natives.h, beside this script).
+CFFI_API_SOURCE = '#include "python_natives.h"\n'
+
+
+def native_prototypes():
+    """The natives' C prototypes, as python_natives.h declares them (cffi's cdef reads no headers)."""
+    with open(os.path.join(HERE, "python_natives.h")) as header:
+        return "\n".join(line.strip() for line in header
+                         if line.strip().endswith(");") and line[:1].isalpha())
 
 
 class Unavailable(Exception):
@@ -326,7 +322,7 @@ def cffi_abi_cases(fx, args):
     except ImportError as error:
         raise Unavailable(f"cannot import cffi: {error}") from None
     ffi = cffi.FFI()
-    ffi.cdef(CDEF_TEMPLATE.format(device_type_decl="int32_t"))
+    ffi.cdef(CDEF_TEMPLATE.format(device_type_decl="int32_t", prototypes=native_prototypes()))
     lib = ffi.dlopen(args.natives_lib)
     return cffi_cases_from(ffi, lib, fx)
 
@@ -343,9 +339,9 @@ def cffi_api_cases(fx, args, workdir):
     if not (libname.startswith("lib") and libname.endswith(".so")):
         raise Unavailable(f"cannot link {libname}: not named lib<name>.so")
     ffi = cffi.FFI()
-    ffi.cdef(CDEF_TEMPLATE.format(device_type_decl="int..."))
+    ffi.cdef(CDEF_TEMPLATE.format(device_type_decl="int...", prototypes=native_prototypes()))
     module_name = "_ffijit_bench_cffi_api"
-    ffi.set_source(module_name, CFFI_API_SOURCE, libraries=[libname[3:-3]],
+    ffi.set_source(module_name, CFFI_API_SOURCE, include_dirs=[HERE], libraries=[libname[3:-3]],
                    library_dirs=[libdir], runtime_library_dirs=[libdir],
                    extra_compile_args=["-O2"])
     try:

@@ -130,29 +130,39 @@ PyObject* ArrayAsList(PyObject* self) {
   return list;
 }
 
-PyObject* ArrayRepr(PyObject* self) {
-  PyObject* list = ArrayAsList(self);
-  if (list == nullptr) return nullptr;
-  PyObject* repr = PyUnicode_FromFormat("ffijit.Array(%R)", list);
-  Py_DECREF(list);
+// A container's repr and == go through its Python counterpart (a list for an Array, a dict for
+// a Map): `as_python` makes it from the container.
+using AsPython = PyObject* (*)(PyObject*);
+
+PyObject* ReprThrough(PyObject* self, AsPython as_python, const char* format) {
+  PyObject* value = as_python(self);
+  if (value == nullptr) return nullptr;
+  PyObject* repr = PyUnicode_FromFormat(format, value);
+  Py_DECREF(value);
   return repr;
 }
 
+// `theirs` is the other side already as a Python value (a new reference), or NULL on error.
+PyObject* CompareThrough(PyObject* self, PyObject* theirs, int op, AsPython as_python) {
+  if (theirs == nullptr) return nullptr;
+  PyObject* mine = as_python(self);
+  PyObject* result = mine == nullptr ? nullptr : PyObject_RichCompare(mine, theirs, op);
+  Py_XDECREF(mine);
+  Py_DECREF(theirs);
+  return result;
+}
+
+PyObject* ArrayRepr(PyObject* self) {
+  return ReprThrough(self, ArrayAsList, "ffijit.Array(%R)");
+}
+
 PyObject* ArrayRichCompare(PyObject* self, PyObject* other, int op) {
-  if ((op == Py_EQ || op == Py_NE) &&
-      (PyList_Check(other) || PyTuple_Check(other) || PyObject_TypeCheck(other, g_array_type))) {
-    PyObject* mine = ArrayAsList(self);
-    if (mine == nullptr) return nullptr;
-    PyObject* theirs =
-        PyObject_TypeCheck(other, g_array_type) ? ArrayAsList(other) : PySequence_List(other);
-    if (theirs == nullptr) {
-      Py_DECREF(mine);
-      return nullptr;
-    }
-    PyObject* result = PyObject_RichCompare(mine, theirs, op);
-    Py_DECREF(mine);
-    Py_DECREF(theirs);
-    return result;
+  if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+  if (PyObject_TypeCheck(other, g_array_type)) {
+    return CompareThrough(self, ArrayAsList(other), op, ArrayAsList);
+  }
+  if (PyList_Check(other) || PyTuple_Check(other)) {
+    return CompareThrough(self, PySequence_List(other), op, ArrayAsList);
   }
   return ObjectRichCompare(self, other, op);
 }
@@ -286,28 +296,15 @@ PyObject* MapAsDict(PyObject* self) {
 }
 
 PyObject* MapRepr(PyObject* self) {
-  PyObject* dict = MapAsDict(self);
-  if (dict == nullptr) return nullptr;
-  PyObject* repr = PyUnicode_FromFormat("ffijit.Map(%R)", dict);
-  Py_DECREF(dict);
-  return repr;
+  return ReprThrough(self, MapAsDict, "ffijit.Map(%R)");
 }
 
 PyObject* MapRichCompare(PyObject* self, PyObject* other, int op) {
-  if ((op == Py_EQ || op == Py_NE) &&
-      (PyDict_Check(other) || PyObject_TypeCheck(other, g_map_type))) {
-    PyObject* mine = MapAsDict(self);
-    if (mine == nullptr) return nullptr;
-    PyObject* theirs = PyDict_Check(other) ? Py_NewRef(other) : MapAsDict(other);
-    if (theirs == nullptr) {
-      Py_DECREF(mine);
-      return nullptr;
-    }
-    PyObject* result = PyObject_RichCompare(mine, theirs, op);
-    Py_DECREF(mine);
-    Py_DECREF(theirs);
-    return result;
+  if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+  if (PyObject_TypeCheck(other, g_map_type)) {
+    return CompareThrough(self, MapAsDict(other), op, MapAsDict);
   }
+  if (PyDict_Check(other)) return CompareThrough(self, Py_NewRef(other), op, MapAsDict);
   return ObjectRichCompare(self, other, op);
 }
 
