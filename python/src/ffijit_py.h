@@ -208,7 +208,7 @@ class ArgPack {
   // Converts `obj` into values()[i]; false with a Python exception set naming argument #i.
   bool Convert(PyObject* obj, Py_ssize_t i) {
     return ConvertScalar(obj, &values_[i]) || ConvertAsciiStr(obj, &values_[i]) ||
-           ConvertValue(obj, &values_[i], this, i);
+           ConvertDeviceOrDataType(obj, &values_[i]) || ConvertValue(obj, &values_[i], this, i);
   }
   // Takes ownership of an object reference released after the call; false (the reference
   // released, MemoryError set) when it cannot be recorded.
@@ -250,6 +250,26 @@ class ArgPack {
     out->type_index = kTVMFFIRawStr;
     out->v_c_str = data;
     return true;
+  }
+
+  // ffijit.Device and ffijit.DataType, passed by value; false for anything else.
+  static bool ConvertDeviceOrDataType(PyObject* obj, TVMFFIAny* out) {
+    PyTypeObject* type = Py_TYPE(obj);
+    if (type == g_device_type) {
+      out->type_index = kTVMFFIDevice;
+      out->zero_padding = 0;
+      out->v_int64 = 0;
+      out->v_device = reinterpret_cast<PyFFIDevice*>(obj)->device;
+      return true;
+    }
+    if (type == g_datatype_type) {
+      out->type_index = kTVMFFIDataType;
+      out->zero_padding = 0;
+      out->v_int64 = 0;
+      out->v_dtype = reinterpret_cast<PyFFIDataType*>(obj)->dtype;
+      return true;
+    }
+    return false;
   }
 
   bool Grow(Py_ssize_t n);
