@@ -67,7 +67,13 @@ PyObject* CtypesVoidPointerType();
 // 0 when not, -1 with an exception set.
 int IsCtypesPointer(PyObject* obj);
 
-// ---- object wrappers (objects.cc) ----
+// ---- object wrappers (objects.cc, module_object.cc) ----
+inline TVMFFIObject* HandleOf(PyObject* self) {
+  return reinterpret_cast<PyFFIObject*>(self)->handle;
+}
+// A heap type of ffijit.Object's layout, subclassable, added to `module` as `attribute`.
+PyTypeObject* MakeObjectType(PyObject* module, const char* name, PyType_Slot* slots,
+                             PyTypeObject* base, const char* attribute);
 // A new Python wrapper of `handle` of the most specific wrapper type; steals the reference.
 PyObject* WrapObject(TVMFFIObject* handle);
 // A new wrapper of `handle` (stolen) of exactly `type`.
@@ -84,6 +90,7 @@ inline void ReleaseAny(TVMFFIAny* any) {
 // A Python str of an Str object's or small string's bytes.
 PyObject* StrFromBytes(const char* data, size_t size);
 bool InitObjectTypes(PyObject* module);
+bool InitModuleType(PyObject* module);
 
 // ---- Device and DataType (dtypes.cc) ----
 bool InitValueTypes(PyObject* module);

@@ -44,8 +44,9 @@ void ExposeLibrary(void* symbol) {
 int CoreExec(PyObject* module) {
   ExposeLibrary(reinterpret_cast<void*>(&TVMFFIObjectDecRef));
   ExposeLibrary(reinterpret_cast<void*>(&FFIJITMakeFunction));
-  if (!InitErrors(module) || !InitObjectTypes(module) || !InitFunctionType(module) ||
-      !InitTensorType(module) || !InitValueTypes(module) || !InitCallbacks(module)) {
+  if (!InitErrors(module) || !InitObjectTypes(module) || !InitModuleType(module) ||
+      !InitFunctionType(module) || !InitTensorType(module) || !InitValueTypes(module) ||
+      !InitCallbacks(module)) {
     return -1;
   }
   if (PyModule_AddFunctions(module, kCoreMethods) != 0) return -1;
