@@ -34,8 +34,8 @@ TVMFFIAny ObjectArg(PyObject* self) {
   return any;
 }
 
-// The module's function `name`, or None when it has none.
-PyObject* ModuleFunction(PyObject* self, PyObject* name, bool query_imports) {
+// Calls `global`(module, name, flag): the shape of the runtime's per-function module queries.
+PyObject* QueryByName(const char* global, PyObject* self, PyObject* name, bool flag) {
   TVMFFIAny args[3];
   args[0] = ObjectArg(self);
   ArgPack pack;
@@ -43,8 +43,13 @@ PyObject* ModuleFunction(PyObject* self, PyObject* name, bool query_imports) {
   args[1] = pack.values()[0];
   args[2].type_index = kTVMFFIBool;
   args[2].zero_padding = 0;
-  args[2].v_int64 = query_imports ? 1 : 0;
-  return CallGlobal("ffi.ModuleGetFunction", args, 3);
+  args[2].v_int64 = flag ? 1 : 0;
+  return CallGlobal(global, args, 3);
+}
+
+// The module's function `name`, or None when it has none.
+PyObject* ModuleFunction(PyObject* self, PyObject* name, bool query_imports) {
+  return QueryByName("ffi.ModuleGetFunction", self, name, query_imports);
 }
 
 PyObject* ModuleGetAttr(PyObject* self, PyObject* name) {
@@ -99,15 +104,7 @@ PyObject* ModuleKind(PyObject* self, void*) {
 }
 
 PyObject* ModuleImplements(PyObject* self, PyObject* name) {
-  TVMFFIAny args[3];
-  args[0] = ObjectArg(self);
-  ArgPack pack;
-  if (!pack.Convert(name, 0)) return nullptr;
-  args[1] = pack.values()[0];
-  args[2].type_index = kTVMFFIBool;
-  args[2].zero_padding = 0;
-  args[2].v_int64 = 1;
-  return CallGlobal("ffi.ModuleImplementsFunction", args, 3);
+  return QueryByName("ffi.ModuleImplementsFunction", self, name, true);
 }
 
 PyObject* ModuleUnload(PyObject* self, PyObject*) {
