@@ -1,25 +1,56 @@
 #!/usr/bin/python3
 """Times Python -> native calls of the benchmark natives through every Python call path.
 
-The paths (columns): the hand-written CPython extension `ffijit_bench_handwritten` (the
-yardstick), ffijit (after compile_now: the JIT thunk), ffijit's interpreter (interpret_only=True),
-ctypes, cffi in ABI mode and cffi in API mode (compiled at run time into a temporary directory,
-skipped with the reason printed when that fails). The signatures (rows) are the five natives of
-bench/call_natives.c plus a no-argument floor; every path calls the same code in
-libffijit_bench_natives.so.
+The paths (columns), all timed in one process:
+  handwritten       the hand-written CPython extension `ffijit_bench_handwritten` (the yardstick);
+  ffijit generic    an ffijit Function after compile_now() (the JIT thunk), called through the
+                    generic C entry (argument conversion by ArgPack); it has no generated entry;
+  ffijit generated  the same after compile_now() and compile_entry(): the JIT-generated
+                    METH_FASTCALL entry converts the arguments and calls the thunk;
+  ffijit module fn  an attribute of a TVM FFI module (ffijit_bench_module.so, `__tvm_ffi_<name>`
+                    safe_calls) opened with ffijit.load_module: packed arguments, no signature;
+  ffijit interp     an ffijit Function made with interpret_only=True (generic entry, interpreter);
+  ctypes, cffi abi, cffi api (cffi API mode is compiled at run time into a temporary directory and
+                    skipped, with the reason printed, when that fails).
+ffijit Functions reach Python as builtin function objects whose __self__ is the ffijit.Function.
+So that only compile_entry() gives a function its generated entry, the benchmark sets
+FFIJIT_JIT=after:1000000000 before importing ffijit (whatever the environment said), and checks
+after timing that the generic and interp functions still have no entry.
 
-Method: one process, all cases timed in interleaved rounds (every round times every case once, in
-a rotated order), the median of the rounds reported as nanoseconds per call. Each measurement is a
-tight loop `for _ in repeat(None, n): f(a, b, c)` over local variables; the loop's own cost is
-INCLUDED in every number, equally for all paths (the "loop only" line prints it for reference).
+The signatures (rows) are the five natives of bench/call_natives.c, a no-argument floor and
+`sum_f64_1000`: a numpy float64 array of 1,000 elements summed by the native (a 1-D ndarray f64
+parameter, a DLTensor* in C). Every path calls the same code in libffijit_bench_natives.so.
+
+Method: all cases timed in interleaved rounds (every round times every case once, in a rotated
+order), the median of the rounds reported as nanoseconds per call, with its ratio to handwritten.
+Each measurement is a tight loop `for _ in repeat(None, n): f(a, b, c)` over local variables; the
+loop's own cost is INCLUDED in every number, equally for all paths (the "loop only" line prints it).
 Each path gets its arguments the way its users write them: pre-built Device/DataType objects or
-structs, a numpy float32 array converted on every call (ctypes and cffi through a small Python
-wrapper that builds the DLTensor, as a user of those libraries must), a str encoded on every call
-for ctypes and cffi (they take bytes).
+structs, a numpy array converted on every call (ctypes and cffi through a small Python wrapper
+that builds the DLTensor, as a user of those libraries must), a str encoded on every call for
+ctypes and cffi (they take bytes).
+
+Overhead above the native (the sum_f64_1000 row): the native's own time is measured in the same
+interleaved rounds by the hand-written extension's sum_f64_native_ns(array, n), which reads the
+buffer once and calls the native n times back to back from C (the mean ns per native call). A
+path's overhead is its median ns per call minus the native's median; it is reported with its
+ratio to the handwritten overhead (the buffer-protocol path). The issue's target is a ratio of at
+most 1.5 for ffijit generated. The overhead is a small difference of two larger numbers: on a noisy
+machine it is the least stable number printed. The native timed back to back from C runs hot
+(caches and branch predictors primed by nothing else), so it may be a little faster than the same
+native between Python calls; whatever it underestimates lands equally on every path's overhead,
+which pulls the overhead ratios toward 1.
+
+Entry compile time: the median of entry_compile_us over the ffijit generated functions, leaving
+out the first entry compiled in the process (a first compile can pay one-time JIT setup, such as
+building the LLVM engine), which is printed apart. The ffijit generic column's compile_now() calls
+run before it, so the engine the thunks use already exists by then.
 
 Run it with Debian's /usr/bin/python3 (the extensions are built for it):
     /usr/bin/python3 bench/python/bench_calls.py --build-dir build/v013 [--markdown out.md]
-or `ninja -C <build> run_ffijit_bench_python`.
+        [--json out.json] [--chart docs/img/python_calls.svg]
+or `ninja -C <build> run_ffijit_bench_python`. --chart writes an SVG bar chart of the ratios to
+handwritten (log scale), one group of bars per signature.
 """
 
 import argparse
@@ -28,6 +59,7 @@ import gc
 import importlib
 import importlib.util
 import json
+import math
 import os
 import platform
 import statistics
@@ -35,12 +67,18 @@ import sys
 import tempfile
 import time
 from itertools import repeat
+from xml.sax.saxutils import escape
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 NATIVES_LIB = "libffijit_bench_natives.so"
+MODULE_LIB = "ffijit_bench_module.so"
+# Only compile_entry() gives a Function its generated entry (see the docstring).
+ENTRY_POLICY = "after:1000000000"
 
+SUM_LENGTH = 1000
+SUM_ROW = f"sum_f64_{SUM_LENGTH}"
 # The rows, in print order, and the result every path must return for them.
 SIGNATURES = [
     "no_args",
@@ -50,6 +88,7 @@ SIGNATURES = [
     "dev_dtype_i64",
     "tensor",
     "str",
+    SUM_ROW,
 ]
 EXPECTED = {
     "no_args": None,
@@ -59,8 +98,10 @@ EXPECTED = {
     "dev_dtype_i64": 2 + 1 + 2 + 32 + 1 + 7,  # cuda:1, float32 (code 2, 32 bits, 1 lane), 7
     "tensor": 4 + 8,
     "str": ord("a"),
+    SUM_ROW: float(SUM_LENGTH * (SUM_LENGTH - 1) // 2),  # 0 + 1 + ... + 999, exact in float64
 }
-PATHS = ["handwritten", "ffijit", "ffijit interp", "ctypes", "cffi abi", "cffi api"]
+PATHS = ["handwritten", "ffijit generic", "ffijit generated", "ffijit module fn", "ffijit interp",
+         "ctypes", "cffi abi", "cffi api"]
 NATIVE_SYMBOLS = {
     "no_args": "BenchNativeNoArgs",
     "i64_i64_i64": "BenchNativeI64x3",
@@ -69,6 +110,18 @@ NATIVE_SYMBOLS = {
     "dev_dtype_i64": "BenchNativeDevDtype",
     "tensor": "BenchNativeTensor",
     "str": "BenchNativeStr",
+    SUM_ROW: "BenchNativeSumF64",
+}
+# The module function (bench_module.c) serving each row.
+MODULE_FUNCTIONS = {
+    "no_args": "no_args",
+    "i64_i64_i64": "i64_i64_i64",
+    "i64_f64_i32_f32_ptr": "i64_f64_i32_f32_ptr",
+    "i64_f64_i32_f32_null": "i64_f64_i32_f32_ptr",
+    "dev_dtype_i64": "dev_dtype_i64",
+    "tensor": "tensor",
+    "str": "str",
+    SUM_ROW: "sum_f64",
 }
 # ffijit's metadata for each native (docs/guide.md, "JSON metadata").
 FFIJIT_SIGNATURES = {
@@ -79,10 +132,11 @@ FFIJIT_SIGNATURES = {
     "dev_dtype_i64": '{"a":["Device","DataType","i64"],"r":["i64"],"v":1}',
     "tensor": '{"a":[["ndarray","f32",2,null,null]],"r":["i64"],"v":1}',
     "str": '{"a":["str"],"r":["i64"],"v":1}',
+    SUM_ROW: '{"a":[["ndarray","f64",1,null]],"r":["f64"],"v":1}',
 }
-WRAPPER_NOTE = ("ctypes and cffi rows of `tensor` and `str` call through a Python wrapper that "
-                "builds the DLTensor from the array / encodes the str on every call, as their "
-                "users must; every other row calls the path's callable directly.")
+WRAPPER_NOTE = (f"ctypes and cffi rows of `tensor`, `{SUM_ROW}` and `str` call through a Python "
+                "wrapper that builds the DLTensor from the array / encodes the str on every call, "
+                "as their users must; every other row calls the path's callable directly.")
 STRING_ARG = "a string object, not inline"  # 27 characters, ASCII
 DL_CPU, DL_CUDA, DL_FLOAT = 1, 2, 2
 
@@ -122,6 +176,9 @@ def parse_args():
     parser.add_argument("--natives-lib", default=env("FFIJIT_BENCH_NATIVES_LIB"),
                         help=f"path of {NATIVES_LIB} (default <build>/bench/python/{NATIVES_LIB}; "
                              "env FFIJIT_BENCH_NATIVES_LIB)")
+    parser.add_argument("--module-lib", default=env("FFIJIT_BENCH_MODULE_LIB"),
+                        help=f"path of the TVM FFI module {MODULE_LIB} (default beside the "
+                             "natives library; env FFIJIT_BENCH_MODULE_LIB)")
     parser.add_argument("--handwritten-dir", default=env("FFIJIT_BENCH_HANDWRITTEN_DIR"),
                         help="directory holding the ffijit_bench_handwritten extension "
                              "(default <build>/bench/python; env FFIJIT_BENCH_HANDWRITTEN_DIR)")
@@ -136,6 +193,8 @@ def parse_args():
                         help="skip compiling the cffi API-mode module")
     parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
     parser.add_argument("--json", metavar="FILE", help="also write the raw numbers as JSON")
+    parser.add_argument("--chart", metavar="FILE",
+                        help="also write an SVG bar chart of the ratios to handwritten")
     args = parser.parse_args()
     if args.build_dir:
         bench_dir = os.path.join(args.build_dir, "bench", "python")
@@ -147,6 +206,10 @@ def parse_args():
     args.natives_lib = os.path.abspath(args.natives_lib)
     if not os.path.exists(args.natives_lib):
         parser.error(f"{args.natives_lib} does not exist: build the ffijit_bench_python target")
+    args.module_lib = os.path.abspath(args.module_lib or os.path.join(
+        os.path.dirname(args.natives_lib), MODULE_LIB))
+    if args.reps < 1 or args.target_ms <= 0:
+        parser.error("--reps must be at least 1 and --target-ms positive")
     return args
 
 
@@ -159,6 +222,7 @@ class Fixture:
         self.numpy = numpy
         self.natives = ctypes.CDLL(natives_lib)
         self.array = numpy.zeros((4, 8), dtype=numpy.float32)
+        self.vector = numpy.arange(SUM_LENGTH, dtype=numpy.float64)
         self.pointee = ctypes.c_int(0)  # what the non-NULL void* argument points at
         self.pointer = ctypes.addressof(self.pointee)
 
@@ -168,16 +232,20 @@ class Fixture:
 
 # ---- the paths: each returns {signature: (callable, args)}, or raises Unavailable ----
 
-def handwritten_cases(fx, args):
+def import_handwritten(args):
     if not args.handwritten_dir:
         raise Unavailable("no --handwritten-dir / --build-dir given")
     sys.path.insert(0, os.path.abspath(args.handwritten_dir))
     try:
-        hw = importlib.import_module("ffijit_bench_handwritten")
+        return importlib.import_module("ffijit_bench_handwritten")
     except ImportError as error:
         raise Unavailable(f"cannot import ffijit_bench_handwritten: {error}") from None
     finally:
         sys.path.pop(0)
+
+
+def handwritten_cases(fx, args):
+    hw = import_handwritten(args)
     return {
         "no_args": (hw.no_args, ()),
         "i64_i64_i64": (hw.i64_i64_i64, (1, 2, 3)),
@@ -187,10 +255,13 @@ def handwritten_cases(fx, args):
                           (hw.Device(DL_CUDA, 1), hw.DataType(DL_FLOAT, 32, 1), 7)),
         "tensor": (hw.tensor, (fx.array,)),
         "str": (hw.str, (STRING_ARG,)),
+        SUM_ROW: (hw.sum_f64, (fx.vector,)),
     }
 
 
 def import_ffijit(args):
+    # Read by ffijit when it is imported: no Function gets its entry by being called.
+    os.environ["FFIJIT_JIT"] = ENTRY_POLICY
     if args.ffijit_path:
         sys.path.insert(0, os.path.abspath(args.ffijit_path))
     try:
@@ -199,28 +270,59 @@ def import_ffijit(args):
         raise Unavailable(f"cannot import ffijit: {error}") from None
 
 
-def ffijit_cases(fx, args, interpret_only):
+def function_object(fn):
+    """The ffijit.Function behind what Python calls (a builtin whose __self__ it is)."""
+    return getattr(fn, "__self__", None) or fn
+
+
+def ffijit_call_args(ffijit, fx, sig):
+    return {
+        "no_args": (),
+        "i64_i64_i64": (1, 2, 3),
+        "i64_f64_i32_f32_ptr": (1, 2.5, 3, 4.5, ctypes.c_void_p(fx.pointer)),
+        "i64_f64_i32_f32_null": (1, 2.5, 3, 4.5, None),
+        "dev_dtype_i64": (ffijit.Device("cuda", 1), ffijit.DataType("float32"), 7),
+        "tensor": (fx.array,),
+        "str": (STRING_ARG,),
+        SUM_ROW: (fx.vector,),
+    }[sig]
+
+
+def ffijit_cases(fx, args, mode, entry_compile_us):
+    """mode: "generic" (compile_now), "generated" (compile_now + compile_entry) or "interp"."""
     ffijit = import_ffijit(args)
     cases = {}
     for sig in SIGNATURES:
         try:
             address = fx.address(NATIVE_SYMBOLS[sig])
-            if interpret_only:
-                fn = ffijit.function(address, FFIJIT_SIGNATURES[sig], interpret_only=True)
-            else:
-                fn = ffijit.function(address, FFIJIT_SIGNATURES[sig])
-                fn.compile_now()
-            call_args = {
-                "no_args": (),
-                "i64_i64_i64": (1, 2, 3),
-                "i64_f64_i32_f32_ptr": (1, 2.5, 3, 4.5, ctypes.c_void_p(fx.pointer)),
-                "i64_f64_i32_f32_null": (1, 2.5, 3, 4.5, None),
-                "dev_dtype_i64": (ffijit.Device("cuda", 1), ffijit.DataType("float32"), 7),
-                "tensor": (fx.array,),
-                "str": (STRING_ARG,),
-            }[sig]
-            cases[sig] = (fn, call_args)
+            fn = ffijit.function(address, FFIJIT_SIGNATURES[sig], interpret_only=mode == "interp")
+            obj = function_object(fn)
+            if mode != "interp":
+                obj.compile_now()
+            if mode == "generated":
+                obj.compile_entry()
+                if not obj.has_entry:
+                    raise RuntimeError("compile_entry() returned but has_entry is False")
+                entry_compile_us.append((sig, obj.entry_compile_us))
+            cases[sig] = (fn, ffijit_call_args(ffijit, fx, sig))
         except Exception as error:  # one broken row must not hide the others
+            cases[sig] = f"{type(error).__name__}: {error}"
+    return cases
+
+
+def ffijit_module_cases(fx, args):
+    ffijit = import_ffijit(args)
+    if not os.path.exists(args.module_lib):
+        raise Unavailable(f"{args.module_lib} does not exist: build the ffijit_bench_python target")
+    try:
+        module = ffijit.load_module(args.module_lib)
+    except Exception as error:
+        raise Unavailable(f"load_module failed: {type(error).__name__}: {error}") from None
+    cases = {}
+    for sig in SIGNATURES:
+        try:
+            cases[sig] = (getattr(module, MODULE_FUNCTIONS[sig]), ffijit_call_args(ffijit, fx, sig))
+        except Exception as error:
             cases[sig] = f"{type(error).__name__}: {error}"
     return cases
 
@@ -253,20 +355,29 @@ def ctypes_cases(fx, args):
                     [i64, ctypes.c_double, ctypes.c_int32, ctypes.c_float, ctypes.c_void_p])
     dev_dtype = declare("BenchNativeDevDtype", i64, [DLDevice, DLDataType, i64])
     tensor_native = declare("BenchNativeTensor", i64, [ctypes.POINTER(DLTensor)])
+    sum_native = declare("BenchNativeSumF64", ctypes.c_double, [ctypes.POINTER(DLTensor)])
     str_native = declare("BenchNativeStr", i64, [ctypes.c_char_p])
 
     float32 = fx.numpy.dtype(fx.numpy.float32)
+    float64 = fx.numpy.dtype(fx.numpy.float64)
     cpu = DLDevice(DL_CPU, 0)
     f32 = DLDataType(DL_FLOAT, 32, 1)
-    shape2 = ctypes.c_int64 * 2
+    f64 = DLDataType(DL_FLOAT, 64, 1)
+    shape1, shape2 = ctypes.c_int64 * 1, ctypes.c_int64 * 2
     byref = ctypes.byref
 
+    # What a ctypes user writes: check the array, describe it in a DLTensor, pass its address.
     def tensor(array):
-        # What a ctypes user writes: check the array, describe it in a DLTensor, pass its address.
         if array.dtype != float32 or array.ndim != 2 or not array.flags.c_contiguous:
             raise ValueError("expected a C-contiguous 2-D float32 array")
         t = DLTensor(array.ctypes.data, cpu, 2, f32, shape2(*array.shape), None, 0)
         return tensor_native(byref(t))
+
+    def sum_f64(array):
+        if array.dtype != float64 or array.ndim != 1 or not array.flags.c_contiguous:
+            raise ValueError("expected a C-contiguous 1-D float64 array")
+        t = DLTensor(array.ctypes.data, cpu, 1, f64, shape1(*array.shape), None, 0)
+        return sum_native(byref(t))
 
     def string(s):
         return str_native(s.encode())
@@ -279,18 +390,22 @@ def ctypes_cases(fx, args):
         "dev_dtype_i64": (dev_dtype, (DLDevice(DL_CUDA, 1), DLDataType(DL_FLOAT, 32, 1), 7)),
         "tensor": (tensor, (fx.array,)),
         "str": (string, (STRING_ARG,)),
+        SUM_ROW: (sum_f64, (fx.vector,)),
     }
 
 
 def cffi_cases_from(ffi, lib, fx):
     float32 = fx.numpy.dtype(fx.numpy.float32)
+    float64 = fx.numpy.dtype(fx.numpy.float64)
     tensor_native = lib.BenchNativeTensor
+    sum_native = lib.BenchNativeSumF64
     str_native = lib.BenchNativeStr
     new = ffi.new
     from_buffer = ffi.from_buffer
 
+    # What a cffi user writes: check the array, describe it in a DLTensor, pass its address (the
+    # shape array stays referenced by a local until the native returns).
     def tensor(array):
-        # What a cffi user writes: check the array, describe it in a DLTensor, pass its address.
         if array.dtype != float32 or array.ndim != 2 or not array.flags.c_contiguous:
             raise ValueError("expected a C-contiguous 2-D float32 array")
         shape = new("int64_t[2]", array.shape)
@@ -298,6 +413,15 @@ def cffi_cases_from(ffi, lib, fx):
                               "ndim": 2, "dtype": {"code": DL_FLOAT, "bits": 32, "lanes": 1},
                               "shape": shape})
         return tensor_native(t)
+
+    def sum_f64(array):
+        if array.dtype != float64 or array.ndim != 1 or not array.flags.c_contiguous:
+            raise ValueError("expected a C-contiguous 1-D float64 array")
+        shape = new("int64_t[1]", array.shape)
+        t = new("DLTensor*", {"data": from_buffer(array), "device": {"device_type": DL_CPU},
+                              "ndim": 1, "dtype": {"code": DL_FLOAT, "bits": 64, "lanes": 1},
+                              "shape": shape})
+        return sum_native(t)
 
     def string(s):
         return str_native(s.encode())
@@ -313,6 +437,7 @@ def cffi_cases_from(ffi, lib, fx):
         "dev_dtype_i64": (lib.BenchNativeDevDtype, (device, dtype, 7)),
         "tensor": (tensor, (fx.array,)),
         "str": (string, (STRING_ARG,)),
+        SUM_ROW: (sum_f64, (fx.vector,)),
     }
 
 
@@ -369,6 +494,7 @@ def cffi_api_cases(fx, args, workdir):
     return cffi_cases_from(module.ffi, module.lib, fx)
 
 
+
 # ---- timing ----
 
 def make_loop(arity):
@@ -400,24 +526,33 @@ def same_result(got, expected):
     return got == expected and type(got) is type(expected)
 
 
-def measure(cases, reps, target_ms):
-    """cases: [(key, fn, args)] -> {key: [ns per call of each round]}, rounds interleaved."""
-    prepared = []
-    for key, fn, call_args in cases:
-        loop = make_loop(len(call_args))
-        n = 1000
-        while True:  # calibrate: about target_ms per measurement
-            per_call = time_once(loop, fn, call_args, n)
-            if per_call * n >= 1e6 or n >= 1 << 24:
-                break
-            n *= 4
-        n = max(1000, int(target_ms * 1e6 / per_call))
-        prepared.append((key, loop, fn, call_args, n))
-    samples = {key: [] for key, *_ in prepared}
+def call_sampler(fn, call_args, target_ms):
+    """A function timing one measurement of fn(*call_args) (ns per call), calibrated first."""
+    loop = make_loop(len(call_args))
+    n = 1000
+    while True:  # calibrate: about target_ms per measurement
+        per_call = time_once(loop, fn, call_args, n)
+        if per_call * n >= 1e6 or n >= 1 << 24:
+            break
+        n *= 4
+    n = max(1000, int(target_ms * 1e6 / per_call))
+    return lambda: time_once(loop, fn, call_args, n)
+
+
+def native_sampler(native_ns, array, target_ms):
+    """The native alone: native_ns(array, n) calls it n times from C and returns ns per call."""
+    per_call = native_ns(array, 1000)
+    n = max(100, int(target_ms * 1e6 / max(per_call, 1.0)))
+    return lambda: native_ns(array, n)
+
+
+def measure(samplers, reps):
+    """samplers: [(key, sample)] -> {key: [ns per call of each round]}, rounds interleaved."""
+    samples = {key: [] for key, _ in samplers}
     for round_index in range(reps):
-        shift = round_index % len(prepared)
-        for key, loop, fn, call_args, n in prepared[shift:] + prepared[:shift]:
-            samples[key].append(time_once(loop, fn, call_args, n))
+        shift = round_index % len(samplers)
+        for key, sample in samplers[shift:] + samplers[:shift]:
+            samples[key].append(sample())
     return samples
 
 
@@ -429,11 +564,14 @@ def main():
     fx = Fixture(args.natives_lib)
     notes = []
     table = {}  # path -> {signature: (fn, args) | error string}
+    entry_compile_us = []  # (signature, µs) of the generated column, in compile order
     with tempfile.TemporaryDirectory(prefix="ffijit_bench_cffi_") as workdir:
         builders = {
             "handwritten": lambda: handwritten_cases(fx, args),
-            "ffijit": lambda: ffijit_cases(fx, args, interpret_only=False),
-            "ffijit interp": lambda: ffijit_cases(fx, args, interpret_only=True),
+            "ffijit generic": lambda: ffijit_cases(fx, args, "generic", None),
+            "ffijit generated": lambda: ffijit_cases(fx, args, "generated", entry_compile_us),
+            "ffijit module fn": lambda: ffijit_module_cases(fx, args),
+            "ffijit interp": lambda: ffijit_cases(fx, args, "interp", None),
             "ctypes": lambda: ctypes_cases(fx, args),
             "cffi abi": lambda: cffi_abi_cases(fx, args),
             "cffi api": lambda: cffi_api_cases(fx, args, workdir),
@@ -467,7 +605,13 @@ def main():
         gc.collect()
         gc.disable()
         try:
-            samples = measure(cases, args.reps, args.target_ms)
+            samplers = [(key, call_sampler(fn, call_args, args.target_ms))
+                        for key, fn, call_args in cases]
+            if ("handwritten", SUM_ROW) in dict(samplers):
+                hw = import_handwritten(args)
+                samplers.append((("native alone", SUM_ROW),
+                                 native_sampler(hw.sum_f64_native_ns, fx.vector, args.target_ms)))
+            samples = measure(samplers, args.reps)
             loop_samples = []
             for _ in range(args.reps):
                 start = time.perf_counter_ns()
@@ -476,57 +620,226 @@ def main():
         finally:
             gc.enable()
 
+    notes.extend(check_entries(cases))
     medians = {key: statistics.median(values) for key, values in samples.items()}
     paths = [p for p in PATHS if any((p, s) in medians for s in SIGNATURES)]
     loop_ns = statistics.median(loop_samples)
-    print_report(args, medians, paths, loop_ns, notes)
-
-
-def cell(medians, path, sig):
-    ns = medians.get((path, sig))
-    if ns is None:
-        return "-"
-    base = medians.get(("handwritten", sig))
-    return f"{ns:.1f} ({ns / base:.2f}x)" if base else f"{ns:.1f}"
-
-
-def print_report(args, medians, paths, loop_ns, notes):
-    header = (f"Python call paths, ns/call (median of {args.reps} interleaved rounds; ratio to "
-              f"handwritten); Python {platform.python_version()} at {sys.executable}, "
-              f"{platform.machine()}")
-    rows = [[sig] + [cell(medians, p, sig) for p in paths] for sig in SIGNATURES]
-    titles = ["signature"] + paths
-    widths = [max(len(str(r[i])) for r in rows + [titles]) for i in range(len(titles))]
-    print(header)
-    print("  ".join(t.ljust(w) for t, w in zip(titles, widths)))
-    for row in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
-    loop_line = (f"loop only (`for _ in repeat(None, n): pass`): {loop_ns:.1f} ns per iteration, "
-                 f"included in every number above")
-    print(loop_line)
-    print(WRAPPER_NOTE)
-    for note in notes:
-        print("note:", note)
+    report = Report(args, medians, paths, loop_ns, notes, entry_compile_us)
+    report.print()
     if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write(header + "\n\n")
-            out.write("| " + " | ".join(titles) + " |\n")
-            out.write("|" + "|".join(["---"] + ["---:"] * len(paths)) + "|\n")
-            for row in rows:
+        report.write_markdown(args.markdown)
+    if args.json:
+        report.write_json(args.json)
+    if args.chart:
+        report.write_chart(args.chart)
+
+
+def check_entries(cases):
+    """After timing: the generic and interp columns must not have run a generated entry."""
+    problems = []
+    for (path, sig), fn, _ in cases:
+        if path not in ("ffijit generic", "ffijit interp", "ffijit generated"):
+            continue
+        has_entry = bool(getattr(function_object(fn), "has_entry", False))
+        if has_entry != (path == "ffijit generated"):
+            problems.append(f"{path} / {sig}: has_entry is {has_entry} after the run: this "
+                            f"column's number is not what its title says")
+    return problems
+
+
+# ---- the report ----
+
+class Report:
+    def __init__(self, args, medians, paths, loop_ns, notes, entry_compile_us):
+        self.args = args
+        self.medians = medians
+        self.paths = paths
+        self.loop_ns = loop_ns
+        self.notes = notes
+        self.entry_compile_us = entry_compile_us
+        self.header = (f"Python call paths, ns/call (median of {args.reps} interleaved rounds; "
+                       f"ratio to handwritten); Python {platform.python_version()} at "
+                       f"{sys.executable}, {platform.machine()}")
+        self.titles = ["signature"] + paths
+        self.rows = [[sig] + [self.cell(p, sig) for p in paths] for sig in SIGNATURES]
+        self.native_ns = medians.get(("native alone", SUM_ROW))
+        self.overheads = {}  # path -> ns above the native alone
+        if self.native_ns is not None:
+            for p in paths:
+                if (p, SUM_ROW) in medians:
+                    self.overheads[p] = medians[(p, SUM_ROW)] - self.native_ns
+        self.lines = self.summary_lines()
+
+    def ratio(self, path, sig):
+        ns, base = self.medians.get((path, sig)), self.medians.get(("handwritten", sig))
+        return ns / base if ns is not None and base else None
+
+    def cell(self, path, sig):
+        ns = self.medians.get((path, sig))
+        if ns is None:
+            return "—"
+        ratio = self.ratio(path, sig)
+        return f"{ns:.1f} ({ratio:.2f}x)" if ratio is not None else f"{ns:.1f}"
+
+    def overhead_ratio(self, path):
+        base = self.overheads.get("handwritten")
+        value = self.overheads.get(path)
+        return value / base if value is not None and base and base > 0 else None
+
+    def summary_lines(self):
+        lines = []
+        if self.native_ns is not None:
+            parts = []
+            for p, value in self.overheads.items():
+                ratio = self.overhead_ratio(p)
+                parts.append(f"{p} {value:.1f}" + (f" ({ratio:.2f}x)" if ratio is not None else ""))
+            lines.append(f"`{SUM_ROW}` overhead above the native alone ({self.native_ns:.1f} ns per "
+                         f"call, measured from C), ns (ratio to handwritten's): "
+                         + ", ".join(parts))
+            generated = self.overhead_ratio("ffijit generated")
+            if generated is not None:
+                verdict = "met" if generated <= 1.5 else "NOT met"
+                lines.append(f"issue target, ffijit generated overhead <= 1.5x handwritten's: "
+                             f"{generated:.2f}x, {verdict}")
+        elif any((p, SUM_ROW) in self.medians for p in self.paths):
+            lines.append(f"`{SUM_ROW}`: the native alone was not measured (needs handwritten)")
+        if self.entry_compile_us:
+            first_sig, first_us = self.entry_compile_us[0]
+            rest = [us for _, us in self.entry_compile_us[1:] if us is not None]
+            if rest:
+                lines.append(f"generated entries: compile time median {statistics.median(rest):.0f} "
+                             f"µs over {len(rest)} functions (min {min(rest):.0f}, max "
+                             f"{max(rest):.0f}); the process's first, `{first_sig}`, took "
+                             f"{first_us:.0f} µs and is left out (a process's first compile "
+                             f"can pay one-time JIT setup)")
+            else:
+                lines.append(f"generated entries: only one compiled (`{first_sig}`, "
+                             f"{first_us:.0f} µs, a process's first: it can include one-time "
+                             f"JIT setup)")
+        lines.append(f"loop only (`for _ in repeat(None, n): pass`): {self.loop_ns:.1f} ns per "
+                     f"iteration, included in every number above")
+        lines.append(f"FFIJIT_JIT={ENTRY_POLICY} for the run: only compile_entry() made entries "
+                     "(ffijit generated); ffijit generic and interp run the generic entry.")
+        lines.append(WRAPPER_NOTE)
+        return lines
+
+    def print(self):
+        widths = [max(len(str(r[i])) for r in self.rows + [self.titles])
+                  for i in range(len(self.titles))]
+        print(self.header)
+        print("  ".join(t.ljust(w) for t, w in zip(self.titles, widths)))
+        for row in self.rows:
+            print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+        for line in self.lines:
+            print(line.replace("`", ""))
+        for note in self.notes:
+            print("note:", note)
+
+    def write_markdown(self, path):
+        with open(path, "w") as out:
+            out.write(self.header + "\n\n")
+            out.write("| " + " | ".join(self.titles) + " |\n")
+            out.write("|" + "|".join(["---"] + ["---:"] * len(self.paths)) + "|\n")
+            for row in self.rows:
                 out.write("| " + " | ".join(f"`{row[0]}`" if i == 0 else row[i]
                                              for i in range(len(row))) + " |\n")
-            out.write(f"\n{loop_line}\n\n{WRAPPER_NOTE}\n")
-            for note in notes:
+            out.write("\n" + "\n\n".join(self.lines) + "\n")
+            for note in self.notes:
                 out.write(f"\n- {note}")
             out.write("\n")
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump({"python": sys.version, "machine": platform.machine(), "reps": args.reps,
-                       "loop_ns": loop_ns,
-                       "ns_per_call": {p: {s: medians[(p, s)] for s in SIGNATURES
-                                           if (p, s) in medians} for p in paths},
-                       "notes": notes}, out, indent=2)
+
+    def write_json(self, path):
+        with open(path, "w") as out:
+            json.dump({"python": sys.version, "machine": platform.machine(),
+                       "reps": self.args.reps, "loop_ns": self.loop_ns,
+                       "ns_per_call": {p: {s: self.medians[(p, s)] for s in SIGNATURES
+                                           if (p, s) in self.medians} for p in self.paths},
+                       "native_alone_ns": {SUM_ROW: self.native_ns},
+                       "overhead_above_native_ns": {SUM_ROW: self.overheads},
+                       "entry_compile_us": dict(self.entry_compile_us),
+                       "notes": self.notes}, out, indent=2)
             out.write("\n")
+
+    def write_chart(self, path):
+        groups = [(sig, {p: self.ratio(p, sig) for p in self.paths if p != "handwritten"})
+                  for sig in SIGNATURES]
+        if self.overheads:
+            groups.append((f"{SUM_ROW}: overhead above the native",
+                           {p: self.overhead_ratio(p) for p in self.paths if p != "handwritten"}))
+        title = ("Python → native calls: time per call relative to the hand-written extension "
+                 "(log scale, lower is better)")
+        subtitle = (f"median of {self.args.reps} interleaved rounds; Python "
+                    f"{platform.python_version()}, {platform.machine()}")
+        svg = ratio_chart_svg(groups, [p for p in self.paths if p != "handwritten"], title,
+                              subtitle)
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        with open(path, "w") as out:
+            out.write(svg)
+
+
+# Colors for the non-handwritten paths, in PATHS order (ffijit blues/greens, the others warm).
+CHART_COLORS = ["#6baed6", "#08519c", "#41ab5d", "#9e9ac8", "#fd8d3c", "#e6550d", "#a63603"]
+
+
+def ratio_chart_svg(groups, paths, title, subtitle):
+    """Grouped horizontal bars of ratios (log scale, 1 = handwritten): groups = [(label, {path:
+    ratio or None})]. Missing or non-positive ratios leave the bar out."""
+    values = [r for _, ratios in groups for r in ratios.values() if r is not None and r > 0]
+    lo = min([0.5] + [2 ** math.floor(math.log2(v)) for v in values])
+    hi = max([2.0] + [2 ** math.ceil(math.log2(v)) for v in values])
+    label_w, plot_w, value_w = 250, 560, 60
+    bar_h, bar_gap, group_gap = 11, 2, 16
+    top, legend_h = 62, 20 * ((len(paths) + 3) // 4) + 10
+    width = label_w + plot_w + value_w + 20
+
+    def x_of(ratio):
+        return label_w + plot_w * (math.log(ratio) - math.log(lo)) / (math.log(hi) - math.log(lo))
+
+    group_h = len(paths) * (bar_h + bar_gap) + group_gap
+    plot_h = len(groups) * group_h
+    height = top + plot_h + 30 + legend_h
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="10" y="20" font-size="14" font-weight="bold">{escape(title)}</text>',
+           f'<text x="10" y="38" fill="#555">{escape(subtitle)}</text>']
+    # Grid: powers of two, the 1x line (handwritten) in black.
+    tick = lo
+    while tick <= hi * 1.0001:
+        x = x_of(tick)
+        color, stroke = ("#000", 1.5) if abs(tick - 1) < 1e-9 else ("#ddd", 1)
+        out.append(f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{top + plot_h}" '
+                   f'stroke="{color}" stroke-width="{stroke}"/>')
+        text = f"{tick:g}x" + (" handwritten" if abs(tick - 1) < 1e-9 else "")
+        out.append(f'<text x="{x:.1f}" y="{top + plot_h + 14}" text-anchor="middle" '
+                   f'fill="#333">{escape(text)}</text>')
+        tick *= 2
+    for index, (label, ratios) in enumerate(groups):
+        y0 = top + index * group_h
+        out.append(f'<text x="{label_w - 8}" y="{y0 + (group_h - group_gap) / 2 + 4:.1f}" '
+                   f'text-anchor="end">{escape(label)}</text>')
+        for bar, path in enumerate(paths):
+            ratio = ratios.get(path)
+            y = y0 + bar * (bar_h + bar_gap)
+            if ratio is None or ratio <= 0:
+                continue
+            x_end = x_of(ratio)
+            color = CHART_COLORS[bar % len(CHART_COLORS)]
+            out.append(f'<rect x="{label_w}" y="{y}" width="{max(x_end - label_w, 1):.1f}" '
+                       f'height="{bar_h}" fill="{color}"><title>{escape(path)}: '
+                       f'{ratio:.2f}x</title></rect>')
+            out.append(f'<text x="{x_end + 4:.1f}" y="{y + bar_h - 2}" font-size="9" '
+                       f'fill="#333">{ratio:.2f}x</text>')
+    legend_y = top + plot_h + 34
+    for index, path in enumerate(paths):
+        x = 10 + (index % 4) * 210
+        y = legend_y + (index // 4) * 20
+        out.append(f'<rect x="{x}" y="{y}" width="12" height="12" '
+                   f'fill="{CHART_COLORS[index % len(CHART_COLORS)]}"/>')
+        out.append(f'<text x="{x + 18}" y="{y + 10}">{escape(path)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

@@ -8,12 +8,18 @@
  *
  * Device and DataType are this module's own minimal types holding a DLDevice / DLDataType (what a
  * hand-written binding would define), read by exact type check. A tensor is any C-contiguous
- * 2-D float32 buffer (numpy arrays), read through the buffer protocol into a DLTensor on the stack.
+ * 2-D float32 buffer (numpy arrays), read through the buffer protocol into a DLTensor on the stack;
+ * sum_f64 takes a C-contiguous 1-D float64 buffer the same way.
+ *
+ * sum_f64_native_ns(array, n) is not a binding but the benchmark's measure of the native alone: it
+ * reads the buffer once and calls the sum native n times back to back from C, returning the mean
+ * nanoseconds per native call (what no call path can go below).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "python_natives.h"
 
@@ -27,6 +33,7 @@ static struct {
   int64_t (*volatile tensor)(DLTensor*);
   int64_t (*volatile str)(const char*);
   void (*volatile no_args)(void);
+  double (*volatile sum_f64)(DLTensor*);
 } g_natives;
 
 typedef struct {
@@ -172,6 +179,68 @@ static PyObject* CallTensor(PyObject* self, PyObject* const* args, Py_ssize_t na
   return PyLong_FromLongLong(result);
 }
 
+/* The buffer's format names float64: "d", optionally after a byte-order mark (as above). */
+static int IsFloat64Format(const char* format) {
+  if (format == NULL) return 0;
+  if (format[0] == '@' || format[0] == '=' || format[0] == '<') ++format;
+  return format[0] == 'd' && format[1] == '\0';
+}
+
+/* Reads a C-contiguous 1-D float64 buffer into a DLTensor; the caller releases the view. */
+static int Float64Vector(PyObject* obj, Py_buffer* view, DLTensor* tensor) {
+  if (PyObject_GetBuffer(obj, view, PyBUF_ND | PyBUF_FORMAT) != 0) return -1;
+  if (view->ndim != 1 || view->itemsize != 8 || !IsFloat64Format(view->format)) {
+    PyErr_Format(PyExc_ValueError, "expected a 1-D float64 buffer, got ndim %d format '%s'",
+                 view->ndim, view->format != NULL ? view->format : "B");
+    PyBuffer_Release(view);
+    return -1;
+  }
+  tensor->data = view->buf;
+  tensor->device.device_type = kDLCPU;
+  tensor->device.device_id = 0;
+  tensor->ndim = 1;
+  tensor->dtype.code = kDLFloat;
+  tensor->dtype.bits = 64;
+  tensor->dtype.lanes = 1;
+  tensor->shape = (int64_t*)view->shape;
+  tensor->strides = NULL;
+  tensor->byte_offset = 0;
+  return 0;
+}
+
+static PyObject* CallSumF64(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  (void)self;
+  Py_buffer view;
+  DLTensor tensor;
+  if (CheckArgCount("sum_f64", nargs, 1) != 0 || Float64Vector(args[0], &view, &tensor) != 0) {
+    return NULL;
+  }
+  double result = g_natives.sum_f64(&tensor);
+  PyBuffer_Release(&view);
+  return PyFloat_FromDouble(result);
+}
+
+static PyObject* SumF64NativeNs(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  (void)self;
+  Py_buffer view;
+  DLTensor tensor;
+  int64_t n;
+  if (CheckArgCount("sum_f64_native_ns", nargs, 2) != 0 || UnboxI64(args[1], &n) != 0) return NULL;
+  if (n <= 0) {
+    PyErr_SetString(PyExc_ValueError, "sum_f64_native_ns: n must be positive");
+    return NULL;
+  }
+  if (Float64Vector(args[0], &view, &tensor) != 0) return NULL;
+  struct timespec start, stop;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (int64_t i = 0; i < n; ++i) g_natives.sum_f64(&tensor);
+  clock_gettime(CLOCK_MONOTONIC, &stop);
+  PyBuffer_Release(&view);
+  double elapsed_ns =
+      (double)(stop.tv_sec - start.tv_sec) * 1e9 + (double)(stop.tv_nsec - start.tv_nsec);
+  return PyFloat_FromDouble(elapsed_ns / (double)n);
+}
+
 static PyObject* CallStr(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   (void)self;
   if (CheckArgCount("str", nargs, 1) != 0) return NULL;
@@ -233,6 +302,9 @@ static PyMethodDef g_methods[] = {
     FASTCALL_ENTRY("dev_dtype_i64", CallDevDtype, "dev_dtype_i64(Device, DataType, k) -> int"),
     FASTCALL_ENTRY("tensor", CallTensor, "tensor(2-D float32 buffer) -> int"),
     FASTCALL_ENTRY("str", CallStr, "str(s) -> int"),
+    FASTCALL_ENTRY("sum_f64", CallSumF64, "sum_f64(1-D float64 buffer) -> float"),
+    FASTCALL_ENTRY("sum_f64_native_ns", SumF64NativeNs,
+                   "sum_f64_native_ns(1-D float64 buffer, n) -> mean ns of n native calls"),
     {NULL, NULL, 0, NULL},
 };
 
@@ -254,6 +326,7 @@ PyMODINIT_FUNC PyInit_ffijit_bench_handwritten(void) {
   g_natives.tensor = BenchNativeTensor;
   g_natives.str = BenchNativeStr;
   g_natives.no_args = BenchNativeNoArgs;
+  g_natives.sum_f64 = BenchNativeSumF64;
 
   PyObject* module = PyModule_Create(&g_module);
   if (module == NULL) return NULL;

@@ -1,7 +1,7 @@
 /*
  * The natives of libffijit_bench_natives.so as C declarations: the five of bench/call_natives.c
- * plus the no-argument floor of python_natives.c. Only DLPack types appear, so the hand-written
- * extension needs no ffijit header.
+ * plus the no-argument floor and the float64 sum of python_natives.c. Only DLPack types appear, so
+ * the hand-written extension needs no ffijit header.
  */
 #ifndef FFIJIT_BENCH_PYTHON_NATIVES_H_
 #define FFIJIT_BENCH_PYTHON_NATIVES_H_
@@ -15,5 +15,6 @@ int64_t BenchNativeDevDtype(DLDevice dev, DLDataType dtype, int64_t k);
 int64_t BenchNativeTensor(DLTensor* t);
 int64_t BenchNativeStr(const char* s);
 void BenchNativeNoArgs(void);
+double BenchNativeSumF64(DLTensor* t);
 
 #endif /* FFIJIT_BENCH_PYTHON_NATIVES_H_ */

@@ -6,6 +6,7 @@
 
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
+#include "host_entry_internal.h"
 
 namespace ffijit {
 namespace {
@@ -70,6 +71,10 @@ NativeCallback::NativeCallback(const Function&, const Signature&, JitEngine&) {
 // Never constructed here (the constructor throws), but the destructor stays honest.
 NativeCallback::~NativeCallback() {
   delete state_;
+}
+
+FFIJITHostEntry* details::CompileHostEntry(const BoundFunction*, const FFIJITHostModel&, int) {
+  throw RuntimeError(std::string("FFIJITHostEntryCompile: no host entry: ") + kNoJit);
 }
 
 }  // namespace ffijit

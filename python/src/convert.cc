@@ -310,6 +310,10 @@ bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where
     int borrowed = pack->BorrowTensor(obj, out, where);
     if (borrowed != 0) return borrowed > 0;
   }
+  if (type == &PyCFunction_Type) {  // a Function as Python calls it
+    if (PyFFIFunction* function = FunctionOf(obj)) obj = reinterpret_cast<PyObject*>(function);
+    type = Py_TYPE(obj);
+  }
   if (type == g_function_type || type == g_tensor_type || type == g_array_type ||
       type == g_map_type || PyType_IsSubtype(type, g_object_type)) {
     TVMFFIObject* handle = reinterpret_cast<PyFFIObject*>(obj)->handle;
@@ -326,11 +330,17 @@ int ArgPack::BorrowTensor(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
       !IsNumpyArray(obj)) {
     return 0;
   }
-  TensorView& view = views_[num_views_];
+  if (!BorrowTensorView(obj, &views_[num_views_], out)) return 0;
+  ++num_views_;
+  return 1;
+}
+
+bool BorrowTensorView(PyObject* obj, TensorView* borrowed, TVMFFIAny* out) {
+  TensorView& view = *borrowed;
   // Writable buffers only, as for Tensors made from buffers (tensor.cc).
   if (PyObject_GetBuffer(obj, &view.buffer, PyBUF_RECORDS) != 0) {
     PyErr_Clear();
-    return 0;
+    return false;
   }
   Py_buffer& buffer = view.buffer;
   DLTensor& t = view.tensor;
@@ -346,18 +356,17 @@ int ArgPack::BorrowTensor(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
   }
   if (!describable) {  // the Tensor path reports what is wrong
     PyBuffer_Release(&buffer);
-    return 0;
+    return false;
   }
   t.data = buffer.buf;
   t.device = DLDevice{kDLCPU, 0};
   t.ndim = buffer.ndim;
   t.shape = reinterpret_cast<int64_t*>(buffer.shape);
   t.byte_offset = 0;
-  ++num_views_;
   out->type_index = kTVMFFIDLTensorPtr;
   out->zero_padding = 0;
   out->v_ptr = &t;
-  return 1;
+  return true;
 }
 
 void ArgPack::ReleaseAll() {

@@ -15,6 +15,7 @@
 
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
+#include "ffijit/host_entry.h"
 
 namespace ffijit::python {
 
@@ -32,13 +33,20 @@ struct ArgumentKinds {
   uint64_t c_strings = 0;
 };
 
-// ffijit.Function adds its vectorcall entry (swappable: a generated entry may replace it per
-// function), whether calls release the GIL, and its arguments' kinds.
+// ffijit.Function adds its vectorcall entry, whether calls release the GIL, its arguments' kinds,
+// and the method def of the builtin function object users call. CPython's specialised call path
+// serves exact builtin functions only, so a Function reaches Python as a builtin whose __self__ it
+// is; the def's ml_meth is the current entry (METH_FASTCALL | METH_KEYWORDS): the counting entry,
+// the generic one, or the entry the JIT generated for this function (entry.cc), swapped under the
+// GIL. Calling the Function object itself runs the same entry.
 struct PyFFIFunction {
   PyFFIObject base;
   vectorcallfunc vectorcall;
   bool release_gil;
   ArgumentKinds kinds;
+  PyMethodDef method;
+  int64_t calls_until_entry;  // counted down by CountingEntry
+  PyObject* name;             // a str holding method.ml_name's text
 };
 
 struct PyFFIDevice {
@@ -194,6 +202,17 @@ inline bool ConvertScalar(PyObject* obj, TVMFFIAny* out) {
   return false;
 }
 
+// A numpy array's buffer exported for a call and the DLTensor describing it.
+struct TensorView {
+  Py_buffer buffer;
+  DLTensor tensor;
+  int64_t strides[8];
+};
+// Describes a numpy array's buffer as a DLTensor view in *view (released with PyBuffer_Release of
+// view->buffer) and *out a DLTensorPtr to it: true; false (nothing held, no error set) when the
+// buffer cannot be described so, and the Tensor path decides.
+bool BorrowTensorView(PyObject* obj, TensorView* view, TVMFFIAny* out);
+
 // Arguments of one call: converted values plus what they borrow or own until the call returns.
 class ArgPack {
  public:
@@ -230,14 +249,6 @@ class ArgPack {
     return where >= 0 && where < 64 && (kinds_.c_strings >> where & 1) != 0;
   }
 
-  // A buffer exported for the call and the DLTensor describing it.
-  struct TensorView {
-    Py_buffer buffer;
-    DLTensor tensor;
-    int64_t strides[8];
-  };
-
- private:
   // An exact str of ASCII characters, read in place (its bytes are its UTF-8); false for any
   // other value, which ConvertValue handles the same way.
   static bool ConvertAsciiStr(PyObject* obj, TVMFFIAny* out) {
@@ -259,6 +270,7 @@ class ArgPack {
     return true;
   }
 
+ private:
   // ffijit.Device and ffijit.DataType, passed by value; false for anything else.
   static bool ConvertDeviceOrDataType(PyObject* obj, TVMFFIAny* out) {
     PyTypeObject* type = Py_TYPE(obj);
@@ -318,6 +330,28 @@ bool InitCallbacks(PyObject* module);
 
 // Calls `func` with packed values, the GIL held or released, and boxes the result.
 PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil);
+// After a packed call returned rc != 0: the Python exception for it. Always returns NULL.
+PyObject* RaiseCallFailure(int rc);
+// The ffijit.Function behind a Python callable: the Function object itself or the builtin
+// function WrapFunction made for it; NULL for anything else (no error set).
+PyFFIFunction* FunctionOf(PyObject* obj);
+// The generic entry of every Function: positional and keyword arguments converted by ArgPack.
+PyObject* GenericEntry(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames);
+
+// ---- generated entries (entry.cc) ----
+// One function's generated entry, kept with what the front end knows of it (its traits).
+struct EntryState {
+  FFIJITHostEntry* entry = nullptr;  // owned
+  std::string refusal;               // why it has none; "" while not tried
+};
+// The entry state of a function made by _make_function; NULL for any other.
+EntryState* EntryStateOf(TVMFFIObject* handle);
+// The first entry of a new wrapper and its countdown, by the JIT policy (FFIJIT_JIT).
+void ChooseFirstEntry(PyFFIFunction* function);
+// Switches `function` to its generated entry, compiling it once per function; false with the
+// reason in *why when it has none.
+bool InstallEntry(PyFFIFunction* function, std::string* why);
+bool InitEntries(PyObject* module);
 
 // Reads a Python str/bytes argument as UTF-8 bytes (for names, paths, metadata).
 bool Utf8Of(PyObject* obj, const char* what, const char** data, Py_ssize_t* size);

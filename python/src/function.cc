@@ -4,7 +4,9 @@
 // A call converts the positional arguments into a stack array of TVMFFIAny (ArgPack), calls the
 // Function's safe_call directly, and boxes the result: no argument tuple, no dict, no lookup.
 // Keyword arguments go through FFIJITCallWithKeywords, which binds them by the metadata's names.
-// The entry is a per-object vectorcall pointer so a generated entry can replace it per function.
+// Python calls a Function through a builtin function object whose def's entry may be swapped for
+// the one the JIT generates for it (entry.cc); this file's GenericEntry is where every call starts
+// and where a generated entry sends whatever it does not convert itself.
 // Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
 
@@ -19,6 +21,7 @@
 #include <structmember.h>
 
 #include "ffijit/bridge.h"
+#include "ffijit/host_entry.h"
 #include "ffijit/metadata.h"
 
 namespace ffijit::python {
@@ -38,6 +41,8 @@ struct FunctionTraits {
   // The top-level arguments' keyword names ("" for an argument without one), so a keyword value
   // is converted by the kind of the parameter it names.
   std::vector<std::string> names;
+  std::string function_name;  // the builtin's __name__
+  EntryState entry;
 };
 std::unordered_map<TVMFFIObject*, FunctionTraits>* g_function_traits = nullptr;
 size_t g_traits_sweep_at = 64;
@@ -45,7 +50,10 @@ size_t g_traits_sweep_at = 64;
 void RecordTraits(TVMFFIObject* handle, FunctionTraits traits) {
   if (g_function_traits->size() >= g_traits_sweep_at) {
     for (auto it = g_function_traits->begin(); it != g_function_traits->end();) {
-      if (it->first != handle && FFIJITHeaderStrongCount(it->first) == 1) {
+      // The table's reference, and the generated entry's.
+      const uint64_t own = it->second.entry.entry != nullptr ? 2 : 1;
+      if (it->first != handle && FFIJITHeaderStrongCount(it->first) == own) {
+        FFIJITHostEntryRelease(it->second.entry.entry);
         TVMFFIObjectDecRef(it->first);
         it = g_function_traits->erase(it);
       } else {
@@ -56,6 +64,7 @@ void RecordTraits(TVMFFIObject* handle, FunctionTraits traits) {
   }
   auto [it, inserted] = g_function_traits->try_emplace(handle);
   if (inserted) TVMFFIObjectIncRef(handle);
+  traits.entry = std::move(it->second.entry);  // a compiled entry stays with its function
   it->second = std::move(traits);
 }
 
@@ -145,10 +154,51 @@ Py_ssize_t KeywordPosition(TVMFFIObject* handle, const char* name) {
   return FromOwnedAny(&result);
 }
 
+// Calling the Function object itself runs the entry its builtin runs.
 PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                              PyObject* kwnames) {
+  auto entry = reinterpret_cast<PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*)>(
+      reinterpret_cast<void*>(reinterpret_cast<PyFFIFunction*>(self)->method.ml_meth));
+  return entry(self, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+void FunctionDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
   auto* function = reinterpret_cast<PyFFIFunction*>(self);
-  Py_ssize_t num_args = PyVectorcall_NARGS(nargsf);
+  Py_XDECREF(function->name);
+  if (function->base.handle != nullptr) TVMFFIObjectDecRef(function->base.handle);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* FunctionCompileEntry(PyObject* self, PyObject*) {
+  std::string why;
+  if (!InstallEntry(reinterpret_cast<PyFFIFunction*>(self), &why)) {
+    PyErr_SetString(PyExc_RuntimeError, why.c_str());
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* FunctionHasEntry(PyObject* self, void*) {
+  EntryState* state = EntryStateOf(HandleOf(self));
+  auto* function = reinterpret_cast<PyFFIFunction*>(self);
+  return PyBool_FromLong(state != nullptr && state->entry != nullptr &&
+                         reinterpret_cast<void*>(function->method.ml_meth) ==
+                             FFIJITHostEntryAddress(state->entry));
+}
+
+PyObject* FunctionEntryCompileMicros(PyObject* self, void*) {
+  EntryState* state = EntryStateOf(HandleOf(self));
+  if (state == nullptr || state->entry == nullptr) Py_RETURN_NONE;
+  return PyFloat_FromDouble(static_cast<double>(FFIJITHostEntryCompileNanos(state->entry)) / 1e3);
+}
+
+}  // namespace
+
+PyObject* GenericEntry(PyObject* self, PyObject* const* args, Py_ssize_t num_args,
+                       PyObject* kwnames) {
+  auto* function = reinterpret_cast<PyFFIFunction*>(self);
   Py_ssize_t num_kwargs = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
   ArgPack pack(function->kinds);
   if (!pack.Reserve(num_args + num_kwargs)) return nullptr;
@@ -159,6 +209,8 @@ PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargs
   return CallPacked(function->base.handle, pack.values(), static_cast<int32_t>(num_args),
                     function->release_gil);
 }
+
+namespace {
 
 PyObject* FunctionCompileNow(PyObject* self, PyObject*) {
   if (FFIJITCompileNow(reinterpret_cast<PyFFIObject*>(self)->handle) != 0) return RaiseFromFFI();
@@ -191,22 +243,33 @@ PyMethodDef kFunctionMethods[] = {
      "compile_now()\n--\n\nCompiles this function's JIT thunk now and switches calls to it.\n"
      "RuntimeError says why when the function stays interpreted (made with interpret_only, not\n"
      "made by ffijit, a build without LLVM)."},
+    {"compile_entry", FunctionCompileEntry, METH_NOARGS,
+     "compile_entry()\n--\n\nCompiles this function's generated Python entry now (else it comes\n"
+     "by the JIT policy, after FFIJIT_JIT's count of calls from Python) and switches calls to\n"
+     "it. RuntimeError says why when there can be none (an argument the entry does not convert\n"
+     "inline, a function not made from metadata by ffijit, a build without LLVM)."},
     {"describe", FunctionDescribe, METH_NOARGS,
      "describe()\n--\n\nThe readable call plan of a function made from metadata: what each\n"
      "argument accepts and where it goes."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyGetSetDef kFunctionGetSet[] = {{"is_jit_compiled", FunctionIsJitCompiled, nullptr,
-                                  "True while calls run a compiled JIT thunk.", nullptr},
-                                 {"releases_gil", FunctionReleasesGil, nullptr,
-                                  "True when calls release the GIL around the native.", nullptr},
-                                 {nullptr, nullptr, nullptr, nullptr, nullptr}};
+PyGetSetDef kFunctionGetSet[] = {
+    {"is_jit_compiled", FunctionIsJitCompiled, nullptr,
+     "True while calls run a compiled JIT thunk.", nullptr},
+    {"releases_gil", FunctionReleasesGil, nullptr,
+     "True when calls release the GIL around the native.", nullptr},
+    {"has_entry", FunctionHasEntry, nullptr,
+     "True while calls from Python run the generated entry.", nullptr},
+    {"entry_compile_us", FunctionEntryCompileMicros, nullptr,
+     "How long the generated entry took to compile (µs), or None.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot kFunctionSlots[] = {
     {Py_tp_doc,
      const_cast<char*>("A packed function (TVM FFI Function). Call it with positional arguments,\n"
                        "and with keywords where its metadata names the arguments.")},
     {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(FunctionDealloc)},
     {Py_tp_methods, kFunctionMethods},
     {Py_tp_getset, kFunctionGetSet},
     {0, nullptr}};
@@ -263,6 +326,7 @@ PyObject* MakeFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   auto* handle = static_cast<TVMFFIObject*>(out);
   FunctionTraits traits;
   traits.release_gil = release_gil != 0;
+  traits.function_name = global_name != nullptr ? global_name : name != nullptr ? name : "";
   DescribeArguments(std::string_view(metadata, static_cast<size_t>(metadata_size)),
                     static_cast<ffijit::MetadataFormat>(format), &traits);
   RecordTraits(handle, std::move(traits));
@@ -329,8 +393,8 @@ PyObject* RegisterCallable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   int override = PyObject_IsTrue(args[2]);
   if (override < 0) return nullptr;
   TVMFFIObject* func;
-  if (PyType_IsSubtype(Py_TYPE(args[1]), g_function_type)) {
-    func = reinterpret_cast<PyFFIObject*>(args[1])->handle;
+  if (PyFFIFunction* known = FunctionOf(args[1])) {
+    func = known->base.handle;
     TVMFFIObjectIncRef(func);
   } else {
     if (!PyCallable_Check(args[1])) {
@@ -349,7 +413,10 @@ PyObject* RegisterCallable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 // _function_from_callable(callable)
 PyObject* FunctionFromPython(PyObject*, PyObject* callable) {
-  if (PyType_IsSubtype(Py_TYPE(callable), g_function_type)) return Py_NewRef(callable);
+  if (PyFFIFunction* known = FunctionOf(callable)) {
+    TVMFFIObjectIncRef(known->base.handle);
+    return WrapFunction(known->base.handle);
+  }
   if (!PyCallable_Check(callable)) {
     PyErr_Format(PyExc_TypeError, "ffijit.function: %R is not callable", callable);
     return nullptr;
@@ -405,17 +472,7 @@ PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool releas
   } else {
     rc = safe_call(func, args, n, &result);
   }
-  if (rc != 0) {
-    // -2: the environment's error (a Python signal seen by TVMFFIEnvCheckSignals) is already set;
-    // anything left in the TVM FFI error slot is stale and must not surface in a later failure.
-    if (rc == -2 && PyErr_Occurred()) {
-      TVMFFIObjectHandle stale = nullptr;
-      TVMFFIErrorMoveFromRaised(&stale);
-      if (stale != nullptr) TVMFFIObjectDecRef(stale);
-      return nullptr;
-    }
-    return RaiseFromFFI();
-  }
+  if (rc != 0) return RaiseCallFailure(rc);
   switch (result.type_index) {  // the usual results, boxed here without a call
     case kTVMFFIInt:
       return PyLong_FromLongLong(result.v_int64);
@@ -428,14 +485,61 @@ PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool releas
   }
 }
 
+PyObject* RaiseCallFailure(int rc) {
+  // -2: the environment's error (a Python signal seen by TVMFFIEnvCheckSignals) is already set;
+  // anything left in the TVM FFI error slot is stale and must not surface in a later failure.
+  if (rc == -2 && PyErr_Occurred()) {
+    TVMFFIObjectHandle stale = nullptr;
+    TVMFFIErrorMoveFromRaised(&stale);
+    if (stale != nullptr) TVMFFIObjectDecRef(stale);
+    return nullptr;
+  }
+  return RaiseFromFFI();
+}
+
+EntryState* EntryStateOf(TVMFFIObject* handle) {
+  auto found = g_function_traits->find(handle);
+  return found != g_function_traits->end() ? &found->second.entry : nullptr;
+}
+
+PyFFIFunction* FunctionOf(PyObject* obj) {
+  if (Py_TYPE(obj) == &PyCFunction_Type) {
+    PyObject* self = PyCFunction_GET_SELF(obj);
+    // The Function's own def: its other methods (describe, ...) are builtins bound to it too.
+    if (self == nullptr || !PyObject_TypeCheck(self, g_function_type) ||
+        reinterpret_cast<PyCFunctionObject*>(obj)->m_ml !=
+            &reinterpret_cast<PyFFIFunction*>(self)->method) {
+      return nullptr;
+    }
+    return reinterpret_cast<PyFFIFunction*>(self);
+  }
+  return PyObject_TypeCheck(obj, g_function_type) ? reinterpret_cast<PyFFIFunction*>(obj) : nullptr;
+}
+
 PyObject* WrapFunction(TVMFFIObject* handle) {
   auto* self = reinterpret_cast<PyFFIFunction*>(WrapAs(g_function_type, handle));
   if (self == nullptr) return nullptr;
   self->vectorcall = FunctionVectorcall;
   auto found = g_function_traits->find(handle);
-  self->release_gil = found != g_function_traits->end() && found->second.release_gil;
-  self->kinds = found != g_function_traits->end() ? found->second.kinds : ArgumentKinds{};
-  return reinterpret_cast<PyObject*>(self);
+  const bool known = found != g_function_traits->end();
+  self->release_gil = known && found->second.release_gil;
+  self->kinds = known ? found->second.kinds : ArgumentKinds{};
+  self->name = nullptr;
+  self->calls_until_entry = -1;
+  self->method =
+      PyMethodDef{"function", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(GenericEntry)),
+                  METH_FASTCALL | METH_KEYWORDS, nullptr};
+  if (known && !found->second.function_name.empty()) {
+    self->name = PyUnicode_FromString(found->second.function_name.c_str());
+    if (self->name == nullptr || (self->method.ml_name = PyUnicode_AsUTF8(self->name)) == nullptr) {
+      Py_DECREF(self);
+      return nullptr;
+    }
+  }
+  ChooseFirstEntry(self);
+  PyObject* callable = PyCFunction_NewEx(&self->method, reinterpret_cast<PyObject*>(self), nullptr);
+  Py_DECREF(self);  // the builtin holds it
+  return callable;
 }
 
 PyMethodDef kFunctionModuleMethods[] = {

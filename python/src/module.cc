@@ -46,7 +46,7 @@ int CoreExec(PyObject* module) {
   ExposeLibrary(reinterpret_cast<void*>(&FFIJITMakeFunction));
   if (!InitErrors(module) || !InitObjectTypes(module) || !InitModuleType(module) ||
       !InitFunctionType(module) || !InitTensorType(module) || !InitValueTypes(module) ||
-      !InitCallbacks(module)) {
+      !InitCallbacks(module) || !InitEntries(module)) {
     return -1;
   }
   if (PyModule_AddFunctions(module, kCoreMethods) != 0) return -1;

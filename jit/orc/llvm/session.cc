@@ -21,6 +21,11 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/IPO/AlwaysInliner.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/SROA.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "orc/modules/object_check.h"
 #include "platform/abi.h"
 
@@ -145,6 +150,28 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, cgscc, modules);
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, modules);
+}
+
+void OptimizeModuleLightly(llvm::Module& module, llvm::TargetMachine& machine) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  llvm::ModulePassManager pipeline;
+  pipeline.addPass(llvm::AlwaysInlinerPass());
+  llvm::FunctionPassManager simplify;
+  simplify.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  simplify.addPass(llvm::EarlyCSEPass());
+  simplify.addPass(llvm::InstCombinePass());
+  simplify.addPass(llvm::SimplifyCFGPass());
+  pipeline.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(simplify)));
+  pipeline.run(module, modules);
 }
 
 Session* Session::Get(std::string* why) {

@@ -35,8 +35,11 @@ namespace ffijit::orc {
 
 // How a module is compiled. kFast: the cold tier's -O0 with FastISel and the fast register
 // allocator (thunks are straight-line code; compile latency matters most). kOptimized: O2's
-// codegen level (the hot tier and JIT modules' IR).
-enum class CodeGenLevel : uint8_t { kFast, kOptimized };
+// codegen level (the hot tier and JIT modules' IR). kLight: a few function passes (inlining of
+// always-inline functions, SROA, early CSE, instcombine, CFG simplification) before kOptimized's
+// code generation: straight-line code made as good as O2 makes it, at a fraction of O2's compile
+// time (generated Python entries, whose compile must stay under a millisecond).
+enum class CodeGenLevel : uint8_t { kFast, kOptimized, kLight };
 
 class Session {
  public:
@@ -106,6 +109,8 @@ void LogDiagnostics(llvm::LLVMContext& context, std::string prefix);
 
 // LLVM's O2 module pipeline, tuned for `machine` (its cost model decides e.g. select vs branch).
 void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine);
+// kLight's passes.
+void OptimizeModuleLightly(llvm::Module& module, llvm::TargetMachine& machine);
 
 }  // namespace ffijit::orc
 

@@ -257,6 +257,9 @@ std::vector<CompiledSymbol> UnitCompiler::CompileModule(std::vector<CompileReque
   if (level == CodeGenLevel::kOptimized) {
     machine = optimizing_target_machine_.get();
     OptimizeModule(*module, *machine);
+  } else if (level == CodeGenLevel::kLight) {
+    machine = optimizing_target_machine_.get();
+    OptimizeModuleLightly(*module, *machine);
   }
   for (size_t i : emitted) {
     if (requests[i].inspect) requests[i].inspect(*module);

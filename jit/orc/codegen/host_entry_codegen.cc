@@ -1,0 +1,369 @@
+// Host entry code generation: type checks and inline conversions of the host's objects into a
+// stack array of TVMFFIAny, the call of the function's current safe_call, and the result boxed.
+//
+// Every check comes before any conversion that holds something (a borrowed tensor), so a miss
+// leaves for the host's fallback with nothing to undo, except in the tensor phase, whose misses
+// release the tensors borrowed before them. The entry is compiled at the fast level (no IR
+// pipeline): it is straight-line code around calls, and its compile must stay under a millisecond.
+#include "orc/codegen/host_entry_codegen.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace ffijit::orc {
+namespace {
+
+// What the entry does for one argument, by its parameter's conversion.
+enum class InlineForm {
+  kInt,       // an exact int (the thunk range-checks the narrow ones)
+  kFloat,     // an exact float, or an exact int
+  kBool,      // True or False
+  kPointer,   // None (NULL), or a pointer object through model.pointer_to_any
+  kStr,       // an exact str, through model.str_to_any
+  kDevice,    // the host's Device object
+  kDataType,  // the host's DataType object
+  kTensor,    // anything model.borrow_tensor accepts
+  kNone,      // no inline conversion: the function gets no entry
+};
+
+InlineForm FormOf(Conversion c) {
+  if (IsIntegerConversion(c)) return InlineForm::kInt;
+  if (IsFloatConversion(c)) return InlineForm::kFloat;
+  switch (c) {
+    case Conversion::kBool:
+      return InlineForm::kBool;
+    case Conversion::kOpaquePtr:
+      return InlineForm::kPointer;
+    case Conversion::kStr:
+      return InlineForm::kStr;
+    case Conversion::kDevice:
+      return InlineForm::kDevice;
+    case Conversion::kDataType:
+      return InlineForm::kDataType;
+    case Conversion::kTensor:
+      return InlineForm::kTensor;
+    default:
+      return InlineForm::kNone;
+  }
+}
+
+// The parameter of packed argument `i` when it is one flat parameter, else nullptr.
+const NativeParam* FlatParamOf(const CallPlan& plan, size_t i) {
+  const PackedArg& arg = plan.args[i];
+  if (arg.num_params != 1) return nullptr;
+  const NativeParam& p = plan.params[static_cast<size_t>(arg.first_param)];
+  return p.path_size == 0 && p.position == static_cast<int32_t>(i) ? &p : nullptr;
+}
+
+}  // namespace
+
+std::string HostEntryUnsupportedReason(const CallPlan& plan) {
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    const NativeParam* p = FlatParamOf(plan, i);
+    if (p == nullptr) {
+      return "argument #" + std::to_string(i) + " `" + plan.args[i].type_text +
+             "` is a structure (host entries convert flat arguments only)";
+    }
+    if (FormOf(p->conversion) == InlineForm::kNone) {
+      return "argument #" + std::to_string(i) + " `" + p->type_text +
+             "` has no inline conversion in a host entry";
+    }
+  }
+  return "";
+}
+
+std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJITHostModel& model,
+                          int flags, llvm::Function* thunk, llvm::Module& module,
+                          const std::string& symbol) {
+  std::string reason = HostEntryUnsupportedReason(plan);
+  if (!reason.empty()) return reason;
+  if (model.tensor_slot_size < 0 || model.tensor_slot_size % 8 != 0) {
+    return "the host model's tensor_slot_size is not a multiple of 8";
+  }
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type* i8 = b.getInt8Ty();
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Type* f64 = b.getDoubleTy();
+  llvm::Type* ptr = b.getPtrTy();
+  auto* entry_type = llvm::FunctionType::get(ptr, {ptr, ptr, i64, ptr}, false);
+  auto* fn = llvm::Function::Create(entry_type, llvm::Function::ExternalLinkage, symbol, module);
+  llvm::Argument* self = fn->getArg(0);
+  llvm::Argument* args = fn->getArg(1);
+  llvm::Argument* nargs = fn->getArg(2);
+  llvm::Argument* kwnames = fn->getArg(3);
+
+  auto constant = [&](const void* address) -> llvm::Value* {
+    return b.CreateIntToPtr(b.getInt64(reinterpret_cast<uintptr_t>(address)), ptr);
+  };
+  // A host function, called through its address.
+  auto call = [&](auto* host_function, llvm::FunctionType* type,
+                  std::initializer_list<llvm::Value*> operands) {
+    return b.CreateCall(type, constant(reinterpret_cast<const void*>(host_function)), operands);
+  };
+  auto block = [&](const char* name) { return llvm::BasicBlock::Create(ctx, name, fn); };
+  llvm::MDNode* likely = llvm::MDBuilder(ctx).createBranchWeights(1000, 1);
+  auto at = [&](llvm::Value* base, int64_t offset) {
+    return b.CreateConstInBoundsGEP1_64(i8, base, static_cast<uint64_t>(offset));
+  };
+
+  const size_t num_args = plan.args.size();
+  b.SetInsertPoint(block("entry"));
+  llvm::Value* anys =
+      b.CreateAlloca(llvm::ArrayType::get(i64, 2 * (num_args ? num_args : 1)), nullptr, "anys");
+  llvm::Value* result = b.CreateAlloca(llvm::ArrayType::get(i64, 2), nullptr, "result");
+  std::vector<size_t> tensor_args;
+  for (size_t i = 0; i < num_args; ++i) {
+    if (FormOf(FlatParamOf(plan, i)->conversion) == InlineForm::kTensor) tensor_args.push_back(i);
+  }
+  llvm::Value* slots = nullptr;
+  if (!tensor_args.empty()) {
+    slots = b.CreateAlloca(
+        llvm::ArrayType::get(i64,
+                             tensor_args.size() * static_cast<size_t>(model.tensor_slot_size) / 8),
+        nullptr, "tensor_slots");
+  }
+  auto any_at = [&](size_t i) { return at(anys, static_cast<int64_t>(16 * i)); };
+  auto store_any = [&](size_t i, int32_t type_index, llvm::Value* value) {
+    llvm::Value* any = any_at(i);
+    b.CreateStore(b.getInt32(static_cast<uint32_t>(type_index)), any);
+    b.CreateStore(b.getInt32(0), at(any, 4));
+    b.CreateStore(value, at(any, 8));
+  };
+
+  llvm::BasicBlock* generic = block("generic");
+  llvm::BasicBlock* next = block("arg0");
+  b.CreateCondBr(b.CreateAnd(b.CreateICmpEQ(kwnames, llvm::ConstantPointerNull::get(
+                                                         llvm::cast<llvm::PointerType>(ptr))),
+                             b.CreateICmpEQ(nargs, b.getInt64(num_args))),
+                 next, generic, likely);
+
+  auto* int_value_type = llvm::FunctionType::get(i64, {ptr}, false);
+  auto* no_arg_ptr_type = llvm::FunctionType::get(ptr, {}, false);
+  auto* void_type = llvm::FunctionType::get(b.getVoidTy(), {}, false);
+  // An exact int at argument i, already type-checked: its value into the Any, or the generic path
+  // when it does not fit int64 (the host error that says so is cleared).
+  auto emit_int = [&](size_t i, llvm::Value* obj, llvm::BasicBlock* done) {
+    llvm::Value* value = call(model.int_value, int_value_type, {obj});
+    llvm::BasicBlock* maybe_error = block("int_maybe_error");
+    llvm::BasicBlock* store = block("int_store");
+    llvm::BasicBlock* clear = block("int_clear");
+    b.CreateCondBr(b.CreateICmpEQ(value, b.getInt64(static_cast<uint64_t>(-1))), maybe_error, store,
+                   llvm::MDBuilder(ctx).createBranchWeights(1, 1000));
+    b.SetInsertPoint(maybe_error);
+    b.CreateCondBr(b.CreateIsNull(call(model.error_occurred, no_arg_ptr_type, {})), store, clear);
+    b.SetInsertPoint(clear);
+    call(model.clear_error, void_type, {});
+    b.CreateBr(generic);
+    b.SetInsertPoint(store);
+    store_any(i, kTVMFFIInt, value);
+    b.CreateBr(done);
+  };
+
+  auto* to_any_type = llvm::FunctionType::get(i32, {ptr, ptr}, false);
+  for (size_t i = 0; i < num_args; ++i) {
+    const NativeParam& param = *FlatParamOf(plan, i);
+    b.SetInsertPoint(next);
+    next = block(("arg" + std::to_string(i + 1)).c_str());
+    llvm::Value* obj = b.CreateLoad(ptr, at(args, static_cast<int64_t>(8 * i)), "obj");
+    auto type_of = [&] { return b.CreateLoad(ptr, at(obj, model.type_offset), "type"); };
+    switch (FormOf(param.conversion)) {
+      case InlineForm::kInt: {
+        llvm::BasicBlock* is_int = block("is_int");
+        b.CreateCondBr(b.CreateICmpEQ(type_of(), constant(model.int_type)), is_int, generic,
+                       likely);
+        b.SetInsertPoint(is_int);
+        emit_int(i, obj, next);
+        break;
+      }
+      case InlineForm::kFloat: {
+        llvm::Value* type = type_of();
+        llvm::BasicBlock* is_float = block("is_float");
+        llvm::BasicBlock* not_float = block("not_float");
+        llvm::BasicBlock* is_int = block("is_int");
+        b.CreateCondBr(b.CreateICmpEQ(type, constant(model.float_type)), is_float, not_float,
+                       likely);
+        b.SetInsertPoint(is_float);
+        store_any(i, kTVMFFIFloat, b.CreateLoad(f64, at(obj, model.float_value_offset)));
+        b.CreateBr(next);
+        b.SetInsertPoint(not_float);
+        b.CreateCondBr(b.CreateICmpEQ(type, constant(model.int_type)), is_int, generic);
+        b.SetInsertPoint(is_int);
+        emit_int(i, obj, next);
+        break;
+      }
+      case InlineForm::kBool: {
+        llvm::BasicBlock* not_true = block("not_true");
+        llvm::BasicBlock* is_true = block("is_true");
+        llvm::BasicBlock* is_false = block("is_false");
+        b.CreateCondBr(b.CreateICmpEQ(obj, constant(model.true_value)), is_true, not_true);
+        b.SetInsertPoint(is_true);
+        store_any(i, kTVMFFIBool, b.getInt64(1));
+        b.CreateBr(next);
+        b.SetInsertPoint(not_true);
+        b.CreateCondBr(b.CreateICmpEQ(obj, constant(model.false_value)), is_false, generic);
+        b.SetInsertPoint(is_false);
+        store_any(i, kTVMFFIBool, b.getInt64(0));
+        b.CreateBr(next);
+        break;
+      }
+      case InlineForm::kPointer: {
+        llvm::BasicBlock* is_none = block("is_none");
+        llvm::BasicBlock* not_none = block("not_none");
+        b.CreateCondBr(b.CreateICmpEQ(obj, constant(model.none)), is_none, not_none);
+        b.SetInsertPoint(is_none);
+        store_any(i, kTVMFFINone, b.getInt64(0));
+        b.CreateBr(next);
+        b.SetInsertPoint(not_none);
+        llvm::Value* taken = call(model.pointer_to_any, to_any_type, {obj, any_at(i)});
+        b.CreateCondBr(b.CreateICmpNE(taken, b.getInt32(0)), next, generic, likely);
+        break;
+      }
+      case InlineForm::kStr: {
+        llvm::BasicBlock* is_str = block("is_str");
+        b.CreateCondBr(b.CreateICmpEQ(type_of(), constant(model.str_type)), is_str, generic,
+                       likely);
+        b.SetInsertPoint(is_str);
+        llvm::Value* taken = call(model.str_to_any, to_any_type, {obj, any_at(i)});
+        b.CreateCondBr(b.CreateICmpNE(taken, b.getInt32(0)), next, generic, likely);
+        break;
+      }
+      case InlineForm::kDevice:
+      case InlineForm::kDataType: {
+        const bool device = FormOf(param.conversion) == InlineForm::kDevice;
+        llvm::BasicBlock* matches = block("is_value_type");
+        b.CreateCondBr(
+            b.CreateICmpEQ(type_of(), constant(device ? model.device_type : model.dtype_type)),
+            matches, generic, likely);
+        b.SetInsertPoint(matches);
+        llvm::Value* value =
+            device
+                ? static_cast<llvm::Value*>(b.CreateLoad(i64, at(obj, model.device_value_offset)))
+                : b.CreateZExt(b.CreateLoad(i32, at(obj, model.dtype_value_offset)), i64);
+        store_any(i, device ? kTVMFFIDevice : kTVMFFIDataType, value);
+        b.CreateBr(next);
+        break;
+      }
+      case InlineForm::kTensor:  // borrowed below, once every other argument has passed
+        b.CreateBr(next);
+        break;
+      case InlineForm::kNone:
+        fn->eraseFromParent();
+        return "argument #" + std::to_string(i) + " has no inline conversion";
+    }
+  }
+
+  auto* release_type = llvm::FunctionType::get(b.getVoidTy(), {ptr}, false);
+  auto slot_at = [&](size_t t) {
+    return at(slots, static_cast<int64_t>(t) * model.tensor_slot_size);
+  };
+  auto release_tensors = [&](size_t count) {
+    for (size_t t = 0; t < count; ++t) call(model.release_tensor, release_type, {slot_at(t)});
+  };
+  auto* borrow_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false);
+  for (size_t t = 0; t < tensor_args.size(); ++t) {
+    b.SetInsertPoint(next);
+    next = block("tensor_borrowed");
+    const size_t i = tensor_args[t];
+    llvm::Value* obj = b.CreateLoad(ptr, at(args, static_cast<int64_t>(8 * i)), "obj");
+    llvm::Value* taken = call(model.borrow_tensor, borrow_type, {obj, slot_at(t), any_at(i)});
+    llvm::BasicBlock* missed = t == 0 ? generic : block("tensor_missed");
+    b.CreateCondBr(b.CreateICmpNE(taken, b.getInt32(0)), next, missed, likely);
+    if (t != 0) {
+      b.SetInsertPoint(missed);
+      release_tensors(t);
+      b.CreateBr(generic);
+    }
+  }
+
+  // The call.
+  b.SetInsertPoint(next);
+  const bool release_lock = (flags & kFFIJITHostEntryReleaseLock) != 0;
+  llvm::Value* lock_state = release_lock ? call(model.release_lock, no_arg_ptr_type, {}) : nullptr;
+  llvm::Value* handle = constant(function);
+  llvm::Value* safe_call = thunk;
+  if (safe_call == nullptr) {
+    // safe_call is swapped by the JIT (release store) when a thunk is published.
+    llvm::LoadInst* current = b.CreateLoad(
+        ptr, at(handle, sizeof(TVMFFIObject) + offsetof(TVMFFIFunctionCell, safe_call)),
+        "safe_call");
+    current->setAtomic(llvm::AtomicOrdering::Acquire);
+    current->setAlignment(llvm::Align(8));
+    safe_call = current;
+  }
+  b.CreateStore(b.getInt64(0), result);
+  b.CreateStore(b.getInt64(0), at(result, 8));
+  auto* safe_call_type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr}, false);
+  llvm::Value* rc =
+      b.CreateCall(safe_call_type, safe_call,
+                   {handle, anys, b.getInt32(static_cast<uint32_t>(num_args)), result});
+  if (release_lock) {
+    call(model.acquire_lock, llvm::FunctionType::get(b.getVoidTy(), {ptr}, false), {lock_state});
+  }
+  release_tensors(tensor_args.size());
+  llvm::BasicBlock* failed = block("failed");
+  llvm::BasicBlock* box = block("box");
+  b.CreateCondBr(b.CreateICmpEQ(rc, b.getInt32(0)), box, failed, likely);
+  b.SetInsertPoint(failed);
+  b.CreateRet(call(model.raise_error, llvm::FunctionType::get(ptr, {i32}, false), {rc}));
+
+  // The result: Int, Float, None and Bool boxed here, anything else by the host.
+  b.SetInsertPoint(box);
+  llvm::Value* type_index = b.CreateLoad(i32, result);
+  llvm::BasicBlock* other = block("box_other");
+  llvm::BasicBlock* as_int = block("box_int");
+  llvm::BasicBlock* as_float = block("box_float");
+  llvm::BasicBlock* as_none = block("box_none");
+  llvm::BasicBlock* as_bool = block("box_bool");
+  llvm::SwitchInst* kinds = b.CreateSwitch(type_index, other, 4);
+  kinds->addCase(b.getInt32(kTVMFFIInt), as_int);
+  kinds->addCase(b.getInt32(kTVMFFIFloat), as_float);
+  kinds->addCase(b.getInt32(kTVMFFINone), as_none);
+  kinds->addCase(b.getInt32(kTVMFFIBool), as_bool);
+  b.SetInsertPoint(as_int);
+  b.CreateRet(call(model.new_int, llvm::FunctionType::get(ptr, {i64}, false),
+                   {b.CreateLoad(i64, at(result, 8))}));
+  b.SetInsertPoint(as_float);
+  b.CreateRet(call(model.new_float, llvm::FunctionType::get(ptr, {f64}, false),
+                   {b.CreateLoad(f64, at(result, 8))}));
+  auto new_reference = [&](llvm::Value* obj) -> llvm::Value* {
+    if (model.plain_refcount == 0) {
+      return call(model.new_ref, llvm::FunctionType::get(ptr, {ptr}, false), {obj});
+    }
+    b.CreateStore(b.CreateAdd(b.CreateLoad(i64, obj), b.getInt64(1)), obj);
+    return obj;
+  };
+  b.SetInsertPoint(as_none);
+  b.CreateRet(new_reference(constant(model.none)));
+  b.SetInsertPoint(as_bool);
+  b.CreateRet(
+      new_reference(b.CreateSelect(b.CreateICmpNE(b.CreateLoad(i64, at(result, 8)), b.getInt64(0)),
+                                   constant(model.true_value), constant(model.false_value))));
+  b.SetInsertPoint(other);
+  b.CreateRet(call(model.box_result, llvm::FunctionType::get(ptr, {ptr}, false), {result}));
+
+  // The generic path, as a tail call: the host sees its own arguments and this frame is gone.
+  b.SetInsertPoint(generic);
+  llvm::CallInst* fallback =
+      b.CreateCall(entry_type, constant(reinterpret_cast<const void*>(model.fallback)),
+                   {self, args, nargs, kwnames});
+  fallback->setTailCallKind(llvm::CallInst::TCK_MustTail);
+  b.CreateRet(fallback);
+
+  std::string verify;
+  llvm::raw_string_ostream out(verify);
+  if (llvm::verifyFunction(*fn, &out)) {
+    fn->eraseFromParent();
+    return "the host entry's IR does not verify: " + verify;
+  }
+  return "";
+}
+
+}  // namespace ffijit::orc

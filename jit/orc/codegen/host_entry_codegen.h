@@ -1,0 +1,32 @@
+// Host entry code generation: LLVM IR for one function's entry in a host language's fastcall shape
+// (ffijit/host_entry.h), converting the host's objects inline and calling the function's
+// safe_call.
+#ifndef FFIJIT_JIT_ORC_CODEGEN_HOST_ENTRY_CODEGEN_H_
+#define FFIJIT_JIT_ORC_CODEGEN_HOST_ENTRY_CODEGEN_H_
+
+#include <string>
+
+#include "call_plan.h"
+#include "ffijit/host_entry.h"
+
+namespace llvm {
+class Function;
+class Module;
+}  // namespace llvm
+
+namespace ffijit::orc {
+
+// "" when EmitHostEntry can compile an entry for `plan`, otherwise why not.
+std::string HostEntryUnsupportedReason(const CallPlan& plan);
+
+// Emits the entry of the function `function` (a BoundFunction calling per `plan`) as `symbol`
+// into `module`; "" on success, else the reason (and the module holds no trace of the entry).
+// The entry calls `thunk` (a TVMFFISafeCallType function of `module`, for LLVM to inline), or the
+// function's current safe_call when `thunk` is null.
+std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJITHostModel& model,
+                          int flags, llvm::Function* thunk, llvm::Module& module,
+                          const std::string& symbol);
+
+}  // namespace ffijit::orc
+
+#endif  // FFIJIT_JIT_ORC_CODEGEN_HOST_ENTRY_CODEGEN_H_

@@ -1,0 +1,208 @@
+// Generated Python entries: CPython's object model described to the JIT (ffijit/host_entry.h), the
+// counting entry that compiles a function's entry once Python has called it often enough, and the
+// switch of a Function's builtin to it.
+//
+// A generated entry converts exact ints, floats, bools, None, ASCII strs, Devices, DataTypes and
+// numpy arrays (at ndarray parameters) inline, exactly as ArgPack does, and hands every other call
+// to GenericEntry untouched: results and errors are the generic path's.
+#include "ffijit_py.h"
+
+#include <string>
+
+#include "ffijit/host_entry.h"
+#include "ffijit/jit.h"
+
+namespace ffijit::python {
+namespace {
+
+FFIJITHostModel g_model;
+// Calls from Python before a function's entry is compiled (from FFIJIT_JIT, read at import); 0:
+// never, 1: when the wrapper is made.
+int64_t g_entry_after_calls = 0;
+
+PyObject* NewReference(PyObject* obj) {
+  return Py_NewRef(obj);
+}
+
+int StrToAny(void* obj, TVMFFIAny* out) {
+  return ArgPack::ConvertAsciiStr(static_cast<PyObject*>(obj), out) ? 1 : 0;
+}
+
+// An exact ctypes.c_void_p, read in place: ctypes keeps an instance's buffer pointer (b_ptr)
+// right after the object header, a layout unchanged since ctypes joined CPython. The first read
+// is checked against the buffer protocol (how the generic path reads it); should they ever
+// disagree, pointers take the generic path.
+int PointerToAny(void* obj, TVMFFIAny* out) {
+  static int layout_checked = 0;  // 0 unknown, 1 agrees, -1 disagrees
+  auto* pointer = static_cast<PyObject*>(obj);
+  PyTypeObject* type = Py_TYPE(pointer);
+  // Instances of ctypes' types have ctypes' metaclasses; anything else never imports ctypes here.
+  if (layout_checked < 0 || Py_TYPE(reinterpret_cast<PyObject*>(type)) == &PyType_Type) return 0;
+  PyObject* void_pointer_type = CtypesVoidPointerType();
+  if (void_pointer_type == nullptr) {
+    PyErr_Clear();
+    return 0;
+  }
+  if (type != reinterpret_cast<PyTypeObject*>(void_pointer_type)) return 0;
+  void* value = nullptr;
+  std::memcpy(&value, *reinterpret_cast<char**>(pointer + 1), sizeof(void*));
+  if (layout_checked == 0) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(pointer, &view, PyBUF_SIMPLE) != 0) {
+      PyErr_Clear();
+      return 0;
+    }
+    void* read = nullptr;
+    const bool readable = view.len == static_cast<Py_ssize_t>(sizeof(void*));
+    if (readable) std::memcpy(&read, view.buf, sizeof(void*));
+    const bool agrees = readable && view.buf == *reinterpret_cast<char**>(pointer + 1);
+    PyBuffer_Release(&view);
+    layout_checked = agrees ? 1 : -1;
+    if (!agrees) return 0;
+  }
+  out->type_index = value == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr;
+  out->zero_padding = 0;
+  out->v_ptr = value;
+  return 1;
+}
+
+// As ArgPack at an ndarray parameter: numpy arrays whose buffer describes as a DLTensor.
+int BorrowTensor(void* obj, void* slot, TVMFFIAny* out) {
+  auto* array = static_cast<PyObject*>(obj);
+  return IsNumpyArray(array) && BorrowTensorView(array, static_cast<TensorView*>(slot), out) ? 1
+                                                                                             : 0;
+}
+
+void ReleaseTensor(void* slot) {
+  PyBuffer_Release(&static_cast<TensorView*>(slot)->buffer);
+}
+
+// A CPython function as the model's function type: the same machine signature (PyObject* as
+// void*, long long as int64_t on every LP64 platform).
+template <typename Model, typename Function>
+Model As(Function* function) {
+  return reinterpret_cast<Model>(reinterpret_cast<void*>(function));
+}
+
+template <typename Entry>
+PyCFunction AsMethod(Entry entry) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(entry));
+}
+
+// Counts the calls of a Function not yet on its generated entry; the call that brings the count
+// to zero compiles it (or learns that there can be none) and switches to it for later calls.
+PyObject* CountingEntry(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                        PyObject* kwnames) {
+  auto* function = reinterpret_cast<PyFFIFunction*>(self);
+  if (--function->calls_until_entry <= 0) {
+    std::string why;
+    if (!InstallEntry(function, &why)) function->method.ml_meth = AsMethod(GenericEntry);
+  }
+  return GenericEntry(self, args, nargs, kwnames);
+}
+
+}  // namespace
+
+void ChooseFirstEntry(PyFFIFunction* function) {
+  EntryState* state = EntryStateOf(function->base.handle);
+  if (g_entry_after_calls == 0 || state == nullptr || !state->refusal.empty()) return;
+  if (state->entry != nullptr || g_entry_after_calls == 1) {
+    std::string why;
+    InstallEntry(function, &why);  // without one, calls stay on the generic entry
+    return;
+  }
+  function->calls_until_entry = g_entry_after_calls;
+  function->method.ml_meth = AsMethod(CountingEntry);
+}
+
+bool InstallEntry(PyFFIFunction* function, std::string* why) {
+  EntryState* state = EntryStateOf(function->base.handle);
+  if (state == nullptr) {
+    *why =
+        "no generated entry: the function was not made from metadata by ffijit.function or "
+        "ffijit.register";
+    return false;
+  }
+  if (state->entry == nullptr) {
+    if (!state->refusal.empty()) {
+      *why = state->refusal;
+      return false;
+    }
+    FFIJITHostEntry* entry = nullptr;
+    int flags = function->release_gil ? kFFIJITHostEntryReleaseLock : 0;
+    if (FFIJITHostEntryCompile(function->base.handle, &g_model, flags, &entry) != 0) {
+      // The reason, as the raised error's message; nothing stays raised.
+      RaiseFromFFI();
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);
+      PyObject* text = value != nullptr ? PyObject_Str(value) : nullptr;
+      const char* utf8 = text != nullptr ? PyUnicode_AsUTF8(text) : nullptr;
+      state->refusal = utf8 != nullptr ? utf8 : "the generated entry failed to compile";
+      Py_XDECREF(text);
+      Py_XDECREF(type);
+      Py_XDECREF(value);
+      Py_XDECREF(traceback);
+      PyErr_Clear();
+      *why = state->refusal;
+      return false;
+    }
+    state->entry = entry;
+  }
+  function->calls_until_entry = -1;
+  function->method.ml_meth = reinterpret_cast<PyCFunction>(FFIJITHostEntryAddress(state->entry));
+  return true;
+}
+
+bool InitEntries(PyObject*) {
+  FFIJITHostModel& m = g_model;
+  m.type_offset = static_cast<int32_t>(offsetof(PyObject, ob_type));
+  m.float_value_offset = static_cast<int32_t>(offsetof(PyFloatObject, ob_fval));
+  m.device_value_offset = static_cast<int32_t>(offsetof(PyFFIDevice, device));
+  m.dtype_value_offset = static_cast<int32_t>(offsetof(PyFFIDataType, dtype));
+  // Before 3.12 (no immortal objects) and with the GIL, Py_INCREF is exactly ob_refcnt + 1.
+#if PY_VERSION_HEX < 0x030C0000
+  m.plain_refcount = 1;
+#else
+  m.plain_refcount = 0;
+#endif
+  m.tensor_slot_size = static_cast<int32_t>((sizeof(TensorView) + 7) / 8 * 8);
+  m.int_type = &PyLong_Type;
+  m.float_type = &PyFloat_Type;
+  m.str_type = &PyUnicode_Type;
+  m.device_type = g_device_type;
+  m.dtype_type = g_datatype_type;
+  m.none = Py_None;
+  m.true_value = Py_True;
+  m.false_value = Py_False;
+  static_assert(sizeof(long long) == sizeof(int64_t), "PyLong_AsLongLong returns an int64_t");
+  m.int_value = As<int64_t (*)(void*)>(PyLong_AsLongLong);
+  m.error_occurred = As<void* (*)()>(PyErr_Occurred);
+  m.clear_error = PyErr_Clear;
+  m.str_to_any = StrToAny;
+  m.pointer_to_any = PointerToAny;
+  m.borrow_tensor = BorrowTensor;
+  m.release_tensor = ReleaseTensor;
+  m.new_int = As<void* (*)(int64_t)>(PyLong_FromLongLong);
+  m.new_float = As<void* (*)(double)>(PyFloat_FromDouble);
+  m.new_ref = As<void* (*)(void*)>(NewReference);
+  m.box_result = As<void* (*)(TVMFFIAny*)>(FromOwnedAny);
+  m.raise_error = As<void* (*)(int)>(RaiseCallFailure);
+  m.release_lock = As<void* (*)()>(PyEval_SaveThread);
+  m.acquire_lock = As<void (*)(void*)>(PyEval_RestoreThread);
+  m.fallback = As<void* (*)(void*, void* const*, intptr_t, void*)>(GenericEntry);
+  const JitOptions options = DefaultJitOptions();
+  switch (options.policy) {
+    case JitPolicy::kNever:
+      g_entry_after_calls = 0;
+      break;
+    case JitPolicy::kEager:
+      g_entry_after_calls = 1;
+      break;
+    default:
+      g_entry_after_calls = options.after_calls > 1 ? options.after_calls : 1;
+      break;
+  }
+  return true;
+}
+
+}  // namespace ffijit::python

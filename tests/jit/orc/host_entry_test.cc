@@ -1,0 +1,299 @@
+// Host entries (ffijit/host_entry.h) against a toy object model: the inline conversions, the result
+// boxing, every way out to the host's fallback, errors raised as the packed call raises them, and
+// the lock released around the call. No Python: the entry knows only what the model tells it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <string>
+
+#include "ffijit/bridge.h"
+#include "ffijit/error.h"
+#include "ffijit/host_entry.h"
+
+namespace ffijit::testing {
+namespace {
+
+extern "C" {
+int64_t toy_add3(int64_t a, int64_t b, int64_t c) {
+  return a + 10 * b + 100 * c;
+}
+double toy_mix(int32_t a, double b, bool c, DLDevice d) {
+  return a + b + (c ? 1000 : 0) + d.device_id * 10000;
+}
+bool toy_is_negative(int64_t x) {
+  return x < 0;
+}
+int64_t toy_length(const char* s, void* p) {
+  return static_cast<int64_t>(std::strlen(s)) + (p == nullptr ? 0 : 100);
+}
+void toy_nothing() {}
+}
+
+// A toy object: a refcount word, a type pointer, a value.
+struct ToyObject {
+  intptr_t refcount;
+  const void* type;
+  union {
+    int64_t i;
+    double d;
+    const char* s;
+    DLDevice device;
+  };
+};
+char kIntType, kFloatType, kStrType, kDeviceType, kOtherType, kNoneType, kBoolType;
+// An int of this value "does not fit" (as a host's big int would not).
+constexpr int64_t kTooBig = INT64_MIN;
+
+struct Toy {
+  ToyObject none{1, &kNoneType, {0}};
+  ToyObject yes{1, &kBoolType, {1}};
+  ToyObject no{1, &kBoolType, {0}};
+  std::deque<ToyObject> made;
+  bool error = false;
+  int fallbacks = 0, raised = 0, releases = 0, acquires = 0, last_rc = 0;
+  ToyObject fallback_result{1, &kOtherType, {0}};
+
+  ToyObject* Int(int64_t v) { return &made.emplace_back(ToyObject{1, &kIntType, {v}}); }
+  ToyObject* Float(double v) {
+    ToyObject* o = &made.emplace_back(ToyObject{1, &kFloatType, {0}});
+    o->d = v;
+    return o;
+  }
+  ToyObject* Str(const char* v) {
+    ToyObject* o = &made.emplace_back(ToyObject{1, &kStrType, {0}});
+    o->s = v;
+    return o;
+  }
+  ToyObject* Device(int32_t id) {
+    ToyObject* o = &made.emplace_back(ToyObject{1, &kDeviceType, {0}});
+    o->device = DLDevice{kDLCPU, id};
+    return o;
+  }
+};
+Toy* g_toy = nullptr;
+
+FFIJITHostModel ToyModel() {
+  FFIJITHostModel m{};
+  m.type_offset = offsetof(ToyObject, type);
+  m.float_value_offset = offsetof(ToyObject, d);
+  m.device_value_offset = offsetof(ToyObject, device);
+  m.dtype_value_offset = offsetof(ToyObject, i);
+  m.plain_refcount = 1;
+  m.tensor_slot_size = 8;
+  m.int_type = &kIntType;
+  m.float_type = &kFloatType;
+  m.str_type = &kStrType;
+  m.device_type = &kDeviceType;
+  m.dtype_type = &kOtherType;
+  m.none = &g_toy->none;
+  m.true_value = &g_toy->yes;
+  m.false_value = &g_toy->no;
+  m.int_value = [](void* o) -> int64_t {
+    int64_t v = static_cast<ToyObject*>(o)->i;
+    if (v == kTooBig) {
+      g_toy->error = true;
+      return -1;
+    }
+    return v;
+  };
+  m.error_occurred = []() -> void* { return g_toy->error ? g_toy : nullptr; };
+  m.clear_error = [] { g_toy->error = false; };
+  m.str_to_any = [](void* o, TVMFFIAny* out) {
+    const char* s = static_cast<ToyObject*>(o)->s;
+    if (std::strcmp(s, "decline") == 0) return 0;
+    out->type_index = kTVMFFIRawStr;
+    out->zero_padding = 0;
+    out->v_c_str = s;
+    return 1;
+  };
+  m.pointer_to_any = [](void*, TVMFFIAny*) { return 0; };
+  m.borrow_tensor = [](void*, void*, TVMFFIAny*) { return 0; };
+  m.release_tensor = [](void*) {};
+  m.new_int = [](int64_t v) -> void* { return g_toy->Int(v); };
+  m.new_float = [](double v) -> void* { return g_toy->Float(v); };
+  m.new_ref = [](void* o) -> void* {
+    ++static_cast<ToyObject*>(o)->refcount;
+    return o;
+  };
+  m.box_result = [](TVMFFIAny*) -> void* { return nullptr; };
+  m.raise_error = [](int rc) -> void* {
+    ++g_toy->raised;
+    g_toy->last_rc = rc;
+    return nullptr;
+  };
+  m.release_lock = []() -> void* {
+    ++g_toy->releases;
+    return g_toy;
+  };
+  m.acquire_lock = [](void* state) {
+    EXPECT_EQ(state, g_toy);
+    ++g_toy->acquires;
+  };
+  m.fallback = [](void*, void* const*, intptr_t, void*) -> void* {
+    ++g_toy->fallbacks;
+    return &g_toy->fallback_result;
+  };
+  return m;
+}
+
+using Entry = void* (*)(void* self, void* const* args, intptr_t nargs, void* kwnames);
+
+class HostEntry : public ::testing::Test {
+ protected:
+  void SetUp() override { g_toy = &toy_; }
+  void TearDown() override {
+    for (FFIJITHostEntry* e : entries_) FFIJITHostEntryRelease(e);
+    for (TVMFFIObjectHandle f : functions_) TVMFFIObjectDecRef(f);
+    g_toy = nullptr;
+  }
+  TVMFFIObjectHandle Make(void* native, const char* metadata, int flags = 0) {
+    TVMFFIObjectHandle f = nullptr;
+    EXPECT_EQ(FFIJITMakeFunction(native, metadata, kFFIJITFormatJson, flags, "toy", &f), 0);
+    functions_.push_back(f);
+    return f;
+  }
+  Entry Compile(TVMFFIObjectHandle f, int flags = 0) {
+    FFIJITHostModel model = ToyModel();
+    FFIJITHostEntry* entry = nullptr;
+    if (FFIJITHostEntryCompile(f, &model, flags, &entry) != 0) {
+      ADD_FAILURE() << Error::MoveFromRaised().what();
+      return nullptr;
+    }
+    entries_.push_back(entry);
+    EXPECT_GT(FFIJITHostEntryCompileNanos(entry), 0);
+    return reinterpret_cast<Entry>(FFIJITHostEntryAddress(entry));
+  }
+  template <typename... Objects>
+  ToyObject* Call(Entry entry, Objects*... objects) {
+    void* args[] = {objects..., nullptr};
+    return static_cast<ToyObject*>(entry(nullptr, args, sizeof...(objects), nullptr));
+  }
+
+  Toy toy_;
+  std::vector<TVMFFIObjectHandle> functions_;
+  std::vector<FFIJITHostEntry*> entries_;
+};
+
+TEST_F(HostEntry, ConvertsCallsAndBoxes) {
+  Entry add3 = Compile(
+      Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})"));
+  ASSERT_NE(add3, nullptr);
+  ToyObject* r = Call(add3, toy_.Int(1), toy_.Int(2), toy_.Int(3));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->type, &kIntType);
+  EXPECT_EQ(r->i, 321);
+  EXPECT_EQ(toy_.fallbacks, 0);
+
+  Entry mix = Compile(Make(reinterpret_cast<void*>(&toy_mix),
+                           R"({"a":["i32","f64","i1","Device"],"r":["f64"],"v":1})"));
+  r = Call(mix, toy_.Int(2), toy_.Float(0.5), &toy_.yes, toy_.Device(3));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->type, &kFloatType);
+  EXPECT_EQ(r->d, 31002.5);
+  r = Call(mix, toy_.Int(2), toy_.Int(4), &toy_.no, toy_.Device(0));  // an int for a float
+  EXPECT_EQ(r->d, 6.0);
+
+  Entry length = Compile(
+      Make(reinterpret_cast<void*>(&toy_length), R"({"a":["str","ptr"],"r":["i64"],"v":1})"));
+  EXPECT_EQ(Call(length, toy_.Str("four"), &toy_.none)->i, 4);
+  EXPECT_EQ(toy_.fallbacks, 0);
+}
+
+TEST_F(HostEntry, BoolAndNoneResultsAreNewReferences) {
+  Entry negative =
+      Compile(Make(reinterpret_cast<void*>(&toy_is_negative), R"({"a":["i64"],"r":["i1"],"v":1})"));
+  EXPECT_EQ(Call(negative, toy_.Int(-5)), &toy_.yes);
+  EXPECT_EQ(Call(negative, toy_.Int(5)), &toy_.no);
+  EXPECT_EQ(toy_.yes.refcount, 2);
+  EXPECT_EQ(toy_.no.refcount, 2);
+  Entry nothing = Compile(Make(reinterpret_cast<void*>(&toy_nothing), R"({"a":[],"r":[],"v":1})"));
+  EXPECT_EQ(Call(nothing), &toy_.none);
+  EXPECT_EQ(toy_.none.refcount, 2);
+}
+
+TEST_F(HostEntry, AnythingElseGoesToTheFallbackUntouched) {
+  TVMFFIObjectHandle f =
+      Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})");
+  Entry add3 = Compile(f);
+  ToyObject other{1, &kOtherType, {0}};
+  EXPECT_EQ(Call(add3, toy_.Int(1), &other, toy_.Int(3)), &toy_.fallback_result);
+  EXPECT_EQ(Call(add3, toy_.Int(1), toy_.Int(2)), &toy_.fallback_result);  // the count
+  EXPECT_EQ(Call(add3, toy_.Int(1), toy_.Int(2), toy_.Float(3)), &toy_.fallback_result);
+  // A value that does not fit: the host's error is cleared before the fallback sees the call.
+  EXPECT_EQ(Call(add3, toy_.Int(1), toy_.Int(2), toy_.Int(kTooBig)), &toy_.fallback_result);
+  EXPECT_FALSE(toy_.error);
+  // Keywords.
+  void* args[] = {toy_.Int(1), toy_.Int(2), toy_.Int(3)};
+  EXPECT_EQ(add3(nullptr, args, 3, &other), &toy_.fallback_result);
+  EXPECT_EQ(toy_.fallbacks, 5);
+  Entry length = Compile(
+      Make(reinterpret_cast<void*>(&toy_length), R"({"a":["str","ptr"],"r":["i64"],"v":1})"));
+  EXPECT_EQ(Call(length, toy_.Str("decline"), &toy_.none), &toy_.fallback_result);
+  EXPECT_EQ(Call(length, toy_.Str("x"), toy_.Int(7)), &toy_.fallback_result);  // declined
+  EXPECT_EQ(toy_.fallbacks, 7);
+  EXPECT_EQ(toy_.raised, 0);
+}
+
+TEST_F(HostEntry, ConversionErrorsAreThePackedCallsErrors) {
+  TVMFFIObjectHandle f = Make(reinterpret_cast<void*>(&toy_mix),
+                              R"({"a":["i32","f64","i1","Device"],"r":["f64"],"v":1})");
+  Entry mix = Compile(f);
+  // 2**40 is an Int, so the entry passes it on; the call refuses it for the i32.
+  EXPECT_EQ(Call(mix, toy_.Int(int64_t{1} << 40), toy_.Float(1), &toy_.yes, toy_.Device(0)),
+            nullptr);
+  EXPECT_EQ(toy_.raised, 1);
+  EXPECT_NE(toy_.last_rc, 0);
+  Error from_entry = Error::MoveFromRaised();
+  TVMFFIAny args[4] = {};
+  args[0].type_index = kTVMFFIInt;
+  args[0].v_int64 = int64_t{1} << 40;
+  args[1].type_index = kTVMFFIFloat;
+  args[1].v_float64 = 1;
+  args[2].type_index = kTVMFFIBool;
+  args[2].v_int64 = 1;
+  args[3].type_index = kTVMFFIDevice;
+  args[3].v_device = DLDevice{kDLCPU, 0};
+  TVMFFIAny result{};
+  ASSERT_NE(TVMFFIFunctionCall(f, args, 4, &result), 0);
+  Error from_call = Error::MoveFromRaised();
+  EXPECT_EQ(from_entry.kind(), from_call.kind());
+  EXPECT_EQ(from_entry.message(), from_call.message());
+}
+
+TEST_F(HostEntry, ReleasesTheLockAroundTheCall) {
+  Entry add3 = Compile(
+      Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})"),
+      kFFIJITHostEntryReleaseLock);
+  EXPECT_EQ(Call(add3, toy_.Int(1), toy_.Int(1), toy_.Int(1))->i, 111);
+  EXPECT_EQ(toy_.releases, 1);
+  EXPECT_EQ(toy_.acquires, 1);
+  ToyObject other{1, &kOtherType, {0}};
+  Call(add3, &other, toy_.Int(1), toy_.Int(1));  // never reaches the call
+  EXPECT_EQ(toy_.releases, 1);
+}
+
+TEST_F(HostEntry, InterpretOnlyFunctionsKeepTheirInterpreter) {
+  Entry add3 =
+      Compile(Make(reinterpret_cast<void*>(&toy_add3),
+                   R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})", kFFIJITInterpretOnly));
+  EXPECT_EQ(Call(add3, toy_.Int(4), toy_.Int(5), toy_.Int(6))->i, 654);
+}
+
+TEST_F(HostEntry, RefusedWithTheReason) {
+  FFIJITHostModel model = ToyModel();
+  FFIJITHostEntry* entry = nullptr;
+  TVMFFIObjectHandle structure =
+      Make(reinterpret_cast<void*>(&toy_add3),
+           R"({"a":[["sdict",["a","i64"]],"i64","i64"],"r":["i64"],"v":1})");
+  ASSERT_NE(FFIJITHostEntryCompile(structure, &model, 0, &entry), 0);
+  Error error = Error::MoveFromRaised();
+  EXPECT_EQ(error.kind(), "RuntimeError");
+  EXPECT_NE(error.message().find("argument #0"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("structure"), std::string::npos) << error.message();
+  EXPECT_EQ(entry, nullptr);
+}
+
+}  // namespace
+}  // namespace ffijit::testing
