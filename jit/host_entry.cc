@@ -22,8 +22,13 @@ int FFIJITHostEntryCompile(TVMFFIObjectHandle func, const FFIJITHostModel* model
       throw ffijit::RuntimeError(
           "FFIJITHostEntryCompile: no host entry: the function was not made from metadata");
     }
-    FFIJITHostEntry* entry = ffijit::details::CompileHostEntry(
-        reinterpret_cast<const ffijit::BoundFunction*>(obj), *model, flags);
+    const auto* bound = reinterpret_cast<const ffijit::BoundFunction*>(obj);
+    if ((bound->flags & ffijit::kBoundInterpretOnly) != 0) {
+      throw ffijit::RuntimeError("FFIJITHostEntryCompile: no host entry for `" +
+                                 bound->plan->declaration +
+                                 "`: it was made interpret-only (kept off the JIT)");
+    }
+    FFIJITHostEntry* entry = ffijit::details::CompileHostEntry(bound, *model, flags);
     TVMFFIObjectIncRef(obj);
     entry->function = obj;
     *out = entry;

@@ -22,7 +22,7 @@ def check(condition, what):
 def main():
     # The target is (library, symbol): ffijit loads libm and keeps it loaded.
     hypot = ffijit.register("example.hypot", ("libm.so.6", "hypot"), HYPOT_SIG, override=True)
-    print("registered:", hypot.describe().splitlines()[0])
+    print("registered:", hypot.__self__.describe().splitlines()[0])
 
     positional = hypot(3.0, 4.0)
     keywords = hypot(y=12.0, x=5)  # an int converts to f64; keywords in any order

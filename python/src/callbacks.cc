@@ -90,7 +90,7 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
     return nullptr;
   }
   PyObject* function = nullptr;
-  if (PyObject_TypeCheck(func, g_function_type)) {
+  if (FunctionOf(func) != nullptr) {
     function = Py_NewRef(func);
   } else if (PyCallable_Check(func)) {
     TVMFFIObject* made = FunctionFromCallable(func);
@@ -106,7 +106,7 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
     ffijit::Signature signature =
         ffijit::ParseMetadata(std::string_view(sig, static_cast<size_t>(sig_size)), *parsed_format);
     if (status) signature.convention = ffijit::CallConvention::kStatus;
-    TVMFFIObject* handle = reinterpret_cast<PyFFIObject*>(function)->handle;
+    TVMFFIObject* handle = FunctionOf(function)->base.handle;
     TVMFFIObjectIncRef(handle);
     callback = new ffijit::NativeCallback(ffijit::Function::Adopt(handle), signature);
   } catch (const ffijit::Error& e) {

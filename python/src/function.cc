@@ -413,6 +413,9 @@ PyObject* RegisterCallable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 // _function_from_callable(callable)
 PyObject* FunctionFromPython(PyObject*, PyObject* callable) {
+  if (Py_TYPE(callable) == &PyCFunction_Type && FunctionOf(callable) != nullptr) {
+    return Py_NewRef(callable);  // already what Python calls
+  }
   if (PyFFIFunction* known = FunctionOf(callable)) {
     TVMFFIObjectIncRef(known->base.handle);
     return WrapFunction(known->base.handle);

@@ -67,6 +67,9 @@ Py_hash_t ObjectHash(PyObject* self) {
 }
 
 PyObject* ObjectSameAs(PyObject* self, PyObject* other) {
+  if (PyFFIFunction* function = FunctionOf(other)) {  // a Function as Python calls it
+    return PyBool_FromLong(HandleOf(self) == function->base.handle);
+  }
   return PyBool_FromLong(IsFFIObject(other) && HandleOf(self) == HandleOf(other));
 }
 

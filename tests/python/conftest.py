@@ -1,6 +1,8 @@
 """Shared fixtures of the Python suites: the natives library and module paths from ctest."""
 import ctypes
 import os
+import re
+import types
 
 import pytest
 
@@ -37,27 +39,62 @@ def address(lib, symbol):
     return ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
 
 
-TIERS = ("interpreted", "compiled")
+TIERS = ("interpreted", "compiled", "entry")
 
 
 @pytest.fixture(params=TIERS)
 def tier(request):
-    """Both executors: the interpreter (interpret_only=True) and the JIT thunk (compile_now())."""
+    """Every executor: the interpreter (interpret_only=True), the JIT thunk (compile_now()) called
+    through the generic Python entry, and the JIT thunk called through its generated entry."""
     import ffijit
-    if request.param == "compiled" and not ffijit.jit_available():
+    if request.param != "interpreted" and not ffijit.jit_available():
         pytest.skip("this build has no JIT (LLVM)")
     return request.param
 
 
+def function_of(func):
+    """The ffijit.Function behind what ffijit hands Python (a builtin whose __self__ it is)."""
+    import ffijit
+    assert type(func) is types.BuiltinFunctionType, type(func)  # exactly: CPython specialises it
+    assert isinstance(func.__self__, ffijit.Function), func.__self__
+    return func.__self__
+
+
 def make(tier, target, sig, **options):
-    """An unregistered Function on `tier`: interpreted, or compiled now (asserted)."""
+    """An unregistered Function on `tier`: interpreted; compiled now (asserted) and called through
+    the generic entry (asserted: the tests do not run with FFIJIT_JIT=eager; after 100 calls from
+    Python the JIT policy gives it its generated entry); or compiled now with its generated entry
+    too (asserted), unless its signature can have none (then the generic entry)."""
     import ffijit
     if tier == "interpreted":
-        return ffijit.function(target, sig, interpret_only=True, **options)
+        func = ffijit.function(target, sig, interpret_only=True, **options)
+        assert not function_of(func).has_entry
+        return func
     func = ffijit.function(target, sig, **options)
-    func.compile_now()
-    assert func.is_jit_compiled
+    function = function_of(func)
+    function.compile_now()
+    assert function.is_jit_compiled
+    if tier == "entry":
+        try:
+            function.compile_entry()
+        except RuntimeError as refused:
+            # Only an argument the entry never converts inline may refuse it; the calls then
+            # run the generic path, and the test checks that tier once more.
+            assert ENTRY_REFUSAL.search(str(refused)), refused
+            assert not function.has_entry
+        else:
+            assert function.has_entry
+    else:
+        assert not function.has_entry
     return func
+
+
+# What compile_entry() says about a parameter the generated entry does not convert: a structure,
+# bytes, any, or an object parameter (object, object<key>, list<...>, dict<...>).
+ENTRY_REFUSAL = re.compile(
+    r"argument #\d+ `[^`]+` is a structure \(host entries convert flat arguments only\)"
+    r"|argument #\d+ `(bytes|any|object\??|object<[^`]*>\??|list<[^`]*>|dict<[^`]*>)`"
+    r" has no inline conversion in a host entry")
 
 
 def outcome(call):

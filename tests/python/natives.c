@@ -2,9 +2,12 @@
  * Plain C natives for the Python suites: they know nothing about ffijit; the tests register them
  * by address (ctypes finds them in this library) with IREE metadata.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
@@ -57,6 +60,105 @@ EXPORT int64_t py_apply(int64_t (*f)(int64_t), int64_t n) {
   int64_t total = 0;
   for (int64_t i = 0; i < n; ++i) total += f(i);
   return total;
+}
+
+/* ---- mixes of flat kinds: the generated entries' differential suite (test_entries.py) ---- */
+
+/* Every integer width and bool, folded (wrapping) so that each argument and its place count. */
+EXPORT int64_t py_mix_ints(int8_t a, int16_t b, int32_t c, int64_t d, uint8_t e, uint16_t f,
+                           uint32_t g, uint64_t h, bool i) {
+  uint64_t folded = 0;
+  const uint64_t parts[] = {
+      (uint64_t)(int64_t)a, (uint64_t)(int64_t)b, (uint64_t)(int64_t)c, (uint64_t)d, e, f, g, h,
+      i ? 1u : 0u};
+  for (int k = 0; k < 9; ++k) folded = folded * 1000003u + parts[k];
+  return (int64_t)folded;
+}
+EXPORT double py_mix_floats(float a, double b, int64_t c, bool d, int32_t e) {
+  return (double)a + 3.0 * b + 5.0 * (double)c + (d ? 7.0 : 0.0) + 11.0 * (double)e;
+}
+/* A str (FNV-1a of its bytes), a Device, a DataType, a pointer and a u32. */
+EXPORT int64_t py_mix_text(const char* s, DLDevice dev, DLDataType dtype, void* p, uint32_t n) {
+  uint64_t hash = 1469598103934665603u;
+  for (const unsigned char* c = (const unsigned char*)s; *c != 0; ++c) {
+    hash = (hash ^ *c) * 1099511628211u;
+  }
+  hash ^= (uint64_t)dev.device_type * 1000003u + (uint64_t)dev.device_id;
+  hash = hash * 31u + (uint64_t)dtype.code * 65536u + dtype.bits * 256u + dtype.lanes;
+  hash = hash * 31u + (uint64_t)(uintptr_t)p;
+  return (int64_t)(hash * 31u + n);
+}
+/* What a tensor of any element type and rank looks like (and its sum when it is float32). */
+EXPORT double py_mix_tensor(DLTensor* t, double k, int16_t n, DLDataType dtype) {
+  double shape = 0;
+  for (int i = 0; i < t->ndim; ++i) shape = shape * 16 + (double)t->shape[i];
+  double sum = t->dtype.code == kDLFloat && t->dtype.bits == 32 ? py_sum_f32(t) : 0.0;
+  return sum * k + shape * 1000 + t->ndim * 100 + t->dtype.code * 10 + t->dtype.bits + n +
+         dtype.bits;
+}
+/* A u64 result: above INT64_MAX it is a ValueError. */
+EXPORT uint64_t py_mix_u64(uint64_t a, uint8_t b) {
+  return a + b;
+}
+EXPORT bool py_mix_bool(bool a, int64_t b, uint32_t c) {
+  return a != ((b + (int64_t)c) % 2 != 0);
+}
+EXPORT float py_mix_f32(float a, uint32_t b, int8_t c) {
+  return a * 2.0f + (float)b - (float)c;
+}
+EXPORT int64_t py_mix_nothing(void) {
+  return 42;
+}
+EXPORT void py_mix_void(int64_t a, const char* s) {
+  (void)a;
+  (void)s;
+}
+/* The str from character `skip` on (clamped to its length). */
+EXPORT const char* py_mix_str(const char* s, int8_t skip) {
+  size_t length = strlen(s);
+  size_t from = skip < 0 ? 0 : (size_t)skip;
+  return s + (from < length ? from : length);
+}
+
+EXPORT int64_t py_twice(int64_t x) {
+  return 2 * x;
+}
+
+/*
+ * A gate between two Python threads that only opens while the waiter is inside its native, so
+ * the opener can run Python code only if the waiter's call released the GIL (test_entries.py).
+ */
+static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_gate_opened = PTHREAD_COND_INITIALIZER;
+static int64_t g_gate_waiting = 0;
+static int64_t g_gate_value = 0;
+
+/* Waits until py_gate_open(value) opens the gate: value, or -1 after 60 s (a deadlock guard). */
+EXPORT int64_t py_gate_wait(int64_t value) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 60;
+  pthread_mutex_lock(&g_gate_lock);
+  g_gate_waiting = value;
+  int timed_out = 0;
+  while (g_gate_value != value && !timed_out) {
+    timed_out = pthread_cond_timedwait(&g_gate_opened, &g_gate_lock, &deadline) == ETIMEDOUT;
+  }
+  int64_t result = g_gate_value == value ? value : -1;
+  g_gate_waiting = 0;
+  pthread_mutex_unlock(&g_gate_lock);
+  return result;
+}
+/* Opens the gate for the waiter of `value`: 1, or 0 while nobody waits for that value. */
+EXPORT int64_t py_gate_open(int64_t value) {
+  pthread_mutex_lock(&g_gate_lock);
+  int64_t opened = g_gate_waiting == value;
+  if (opened) {
+    g_gate_value = value;
+    pthread_cond_broadcast(&g_gate_opened);
+  }
+  pthread_mutex_unlock(&g_gate_lock);
+  return opened;
 }
 
 /* ---- errors ---- */

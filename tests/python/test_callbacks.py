@@ -67,6 +67,19 @@ def test_native_callback_pointer(natives, tier):
 
 
 @needs_jit
+def test_native_callback_of_a_function_calls_that_function(natives):
+    apply = ffijit.function(address(natives, "py_apply"), APPLY)
+    triple = ffijit.function(lambda i: 3 * i)
+    for func in (triple, triple.__self__):
+        pointer = ffijit.callback(func, {"a": ["i64"], "r": ["i64"]})
+        held = pointer.function
+        held = held if isinstance(held, ffijit.Function) else held.__self__
+        assert held.same_as(triple.__self__)
+        assert pointer.function(5) == 15
+        assert apply(ctypes.c_void_p(pointer.address), 4) == 3 * (0 + 1 + 2 + 3)
+
+
+@needs_jit
 def test_native_callback_works_with_ctypes_call(natives):
     seen = []
     record = ffijit.callback(lambda i: seen.append(i) or 2 * i, {"a": ["i64"], "r": ["i64"]})
@@ -149,7 +162,10 @@ def test_exception_from_a_native_thread_reaches_the_caller(natives):
 
 def test_function_of_a_function_is_itself():
     made = ffijit.function(lambda: 1)
-    assert ffijit.function(made) is made
+    # The same Function (Python sees it through a builtin whose __self__ it is), not a callback
+    # calling it.
+    assert ffijit.function(made).__self__.same_as(made.__self__)
+    assert ffijit.function(made.__self__).__self__.same_as(made.__self__)
     with pytest.raises(TypeError, match="not callable"):
         ffijit.NativeCallback(12, '{"a":[],"r":[]}')
 

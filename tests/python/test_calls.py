@@ -186,7 +186,7 @@ def test_register_get_list_remove(natives):
         assert name in ffijit.list_global_funcs()
         found = ffijit.get_global_func(name)
         assert found(1, 2, 3) == 14
-        assert found.same_as(func)
+        assert found.__self__.same_as(func.__self__)
         # C finds it by name too.
         call_global = ffijit.function(address(natives, "py_call_global"),
                                       {"a": ["str", "i64"], "r": ["i64"]})
@@ -215,7 +215,7 @@ def test_targets_library_symbol_and_ctypes_pointer(natives, natives_path):
     ffijit.register(name, natives.py_add3, sig)
     try:
         replaced = ffijit.register(name, (natives_path, "py_add3"), sig, override=True)
-        assert ffijit.get_global_func(name).same_as(replaced)
+        assert ffijit.get_global_func(name).__self__.same_as(replaced.__self__)
     finally:
         ffijit.remove_global_func(name)
 
@@ -223,5 +223,5 @@ def test_targets_library_symbol_and_ctypes_pointer(natives, natives_path):
 def test_describe_names_the_structure(natives):
     distance2 = ffijit.function(address(natives, "py_distance2"), {"a": [POINT, POINT],
                                                                    "r": ["f64"]})
-    text = distance2.describe()
+    text = distance2.__self__.describe()
     assert "sdict<x:f64,y:f64>" in text and '#1["y"]' in text

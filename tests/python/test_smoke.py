@@ -10,6 +10,6 @@ def test_call_interpreted_and_compiled(natives):
     assert interp(1, 2, 3) == 14
     jit = ffijit.function(address(natives, "py_add3"), ADD3)
     if ffijit.jit_available():
-        jit.compile_now()
-        assert jit.is_jit_compiled
+        jit.__self__.compile_now()
+        assert jit.__self__.is_jit_compiled
     assert jit(1, 2, 3) == 14

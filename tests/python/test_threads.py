@@ -11,7 +11,7 @@ from conftest import address
 def test_concurrent_calls(natives, release_gil):
     add3 = ffijit.function(address(natives, "py_add3"), {"a": ["i64"] * 3, "r": ["i64"]},
                            release_gil=release_gil)
-    assert add3.releases_gil is release_gil
+    assert add3.__self__.releases_gil is release_gil
     echo = ffijit.function(address(natives, "py_echo"), {"a": ["str"], "r": ["str"]},
                            release_gil=release_gil)
     callback = ffijit.function(lambda x: x + 1)
@@ -39,6 +39,6 @@ def test_release_gil_is_kept_by_the_registered_name(natives):
     ffijit.register(name, address(natives, "py_add3"), {"a": ["i64"] * 3, "r": ["i64"]},
                     release_gil=True)
     try:
-        assert ffijit.get_global_func(name).releases_gil
+        assert ffijit.get_global_func(name).__self__.releases_gil
     finally:
         ffijit.remove_global_func(name)

@@ -19,6 +19,15 @@ def test_object_modules_are_refused(module_o):
 def test_compile_now_says_why(natives_path):
     f = ffijit.function((natives_path, "py_add3"), {"a": ["i64", "i64", "i64"], "r": ["i64"]})
     with pytest.raises(RuntimeError, match="built without LLVM"):
-        f.compile_now()
-    assert not f.is_jit_compiled
+        f.__self__.compile_now()
+    assert not f.__self__.is_jit_compiled
+    assert f(1, 2, 3) == 14
+
+
+def test_compile_entry_says_why(natives_path):
+    f = ffijit.function((natives_path, "py_add3"), {"a": ["i64", "i64", "i64"], "r": ["i64"]})
+    with pytest.raises(RuntimeError, match="built without LLVM"):
+        f.__self__.compile_entry()
+    assert not f.__self__.has_entry
+    assert f.__self__.entry_compile_us is None
     assert f(1, 2, 3) == 14

@@ -40,19 +40,15 @@ FFIJITHostEntry* CompileHostEntry(const BoundFunction* fn, const FFIJITHostModel
   // No cache key: the code holds this process's addresses.
   std::vector<orc::CompileRequest> request;
   // The function's hot-tier thunk inside the entry, for LLVM to inline and fold the TVMFFIAny
-  // array away; an interpret-only function keeps its interpreter (the entry calls its safe_call).
-  const bool with_thunk = (fn->flags & kBoundInterpretOnly) == 0;
+  // array away.
   request.push_back({"", [&](llvm::Module& module, const std::string& symbol) {
-                       llvm::Function* thunk = nullptr;
-                       if (with_thunk) {
-                         const std::string thunk_symbol = symbol + ".thunk";
-                         std::string failed = orc::EmitThunk(plan, module, thunk_symbol,
-                                                             orc::HotThunkOptions(fn->target));
-                         if (!failed.empty()) return failed;
-                         thunk = module.getFunction(thunk_symbol);
-                         thunk->setLinkage(llvm::GlobalValue::InternalLinkage);
-                         thunk->addFnAttr(llvm::Attribute::AlwaysInline);
-                       }
+                       const std::string thunk_symbol = symbol + ".thunk";
+                       std::string failed = orc::EmitThunk(plan, module, thunk_symbol,
+                                                           orc::HotThunkOptions(fn->target));
+                       if (!failed.empty()) return failed;
+                       llvm::Function* thunk = module.getFunction(thunk_symbol);
+                       thunk->setLinkage(llvm::GlobalValue::InternalLinkage);
+                       thunk->addFnAttr(llvm::Attribute::AlwaysInline);
                        return orc::EmitHostEntry(plan, fn, model, flags, thunk, module, symbol);
                      }});
   orc::CompiledSymbol compiled = engine->Compile(std::move(request), orc::CodeGenLevel::kLight)[0];

@@ -274,11 +274,16 @@ TEST_F(HostEntry, ReleasesTheLockAroundTheCall) {
   EXPECT_EQ(toy_.releases, 1);
 }
 
-TEST_F(HostEntry, InterpretOnlyFunctionsKeepTheirInterpreter) {
-  Entry add3 =
-      Compile(Make(reinterpret_cast<void*>(&toy_add3),
-                   R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})", kFFIJITInterpretOnly));
-  EXPECT_EQ(Call(add3, toy_.Int(4), toy_.Int(5), toy_.Int(6))->i, 654);
+TEST_F(HostEntry, InterpretOnlyFunctionsGetNone) {
+  FFIJITHostModel model = ToyModel();
+  FFIJITHostEntry* entry = nullptr;
+  TVMFFIObjectHandle f =
+      Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})",
+           kFFIJITInterpretOnly);
+  ASSERT_NE(FFIJITHostEntryCompile(f, &model, 0, &entry), 0);
+  Error error = Error::MoveFromRaised();
+  EXPECT_EQ(error.kind(), "RuntimeError");
+  EXPECT_NE(error.message().find("interpret-only"), std::string::npos) << error.message();
 }
 
 TEST_F(HostEntry, RefusedWithTheReason) {
