@@ -57,8 +57,11 @@ llvm::Expected<llvm::orc::JITTargetMachineBuilder> HostMachine(CodeGenLevel leve
   if (!builder) return builder.takeError();
   // Thunks are straight runs of loads, compares and one call: -O0 (FastISel, the fast register
   // allocator) gives code as quick to call as -O2 does for them, at a sixth of the compile time.
-  builder->setCodeGenOptLevel(level == CodeGenLevel::kFast ? llvm::CodeGenOptLevel::None
-                                                           : llvm::CodeGenOptLevel::Default);
+  // kLight's code generation is O1's: the greedy register allocator keeps the entry's values in
+  // registers as O2 does, and its pipeline costs a third less than O2's.
+  builder->setCodeGenOptLevel(level == CodeGenLevel::kFast    ? llvm::CodeGenOptLevel::None
+                              : level == CodeGenLevel::kLight ? llvm::CodeGenOptLevel::Less
+                                                              : llvm::CodeGenOptLevel::Default);
   builder->setCodeModel(llvm::CodeModel::Small);
   builder->setRelocationModel(llvm::Reloc::PIC_);
   return builder;

@@ -36,9 +36,9 @@ namespace ffijit::orc {
 // How a module is compiled. kFast: the cold tier's -O0 with FastISel and the fast register
 // allocator (thunks are straight-line code; compile latency matters most). kOptimized: O2's
 // codegen level (the hot tier and JIT modules' IR). kLight: a few function passes (inlining of
-// always-inline functions, SROA, early CSE, instcombine, CFG simplification) before kOptimized's
-// code generation: straight-line code made as good as O2 makes it, at a fraction of O2's compile
-// time (generated Python entries, whose compile must stay under a millisecond).
+// always-inline functions, SROA, early CSE, instcombine, CFG simplification) and O1's code
+// generation: straight-line code about as good as O2 makes it, at about two thirds of its compile
+// time (generated Python entries).
 enum class CodeGenLevel : uint8_t { kFast, kOptimized, kLight };
 
 class Session {

@@ -39,6 +39,8 @@ std::unique_ptr<UnitCompiler> UnitCompiler::Create(const SymbolTable& runtime_sy
   engine->optimizing_target_machine_ =
       session->CreateTargetMachine(CodeGenLevel::kOptimized, error);
   if (!engine->optimizing_target_machine_) return nullptr;
+  engine->light_target_machine_ = session->CreateTargetMachine(CodeGenLevel::kLight, error);
+  if (!engine->light_target_machine_) return nullptr;
 
   // Runtime functions are absolute symbols in one dylib every unit links against, so generated
   // code refers to them by name and a cached object works in the next process too.
@@ -258,7 +260,7 @@ std::vector<CompiledSymbol> UnitCompiler::CompileModule(std::vector<CompileReque
     machine = optimizing_target_machine_.get();
     OptimizeModule(*module, *machine);
   } else if (level == CodeGenLevel::kLight) {
-    machine = optimizing_target_machine_.get();
+    machine = light_target_machine_.get();
     OptimizeModuleLightly(*module, *machine);
   }
   for (size_t i : emitted) {

@@ -125,6 +125,7 @@ class UnitCompiler {
   uint64_t id_ = 0;  // names this engine's dylibs apart from other engines'
   std::unique_ptr<llvm::TargetMachine> target_machine_;             // kFast
   std::unique_ptr<llvm::TargetMachine> optimizing_target_machine_;  // kOptimized
+  std::unique_ptr<llvm::TargetMachine> light_target_machine_;       // kLight
   llvm::orc::JITDylib* runtime_dylib_ = nullptr;
   std::unique_ptr<ObjectStore> store_;
   std::mutex compile_mutex_;        // one compile at a time: a TargetMachine is not reentrant
