@@ -55,14 +55,14 @@ typedef struct FFIJITHostModel {
   /* Non-NULL while a host error is set; clear_error clears it. */
   void* (*error_occurred)(void);
   void (*clear_error)(void);
-  /* An exact str as the generic path would pass it: 1 with *out set, or 0 (nothing set) when the
-   * generic path must decide. */
-  int (*str_to_any)(void* obj, TVMFFIAny* out);
+  /* An exact str's UTF-8 bytes, NUL-terminated and without a NUL inside, borrowed for the call;
+   * NULL (no error set) when the generic path must decide. */
+  const char* (*str_data)(void* obj);
   /* Any object but None at an opaque-pointer parameter, likewise (the host's pointer objects). */
   int (*pointer_to_any)(void* obj, TVMFFIAny* out);
-  /* A tensor argument: 1 with *out a kTVMFFIDLTensorPtr view of `obj` held in `slot` until
-   * release_tensor(slot); 0 (nothing held, no error set) when the generic path must decide. */
-  int (*borrow_tensor)(void* obj, void* slot, TVMFFIAny* out);
+  /* A tensor argument: a DLTensor view of `obj` held in `slot` until release_tensor(slot); NULL
+   * (nothing held, no error set) when the generic path must decide. */
+  DLTensor* (*borrow_tensor)(void* obj, void* slot);
   void (*release_tensor)(void* slot);
   /* Result boxing: new references, NULL with a host error set on failure. */
   void* (*new_int)(int64_t value);

@@ -347,12 +347,19 @@ bool BorrowTensorView(PyObject* obj, TensorView* borrowed, TVMFFIAny* out) {
   static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "shapes are read in place");
   bool describable = DataTypeOfFormat(buffer.format, buffer.itemsize, &t.dtype) && buffer.ndim <= 8;
   t.strides = nullptr;  // compact, unless a stride says otherwise
+  // Element strides are divided out only when a stride is not the compact one (or belongs to a
+  // dimension of extent <= 1, where any stride is allowed): a division costs more than the rest
+  // of a compact array's description, and compact arrays are the common case.
   Py_ssize_t compact_stride = buffer.itemsize;
   for (int i = buffer.ndim - 1; describable && i >= 0; --i) {
-    if (buffer.strides[i] % buffer.itemsize != 0) describable = false;
-    view.strides[i] = buffer.strides[i] / buffer.itemsize;
-    if (buffer.strides[i] != compact_stride && buffer.shape[i] > 1) t.strides = view.strides;
+    if (buffer.strides[i] != compact_stride) {
+      if (buffer.strides[i] % buffer.itemsize != 0) describable = false;
+      if (buffer.shape[i] > 1) t.strides = view.strides;
+    }
     compact_stride *= buffer.shape[i];
+  }
+  if (describable && t.strides != nullptr) {
+    for (int i = 0; i < buffer.ndim; ++i) view.strides[i] = buffer.strides[i] / buffer.itemsize;
   }
   if (!describable) {  // the Tensor path reports what is wrong
     PyBuffer_Release(&buffer);

@@ -24,8 +24,13 @@ PyObject* NewReference(PyObject* obj) {
   return Py_NewRef(obj);
 }
 
-int StrToAny(void* obj, TVMFFIAny* out) {
-  return ArgPack::ConvertAsciiStr(static_cast<PyObject*>(obj), out) ? 1 : 0;
+// The strs ArgPack reads in place: ASCII, no NUL inside.
+const char* StrData(void* obj) {
+  auto* str = static_cast<PyObject*>(obj);
+  if (!PyUnicode_IS_COMPACT_ASCII(str)) return nullptr;
+  const char* data = static_cast<const char*>(PyUnicode_DATA(str));
+  return std::memchr(data, 0, static_cast<size_t>(PyUnicode_GET_LENGTH(str))) == nullptr ? data
+                                                                                         : nullptr;
 }
 
 // An exact ctypes.c_void_p, read in place: ctypes keeps an instance's buffer pointer (b_ptr)
@@ -67,10 +72,11 @@ int PointerToAny(void* obj, TVMFFIAny* out) {
 }
 
 // As ArgPack at an ndarray parameter: numpy arrays whose buffer describes as a DLTensor.
-int BorrowTensor(void* obj, void* slot, TVMFFIAny* out) {
+DLTensor* BorrowTensor(void* obj, void* slot) {
   auto* array = static_cast<PyObject*>(obj);
-  return IsNumpyArray(array) && BorrowTensorView(array, static_cast<TensorView*>(slot), out) ? 1
-                                                                                             : 0;
+  auto* view = static_cast<TensorView*>(slot);
+  TVMFFIAny any;
+  return IsNumpyArray(array) && BorrowTensorView(array, view, &any) ? &view->tensor : nullptr;
 }
 
 void ReleaseTensor(void* slot) {
@@ -178,7 +184,7 @@ bool InitEntries(PyObject*) {
   m.int_value = As<int64_t (*)(void*)>(PyLong_AsLongLong);
   m.error_occurred = As<void* (*)()>(PyErr_Occurred);
   m.clear_error = PyErr_Clear;
-  m.str_to_any = StrToAny;
+  m.str_data = StrData;
   m.pointer_to_any = PointerToAny;
   m.borrow_tensor = BorrowTensor;
   m.release_tensor = ReleaseTensor;

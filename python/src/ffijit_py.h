@@ -249,6 +249,7 @@ class ArgPack {
     return where >= 0 && where < 64 && (kinds_.c_strings >> where & 1) != 0;
   }
 
+ private:
   // An exact str of ASCII characters, read in place (its bytes are its UTF-8); false for any
   // other value, which ConvertValue handles the same way.
   static bool ConvertAsciiStr(PyObject* obj, TVMFFIAny* out) {
@@ -270,7 +271,6 @@ class ArgPack {
     return true;
   }
 
- private:
   // ffijit.Device and ffijit.DataType, passed by value; false for anything else.
   static bool ConvertDeviceOrDataType(PyObject* obj, TVMFFIAny* out) {
     PyTypeObject* type = Py_TYPE(obj);

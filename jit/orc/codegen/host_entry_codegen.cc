@@ -227,12 +227,18 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
         break;
       }
       case InlineForm::kStr: {
+        // Always as a borrowed C string: at a `str` parameter the generic path's small-string
+        // form reaches the native as the same bytes.
         llvm::BasicBlock* is_str = block("is_str");
+        llvm::BasicBlock* store = block("str_store");
         b.CreateCondBr(b.CreateICmpEQ(type_of(), constant(model.str_type)), is_str, generic,
                        likely);
         b.SetInsertPoint(is_str);
-        llvm::Value* taken = call(model.str_to_any, to_any_type, {obj, any_at(i)});
-        b.CreateCondBr(b.CreateICmpNE(taken, b.getInt32(0)), next, generic, likely);
+        llvm::Value* data = call(model.str_data, llvm::FunctionType::get(ptr, {ptr}, false), {obj});
+        b.CreateCondBr(b.CreateIsNotNull(data), store, generic, likely);
+        b.SetInsertPoint(store);
+        store_any(i, kTVMFFIRawStr, data);
+        b.CreateBr(next);
         break;
       }
       case InlineForm::kDevice:
@@ -267,15 +273,19 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   auto release_tensors = [&](size_t count) {
     for (size_t t = 0; t < count; ++t) call(model.release_tensor, release_type, {slot_at(t)});
   };
-  auto* borrow_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false);
+  auto* borrow_type = llvm::FunctionType::get(ptr, {ptr, ptr}, false);
   for (size_t t = 0; t < tensor_args.size(); ++t) {
     b.SetInsertPoint(next);
-    next = block("tensor_borrowed");
+    llvm::BasicBlock* borrowed = block("tensor_borrowed");
+    next = block("tensor_stored");
     const size_t i = tensor_args[t];
     llvm::Value* obj = b.CreateLoad(ptr, at(args, static_cast<int64_t>(8 * i)), "obj");
-    llvm::Value* taken = call(model.borrow_tensor, borrow_type, {obj, slot_at(t), any_at(i)});
+    llvm::Value* tensor = call(model.borrow_tensor, borrow_type, {obj, slot_at(t)});
     llvm::BasicBlock* missed = t == 0 ? generic : block("tensor_missed");
-    b.CreateCondBr(b.CreateICmpNE(taken, b.getInt32(0)), next, missed, likely);
+    b.CreateCondBr(b.CreateIsNotNull(tensor), borrowed, missed, likely);
+    b.SetInsertPoint(borrowed);
+    store_any(i, kTVMFFIDLTensorPtr, tensor);
+    b.CreateBr(next);
     if (t != 0) {
       b.SetInsertPoint(missed);
       release_tensors(t);

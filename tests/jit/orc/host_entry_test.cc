@@ -100,16 +100,12 @@ FFIJITHostModel ToyModel() {
   };
   m.error_occurred = []() -> void* { return g_toy->error ? g_toy : nullptr; };
   m.clear_error = [] { g_toy->error = false; };
-  m.str_to_any = [](void* o, TVMFFIAny* out) {
+  m.str_data = [](void* o) -> const char* {
     const char* s = static_cast<ToyObject*>(o)->s;
-    if (std::strcmp(s, "decline") == 0) return 0;
-    out->type_index = kTVMFFIRawStr;
-    out->zero_padding = 0;
-    out->v_c_str = s;
-    return 1;
+    return std::strcmp(s, "decline") == 0 ? nullptr : s;
   };
   m.pointer_to_any = [](void*, TVMFFIAny*) { return 0; };
-  m.borrow_tensor = [](void*, void*, TVMFFIAny*) { return 0; };
+  m.borrow_tensor = [](void*, void*) -> DLTensor* { return nullptr; };
   m.release_tensor = [](void*) {};
   m.new_int = [](int64_t v) -> void* { return g_toy->Int(v); };
   m.new_float = [](double v) -> void* { return g_toy->Float(v); };
