@@ -15,7 +15,8 @@ def main(table_path, performance_path, readme_path):
     with open(table_path) as f:
         table = f.read().strip()
     with open(performance_path, "a") as f:
-        f.write("\n## Python call paths\n\n" + table + "\n")
+        f.write("\n## Python call paths\n\n" + table + "\n\n"
+                "![Python call paths, ratio to the hand-written extension](python_calls.svg)\n")
     with open(readme_path) as f:
         readme = f.read()
     start, stop = readme.find(BEGIN), readme.find(END)

@@ -136,7 +136,17 @@ bool InstallEntry(PyFFIFunction* function, std::string* why) {
     }
     FFIJITHostEntry* entry = nullptr;
     int flags = function->release_gil ? kFFIJITHostEntryReleaseLock : 0;
-    if (FFIJITHostEntryCompile(function->base.handle, &g_model, flags, &entry) != 0) {
+    int rc;
+    // The compile reads no Python object: other threads run meanwhile. `state` stays valid (the
+    // table's nodes do not move, and this wrapper's reference keeps the function's entry listed).
+    Py_BEGIN_ALLOW_THREADS;
+    rc = FFIJITHostEntryCompile(function->base.handle, &g_model, flags, &entry);
+    Py_END_ALLOW_THREADS;
+    if (rc == 0 && state->entry != nullptr) {  // another thread compiled it meanwhile
+      FFIJITHostEntryRelease(entry);
+      entry = state->entry;
+    }
+    if (rc != 0) {
       // The reason, as the raised error's message; nothing stays raised.
       RaiseFromFFI();
       PyObject *type, *value, *traceback;
