@@ -16,16 +16,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static struct {
-  int64_t (*volatile i64x3)(int64_t, int64_t, int64_t);
-  double (*volatile mixed)(int64_t, double, int32_t, float, void*);
-  int64_t (*volatile dev_dtype)(DLDevice, DLDataType, int64_t);
-  int64_t (*volatile tensor)(DLTensor*);
-  int64_t (*volatile str)(const char*);
-  void (*volatile no_args)(void);
-  double (*volatile sum_f64)(DLTensor*);
-} g_natives = {BenchNativeI64x3, BenchNativeMixed,  BenchNativeDevDtype, BenchNativeTensor,
-               BenchNativeStr,   BenchNativeNoArgs, BenchNativeSumF64};
+static BenchNativeTable g_natives = FFIJIT_BENCH_NATIVE_TABLE;
 
 static int Fail(const char* message) {
   TVMFFIErrorSetRaisedFromCStr("TypeError", message);

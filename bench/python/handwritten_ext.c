@@ -26,15 +26,7 @@
 /* DLTensor.shape is int64_t*; the buffer's shape is Py_ssize_t*: pass it as is when they match. */
 typedef char ssize_t_is_int64[sizeof(Py_ssize_t) == sizeof(int64_t) ? 1 : -1];
 
-static struct {
-  int64_t (*volatile i64x3)(int64_t, int64_t, int64_t);
-  double (*volatile mixed)(int64_t, double, int32_t, float, void*);
-  int64_t (*volatile dev_dtype)(DLDevice, DLDataType, int64_t);
-  int64_t (*volatile tensor)(DLTensor*);
-  int64_t (*volatile str)(const char*);
-  void (*volatile no_args)(void);
-  double (*volatile sum_f64)(DLTensor*);
-} g_natives;
+static BenchNativeTable g_natives = FFIJIT_BENCH_NATIVE_TABLE;
 
 typedef struct {
   PyObject_HEAD DLDevice device;
@@ -320,14 +312,6 @@ static struct PyModuleDef g_module = {
     NULL};
 
 PyMODINIT_FUNC PyInit_ffijit_bench_handwritten(void) {
-  g_natives.i64x3 = BenchNativeI64x3;
-  g_natives.mixed = BenchNativeMixed;
-  g_natives.dev_dtype = BenchNativeDevDtype;
-  g_natives.tensor = BenchNativeTensor;
-  g_natives.str = BenchNativeStr;
-  g_natives.no_args = BenchNativeNoArgs;
-  g_natives.sum_f64 = BenchNativeSumF64;
-
   PyObject* module = PyModule_Create(&g_module);
   if (module == NULL) return NULL;
   g_device_type = (PyTypeObject*)PyType_FromSpec(&g_device_spec);

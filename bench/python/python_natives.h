@@ -17,4 +17,21 @@ int64_t BenchNativeStr(const char* s);
 void BenchNativeNoArgs(void);
 double BenchNativeSumF64(DLTensor* t);
 
+/* The natives as the hand-written callers (the extension, the TVM FFI module) reach them: through
+ * volatile pointers, so no compiler sees through a call, as for a native found at run time. */
+typedef struct {
+  int64_t (*volatile i64x3)(int64_t, int64_t, int64_t);
+  double (*volatile mixed)(int64_t, double, int32_t, float, void*);
+  int64_t (*volatile dev_dtype)(DLDevice, DLDataType, int64_t);
+  int64_t (*volatile tensor)(DLTensor*);
+  int64_t (*volatile str)(const char*);
+  void (*volatile no_args)(void);
+  double (*volatile sum_f64)(DLTensor*);
+} BenchNativeTable;
+#define FFIJIT_BENCH_NATIVE_TABLE                                                               \
+  {                                                                                             \
+    BenchNativeI64x3, BenchNativeMixed, BenchNativeDevDtype, BenchNativeTensor, BenchNativeStr, \
+        BenchNativeNoArgs, BenchNativeSumF64                                                    \
+  }
+
 #endif /* FFIJIT_BENCH_PYTHON_NATIVES_H_ */

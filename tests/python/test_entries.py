@@ -424,35 +424,6 @@ def test_an_entry_releases_the_gil_when_asked(natives):
     assert function_of(wait).has_entry
 
 
-def test_release_gil_entries_from_many_threads(natives):
-    add3 = ffijit.function(address(natives, "py_add3"), {"a": ["i64"] * 3, "r": ["i64"]},
-                           release_gil=True)
-    echo = ffijit.function(address(natives, "py_echo"), {"a": ["str"], "r": ["str"]},
-                           release_gil=True)
-    for func in (add3, echo):
-        function_of(func).compile_entry()
-        assert function_of(func).has_entry
-    errors = []
-
-    def worker(t):
-        try:
-            for i in range(2000):
-                assert add3(t, i, 1) == t + 2 * i + 3
-                assert echo(f"thread {t} call {i}") == f"thread {t} call {i}"
-                if i % 500 == 0:
-                    with pytest.raises(TypeError, match="Expected 3 but got 2 arguments"):
-                        add3(t, i)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-
-
 # ---- numpy arrays ----
 
 def _tiers(natives, symbol, sig):
@@ -495,19 +466,6 @@ def test_arrays_at_an_ndarray_parameter(natives, make_array):
         assert got[2][0] in (TypeError, ValueError), got
     else:
         assert got[2] == ("ok", 6.0)
-
-
-def test_the_same_errors_for_wrong_arrays_as_the_generic_path(natives):
-    sum_matrix = make("entry", address(natives, "py_sum_f32"), {"a": [SUM_MATRIX], "r": ["f64"]})
-    assert function_of(sum_matrix).has_entry
-    with pytest.raises(ValueError, match="got an ndarray of float64 with shape \\(2, 3\\)"):
-        sum_matrix(np.ones((2, 3), np.float64))
-    with pytest.raises(ValueError, match="got an ndarray of float32 with ndim 1"):
-        sum_matrix(np.ones(6, np.float32))
-    with pytest.raises(ValueError, match="with shape \\(3, 2\\)"):
-        sum_matrix(np.ones((3, 2), np.float32))
-    with pytest.raises(TypeError, match="Expected `ndarray"):
-        sum_matrix([[1.0, 2.0, 3.0]])
 
 
 def test_arrays_with_other_arguments_and_in_place_writes(natives):

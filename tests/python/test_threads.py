@@ -8,12 +8,20 @@ from conftest import address
 
 
 @pytest.mark.parametrize("release_gil", [False, True])
-def test_concurrent_calls(natives, release_gil):
+@pytest.mark.parametrize("entry", [False, True], ids=["policy", "entry_first"])
+def test_concurrent_calls(natives, release_gil, entry):
+    """Generated entries either compiled up front or, by the policy, while the threads run."""
+    if entry and not ffijit.jit_available():
+        pytest.skip("no generated entries in a build without LLVM")
     add3 = ffijit.function(address(natives, "py_add3"), {"a": ["i64"] * 3, "r": ["i64"]},
                            release_gil=release_gil)
     assert add3.__self__.releases_gil is release_gil
     echo = ffijit.function(address(natives, "py_echo"), {"a": ["str"], "r": ["str"]},
                            release_gil=release_gil)
+    if entry:
+        for func in (add3, echo):
+            func.__self__.compile_entry()
+            assert func.__self__.has_entry
     callback = ffijit.function(lambda x: x + 1)
     errors = []
 
@@ -23,6 +31,9 @@ def test_concurrent_calls(natives, release_gil):
                 assert add3(t, i, 1) == t + 2 * i + 3
                 assert echo(f"thread {t} call {i}") == f"thread {t} call {i}"
                 assert callback(i) == i + 1
+                if i % 500 == 0:
+                    with pytest.raises(TypeError, match="Expected 3 but got 2 arguments"):
+                        add3(t, i)
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
 

@@ -141,7 +141,12 @@ void LogDiagnostics(llvm::LLVMContext& context, std::string prefix) {
                                /*RespectFilters=*/true);
 }
 
-void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
+namespace {
+
+// Runs the pipeline `build` makes over `module`, with every analysis registered and tuned for
+// `machine` (its cost model decides e.g. select vs branch).
+template <typename Build>
+void RunPipeline(llvm::Module& module, llvm::TargetMachine& machine, Build build) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgscc;
@@ -152,29 +157,29 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
   builder.registerFunctionAnalyses(functions);
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, cgscc, modules);
-  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, modules);
+  build(builder).run(module, modules);
+}
+
+}  // namespace
+
+void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
+  RunPipeline(module, machine, [](llvm::PassBuilder& builder) {
+    return builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  });
 }
 
 void OptimizeModuleLightly(llvm::Module& module, llvm::TargetMachine& machine) {
-  llvm::LoopAnalysisManager loops;
-  llvm::FunctionAnalysisManager functions;
-  llvm::CGSCCAnalysisManager cgscc;
-  llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder(&machine);
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(cgscc);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, cgscc, modules);
-  llvm::ModulePassManager pipeline;
-  pipeline.addPass(llvm::AlwaysInlinerPass());
-  llvm::FunctionPassManager simplify;
-  simplify.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
-  simplify.addPass(llvm::EarlyCSEPass());
-  simplify.addPass(llvm::InstCombinePass());
-  simplify.addPass(llvm::SimplifyCFGPass());
-  pipeline.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(simplify)));
-  pipeline.run(module, modules);
+  RunPipeline(module, machine, [](llvm::PassBuilder&) {
+    llvm::ModulePassManager pipeline;
+    pipeline.addPass(llvm::AlwaysInlinerPass());
+    llvm::FunctionPassManager simplify;
+    simplify.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    simplify.addPass(llvm::EarlyCSEPass());
+    simplify.addPass(llvm::InstCombinePass());
+    simplify.addPass(llvm::SimplifyCFGPass());
+    pipeline.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(simplify)));
+    return pipeline;
+  });
 }
 
 Session* Session::Get(std::string* why) {
