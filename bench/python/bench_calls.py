@@ -22,7 +22,9 @@ The signatures (rows) are the five natives of bench/call_natives.c, a no-argumen
 parameter, a DLTensor* in C). Every path calls the same code in libffijit_bench_natives.so.
 
 Method: all cases timed in interleaved rounds (every round times every case once, in a rotated
-order), the median of the rounds reported as nanoseconds per call, with its ratio to handwritten.
+order, the paths of one signature back to back), the median of the rounds reported as
+nanoseconds per call, and as ratio the median over rounds of each round's time divided by the
+hand-written time of the same signature and round.
 Each measurement is a tight loop `for _ in repeat(None, n): f(a, b, c)` over local variables; the
 loop's own cost is INCLUDED in every number, equally for all paths (the "loop only" line prints it).
 Each path gets its arguments the way its users write them: pre-built Device/DataType objects or
@@ -33,8 +35,9 @@ ctypes and cffi (they take bytes).
 Overhead above the native (the sum_f64_1000 row): the native's own time is measured in the same
 interleaved rounds by the hand-written extension's sum_f64_native_ns(array, n), which reads the
 buffer once and calls the native n times back to back from C (the mean ns per native call). A
-path's overhead is its median ns per call minus the native's median; it is reported with its
-ratio to the handwritten overhead (the buffer-protocol path). The issue's target is a ratio of at
+path's overhead is its median ns per call minus the native's median; its ratio to the handwritten
+overhead (the buffer-protocol path) is the median over rounds of that round's ratio, the native
+and every path timed next to each other. The issue's target is a ratio of at
 most 1.5 for ffijit generated. The overhead is a small difference of two larger numbers: on a noisy
 machine it is the least stable number printed. The native timed back to back from C runs hot
 (caches and branch predictors primed by nothing else), so it may be a little faster than the same
@@ -547,13 +550,44 @@ def native_sampler(native_ns, array, target_ms):
 
 
 def measure(samplers, reps):
-    """samplers: [(key, sample)] -> {key: [ns per call of each round]}, rounds interleaved."""
+    """samplers: [(key, sample)] -> {key: [ns per call of each round]}, rounds interleaved.
+
+    The cells of one signature are timed back to back (the samplers come grouped by signature), so
+    a ratio compares measurements taken within a fraction of a second of each other: on a shared
+    machine, other tenants change the speed of everything from one second to the next."""
     samples = {key: [] for key, _ in samplers}
     for round_index in range(reps):
         shift = round_index % len(samplers)
         for key, sample in samplers[shift:] + samplers[:shift]:
             samples[key].append(sample())
     return samples
+
+
+def round_overhead_ratios(samples):
+    """{path: median over rounds of (path - native alone) / (handwritten - native alone)} for the
+    numpy row: the native is timed next to the row's cells in every round."""
+    native = samples.get(("native alone", SUM_ROW))
+    base = samples.get(("handwritten", SUM_ROW))
+    if not native or not base:
+        return {}
+    ratios = {}
+    for (path, sig), values in samples.items():
+        if sig != SUM_ROW or path == "native alone" or len(values) != len(base):
+            continue
+        per_round = [(v - n) / (b - n) for v, b, n in zip(values, base, native) if b > n]
+        if per_round:
+            ratios[path] = statistics.median(per_round)
+    return ratios
+
+
+def round_ratios(samples):
+    """{(path, sig): median over rounds of that round's time / the same round's handwritten time}."""
+    ratios = {}
+    for (path, sig), values in samples.items():
+        base = samples.get(("handwritten", sig))
+        if base and len(base) == len(values):
+            ratios[(path, sig)] = statistics.median(v / b for v, b in zip(values, base) if b > 0)
+    return ratios
 
 
 def main():
@@ -605,8 +639,9 @@ def main():
         gc.collect()
         gc.disable()
         try:
+            by_signature = sorted(cases, key=lambda case: SIGNATURES.index(case[0][1]))
             samplers = [(key, call_sampler(fn, call_args, args.target_ms))
-                        for key, fn, call_args in cases]
+                        for key, fn, call_args in by_signature]
             if ("handwritten", SUM_ROW) in dict(samplers):
                 hw = import_handwritten(args)
                 samplers.append((("native alone", SUM_ROW),
@@ -624,7 +659,8 @@ def main():
     medians = {key: statistics.median(values) for key, values in samples.items()}
     paths = [p for p in PATHS if any((p, s) in medians for s in SIGNATURES)]
     loop_ns = statistics.median(loop_samples)
-    report = Report(args, medians, paths, loop_ns, notes, entry_compile_us)
+    report = Report(args, medians, round_ratios(samples), round_overhead_ratios(samples), paths,
+                    loop_ns, notes, entry_compile_us)
     report.print()
     if args.markdown:
         report.write_markdown(args.markdown)
@@ -650,15 +686,18 @@ def check_entries(cases):
 # ---- the report ----
 
 class Report:
-    def __init__(self, args, medians, paths, loop_ns, notes, entry_compile_us):
+    def __init__(self, args, medians, round_ratios, overhead_ratios, paths, loop_ns, notes,
+                 entry_compile_us):
         self.args = args
         self.medians = medians
+        self.round_ratios = round_ratios
+        self.overhead_ratios = overhead_ratios
         self.paths = paths
         self.loop_ns = loop_ns
         self.notes = notes
         self.entry_compile_us = entry_compile_us
         self.header = (f"Python call paths, ns/call (median of {args.reps} interleaved rounds; "
-                       f"ratio to handwritten); Python {platform.python_version()} at "
+                       f"ratio: median of the rounds' ratios to handwritten); Python {platform.python_version()} at "
                        f"{sys.executable}, {platform.machine()}")
         self.titles = ["signature"] + paths
         self.rows = [[sig] + [self.cell(p, sig) for p in paths] for sig in SIGNATURES]
@@ -671,8 +710,8 @@ class Report:
         self.lines = self.summary_lines()
 
     def ratio(self, path, sig):
-        ns, base = self.medians.get((path, sig)), self.medians.get(("handwritten", sig))
-        return ns / base if ns is not None and base else None
+        """The median of the rounds' ratios (each against handwritten timed next to it)."""
+        return self.round_ratios.get((path, sig))
 
     def cell(self, path, sig):
         ns = self.medians.get((path, sig))
@@ -682,9 +721,8 @@ class Report:
         return f"{ns:.1f} ({ratio:.2f}x)" if ratio is not None else f"{ns:.1f}"
 
     def overhead_ratio(self, path):
-        base = self.overheads.get("handwritten")
-        value = self.overheads.get(path)
-        return value / base if value is not None and base and base > 0 else None
+        """The median of the rounds' overhead ratios (round_overhead_ratios)."""
+        return self.overhead_ratios.get(path)
 
     def summary_lines(self):
         lines = []
