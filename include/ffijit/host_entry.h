@@ -10,11 +10,12 @@
  *
  * specialised for that one function: each argument whose host type is the one its parameter
  * expects is converted inline into the TVMFFIAny the host's generic conversion makes of it, the
- * function's current safe_call (its JIT thunk) is called with them, and an Int, Float, Bool or
- * None result is boxed directly. Anything else (keywords, another argument count, another type, a
- * value the fast conversion declines) leaves by a tail call of model->fallback with the same four
- * arguments, before anything was converted: the host's generic path then produces the result or
- * the error, so both paths agree by construction.
+ * function's hot-tier JIT thunk, compiled into the entry, is called with them (so the values
+ * reach the native in registers), and an Int, Float, Bool or None result is boxed directly.
+ * Anything else (keywords, another argument count, another type, a value the fast conversion
+ * declines) leaves by a tail call of model->fallback with the same four arguments, before anything
+ * was converted: the host's generic path then produces the result or the error, so both paths agree
+ * by construction.
  *
  * C99. The ffijit C convention: 0 on success, -1 with a raised error (TVMFFIErrorMoveFromRaised).
  */

@@ -1,10 +1,11 @@
 // Host entry code generation: type checks and inline conversions of the host's objects into a
-// stack array of TVMFFIAny, the call of the function's current safe_call, and the result boxed.
+// stack array of TVMFFIAny, the call of the function's thunk (inlined by the light pipeline, which
+// then folds the array away), and the result boxed.
 //
 // Every check comes before any conversion that holds something (a borrowed tensor), so a miss
 // leaves for the host's fallback with nothing to undo, except in the tensor phase, whose misses
-// release the tensors borrowed before them. The entry is compiled at the fast level (no IR
-// pipeline): it is straight-line code around calls, and its compile must stay under a millisecond.
+// release the tensors borrowed before them. Strings and tensors are stored with constant tags, so
+// the inlined thunk's tag checks fold as well.
 #include "orc/codegen/host_entry_codegen.h"
 
 #include <cstdint>
@@ -25,7 +26,7 @@ enum class InlineForm {
   kFloat,     // an exact float, or an exact int
   kBool,      // True or False
   kPointer,   // None (NULL), or a pointer object through model.pointer_to_any
-  kStr,       // an exact str, through model.str_to_any
+  kStr,       // an exact str, through model.str_data
   kDevice,    // the host's Device object
   kDataType,  // the host's DataType object
   kTensor,    // anything model.borrow_tensor accepts
@@ -83,6 +84,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
                           const std::string& symbol) {
   std::string reason = HostEntryUnsupportedReason(plan);
   if (!reason.empty()) return reason;
+  if (thunk == nullptr) return "no thunk to call";
   if (model.tensor_slot_size < 0 || model.tensor_slot_size % 8 != 0) {
     return "the host model's tensor_slot_size is not a multiple of 8";
   }
@@ -298,22 +300,11 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   const bool release_lock = (flags & kFFIJITHostEntryReleaseLock) != 0;
   llvm::Value* lock_state = release_lock ? call(model.release_lock, no_arg_ptr_type, {}) : nullptr;
   llvm::Value* handle = constant(function);
-  llvm::Value* safe_call = thunk;
-  if (safe_call == nullptr) {
-    // safe_call is swapped by the JIT (release store) when a thunk is published.
-    llvm::LoadInst* current = b.CreateLoad(
-        ptr, at(handle, sizeof(TVMFFIObject) + offsetof(TVMFFIFunctionCell, safe_call)),
-        "safe_call");
-    current->setAtomic(llvm::AtomicOrdering::Acquire);
-    current->setAlignment(llvm::Align(8));
-    safe_call = current;
-  }
   b.CreateStore(b.getInt64(0), result);
   b.CreateStore(b.getInt64(0), at(result, 8));
   auto* safe_call_type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr}, false);
-  llvm::Value* rc =
-      b.CreateCall(safe_call_type, safe_call,
-                   {handle, anys, b.getInt32(static_cast<uint32_t>(num_args)), result});
+  llvm::Value* rc = b.CreateCall(
+      safe_call_type, thunk, {handle, anys, b.getInt32(static_cast<uint32_t>(num_args)), result});
   if (release_lock) {
     call(model.acquire_lock, llvm::FunctionType::get(b.getVoidTy(), {ptr}, false), {lock_state});
   }

@@ -21,8 +21,8 @@ std::string HostEntryUnsupportedReason(const CallPlan& plan);
 
 // Emits the entry of the function `function` (a BoundFunction calling per `plan`) as `symbol`
 // into `module`; "" on success, else the reason (and the module holds no trace of the entry).
-// The entry calls `thunk` (a TVMFFISafeCallType function of `module`, for LLVM to inline), or the
-// function's current safe_call when `thunk` is null.
+// The entry calls `thunk`, the function's thunk as a TVMFFISafeCallType function of `module`
+// (internal and always-inline, for LLVM to fold the TVMFFIAny array away).
 std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJITHostModel& model,
                           int flags, llvm::Function* thunk, llvm::Module& module,
                           const std::string& symbol);
