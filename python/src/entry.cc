@@ -17,7 +17,7 @@ namespace {
 
 FFIJITHostModel g_model;
 // Calls from Python before a function's entry is compiled (from FFIJIT_JIT, read at import); 0:
-// never, 1: when the wrapper is made.
+// never, 1: on the first call.
 int64_t g_entry_after_calls = 0;
 
 PyObject* NewReference(PyObject* obj) {
@@ -49,22 +49,20 @@ int PointerToAny(void* obj, TVMFFIAny* out) {
     return 0;
   }
   if (type != reinterpret_cast<PyTypeObject*>(void_pointer_type)) return 0;
-  void* value = nullptr;
-  std::memcpy(&value, *reinterpret_cast<char**>(pointer + 1), sizeof(void*));
-  if (layout_checked == 0) {
+  char* buffer = *reinterpret_cast<char**>(pointer + 1);
+  if (layout_checked == 0) {  // before the first read through it
     Py_buffer view;
     if (PyObject_GetBuffer(pointer, &view, PyBUF_SIMPLE) != 0) {
       PyErr_Clear();
       return 0;
     }
-    void* read = nullptr;
-    const bool readable = view.len == static_cast<Py_ssize_t>(sizeof(void*));
-    if (readable) std::memcpy(&read, view.buf, sizeof(void*));
-    const bool agrees = readable && view.buf == *reinterpret_cast<char**>(pointer + 1);
+    const bool agrees = view.len == static_cast<Py_ssize_t>(sizeof(void*)) && view.buf == buffer;
     PyBuffer_Release(&view);
     layout_checked = agrees ? 1 : -1;
     if (!agrees) return 0;
   }
+  void* value = nullptr;
+  std::memcpy(&value, buffer, sizeof(void*));
   out->type_index = value == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr;
   out->zero_padding = 0;
   out->v_ptr = value;
@@ -112,11 +110,13 @@ PyObject* CountingEntry(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
 void ChooseFirstEntry(PyFFIFunction* function) {
   EntryState* state = EntryStateOf(function->base.handle);
   if (g_entry_after_calls == 0 || state == nullptr || !state->refusal.empty()) return;
-  if (state->entry != nullptr || g_entry_after_calls == 1) {
+  if (state->entry != nullptr) {  // compiled for another wrapper of the function
     std::string why;
-    InstallEntry(function, &why);  // without one, calls stay on the generic entry
+    InstallEntry(function, &why);
     return;
   }
+  // Even `eager` compiles on a call, never here: wrappers are made in the middle of conversions,
+  // where the compile's release of the GIL would let other threads in.
   function->calls_until_entry = g_entry_after_calls;
   function->method.ml_meth = AsMethod(CountingEntry);
 }

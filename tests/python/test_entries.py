@@ -14,6 +14,7 @@ import gc
 import json
 import os
 import random
+import subprocess
 import sys
 import threading
 
@@ -323,7 +324,7 @@ def _default_policy():
         return 100
     if value.startswith("after:") and value[6:].isdigit() and int(value[6:]) > 0:
         return int(value[6:])
-    return None  # eager or never: another test covers the policy
+    return None  # eager or never: test_the_jit_policy_decides_when_entries_come covers them
 
 
 def test_the_policy_gives_a_called_function_its_entry(natives):
@@ -339,6 +340,30 @@ def test_the_policy_gives_a_called_function_its_entry(natives):
     assert function_of(add3).has_entry
     assert function_of(add3).entry_compile_us > 0
     assert add3(c=1, b=1, a=1) == 6
+
+
+_POLICY_PROBE = """
+import json, sys
+import ffijit
+add3 = ffijit.function((sys.argv[1], "py_add3"), {"a": ["i64"] * 3, "r": ["i64"]})
+seen = [add3.__self__.has_entry]
+for i in range(150):
+    assert add3(i, 0, 0) == i
+    seen.append(add3.__self__.has_entry)
+print(json.dumps([seen[0], seen[1], seen[-1]]))
+"""
+
+
+@pytest.mark.parametrize("policy, expected", [("eager", [False, True, True]),
+                                              ("never", [False, False, False]),
+                                              ("after:120", [False, False, True])])
+def test_the_jit_policy_decides_when_entries_come(natives_path, policy, expected):
+    """FFIJIT_JIT is read once per process: each policy runs in a process of its own."""
+    env = dict(os.environ, FFIJIT_JIT=policy)
+    done = subprocess.run([sys.executable, "-c", _POLICY_PROBE, natives_path], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == expected
 
 
 def test_a_wrapper_of_a_function_with_an_entry_uses_it(natives):
