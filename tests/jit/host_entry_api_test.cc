@@ -20,6 +20,32 @@ int Packed(void*, const TVMFFIAny*, int32_t, TVMFFIAny*) {
   return 0;
 }
 
+// A model with every field set (to addresses nothing calls: these tests never compile an entry).
+FFIJITHostModel CompleteModel() {
+  static char stand_in;
+  FFIJITHostModel m{};
+  m.type_offset = 8;
+  m.tensor_slot_size = 8;
+  m.int_type = m.float_type = m.str_type = m.device_type = m.dtype_type = &stand_in;
+  m.none = m.true_value = m.false_value = &stand_in;
+  m.int_value = [](void*) -> int64_t { return 0; };
+  m.error_occurred = []() -> void* { return nullptr; };
+  m.clear_error = [] {};
+  m.str_data = [](void*) -> const char* { return nullptr; };
+  m.pointer_to_any = [](void*, TVMFFIAny*) { return 0; };
+  m.borrow_tensor = [](void*, void*) -> DLTensor* { return nullptr; };
+  m.release_tensor = [](void*) {};
+  m.new_int = [](int64_t) -> void* { return nullptr; };
+  m.new_float = [](double) -> void* { return nullptr; };
+  m.new_ref = [](void* o) { return o; };
+  m.box_result = [](TVMFFIAny*) -> void* { return nullptr; };
+  m.raise_error = [](int) -> void* { return nullptr; };
+  m.release_lock = []() -> void* { return nullptr; };
+  m.acquire_lock = [](void*) {};
+  m.fallback = [](void*, void* const*, intptr_t, void*) -> void* { return nullptr; };
+  return m;
+}
+
 Error Refusal(TVMFFIObjectHandle func, const FFIJITHostModel* model, int flags) {
   FFIJITHostEntry* entry = nullptr;
   EXPECT_NE(FFIJITHostEntryCompile(func, model, flags, &entry), 0);
@@ -52,8 +78,27 @@ TEST(HostEntryApi, RefusesBadArguments) {
   EXPECT_EQ(not_bound.kind(), "RuntimeError");
   EXPECT_NE(not_bound.message().find("not made from metadata"), std::string::npos)
       << not_bound.message();
+  // An incomplete model, or an offset outside an object, is refused before anything compiles.
+  FFIJITHostModel complete = CompleteModel();
+  Error incomplete = Refusal(f, &model, 0);
+  EXPECT_EQ(incomplete.kind(), "ValueError");
+  EXPECT_NE(incomplete.message().find("int_type is NULL"), std::string::npos)
+      << incomplete.message();
+  FFIJITHostModel no_fallback = complete;
+  no_fallback.fallback = nullptr;
+  Error missing = Refusal(f, &no_fallback, 0);
+  EXPECT_NE(missing.message().find("fallback is NULL"), std::string::npos) << missing.message();
+  FFIJITHostModel bad_offset = complete;
+  bad_offset.float_value_offset = -8;
+  Error outside = Refusal(f, &bad_offset, 0);
+  EXPECT_EQ(outside.kind(), "ValueError");
+  EXPECT_NE(outside.message().find("float_value_offset -8 is outside"), std::string::npos)
+      << outside.message();
+  FFIJITHostModel bad_slot = complete;
+  bad_slot.tensor_slot_size = 12;
+  EXPECT_NE(Refusal(f, &bad_slot, 0).message().find("tensor_slot_size 12"), std::string::npos);
   if (!JitAvailable()) {
-    Error no_jit = Refusal(f, &model, 0);
+    Error no_jit = Refusal(f, &complete, 0);
     EXPECT_EQ(no_jit.kind(), "RuntimeError");
     EXPECT_NE(no_jit.message().find("without LLVM"), std::string::npos) << no_jit.message();
   }

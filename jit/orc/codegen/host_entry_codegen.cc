@@ -85,9 +85,6 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   std::string reason = HostEntryUnsupportedReason(plan);
   if (!reason.empty()) return reason;
   if (thunk == nullptr) return "no thunk to call";
-  if (model.tensor_slot_size < 0 || model.tensor_slot_size % 8 != 0) {
-    return "the host model's tensor_slot_size is not a multiple of 8";
-  }
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type* i8 = b.getInt8Ty();
@@ -132,12 +129,16 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
                              tensor_args.size() * static_cast<size_t>(model.tensor_slot_size) / 8),
         nullptr, "tensor_slots");
   }
-  auto any_at = [&](size_t i) { return at(anys, static_cast<int64_t>(16 * i)); };
+  // TVMFFIAny's layout, as c_api.h declares it for both revisions.
+  constexpr int64_t kAnySize = sizeof(TVMFFIAny);
+  constexpr int64_t kPaddingOffset = offsetof(TVMFFIAny, zero_padding);
+  constexpr int64_t kValueOffset = offsetof(TVMFFIAny, v_int64);
+  auto any_at = [&](size_t i) { return at(anys, kAnySize * static_cast<int64_t>(i)); };
   auto store_any = [&](size_t i, int32_t type_index, llvm::Value* value) {
     llvm::Value* any = any_at(i);
     b.CreateStore(b.getInt32(static_cast<uint32_t>(type_index)), any);
-    b.CreateStore(b.getInt32(0), at(any, 4));
-    b.CreateStore(value, at(any, 8));
+    b.CreateStore(b.getInt32(0), at(any, kPaddingOffset));
+    b.CreateStore(value, at(any, kValueOffset));
   };
 
   llvm::BasicBlock* generic = block("generic");
@@ -174,7 +175,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
     const NativeParam& param = *FlatParamOf(plan, i);
     b.SetInsertPoint(next);
     next = block(("arg" + std::to_string(i + 1)).c_str());
-    llvm::Value* obj = b.CreateLoad(ptr, at(args, static_cast<int64_t>(8 * i)), "obj");
+    llvm::Value* obj = b.CreateLoad(ptr, at(args, static_cast<int64_t>(sizeof(void*) * i)), "obj");
     auto type_of = [&] { return b.CreateLoad(ptr, at(obj, model.type_offset), "type"); };
     switch (FormOf(param.conversion)) {
       case InlineForm::kInt: {
@@ -281,7 +282,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
     llvm::BasicBlock* borrowed = block("tensor_borrowed");
     next = block("tensor_stored");
     const size_t i = tensor_args[t];
-    llvm::Value* obj = b.CreateLoad(ptr, at(args, static_cast<int64_t>(8 * i)), "obj");
+    llvm::Value* obj = b.CreateLoad(ptr, at(args, static_cast<int64_t>(sizeof(void*) * i)), "obj");
     llvm::Value* tensor = call(model.borrow_tensor, borrow_type, {obj, slot_at(t)});
     llvm::BasicBlock* missed = t == 0 ? generic : block("tensor_missed");
     b.CreateCondBr(b.CreateIsNotNull(tensor), borrowed, missed, likely);
@@ -301,7 +302,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   llvm::Value* lock_state = release_lock ? call(model.release_lock, no_arg_ptr_type, {}) : nullptr;
   llvm::Value* handle = constant(function);
   b.CreateStore(b.getInt64(0), result);
-  b.CreateStore(b.getInt64(0), at(result, 8));
+  b.CreateStore(b.getInt64(0), at(result, kValueOffset));
   auto* safe_call_type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr}, false);
   llvm::Value* rc = b.CreateCall(
       safe_call_type, thunk, {handle, anys, b.getInt32(static_cast<uint32_t>(num_args)), result});
@@ -330,10 +331,10 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   kinds->addCase(b.getInt32(kTVMFFIBool), as_bool);
   b.SetInsertPoint(as_int);
   b.CreateRet(call(model.new_int, llvm::FunctionType::get(ptr, {i64}, false),
-                   {b.CreateLoad(i64, at(result, 8))}));
+                   {b.CreateLoad(i64, at(result, kValueOffset))}));
   b.SetInsertPoint(as_float);
   b.CreateRet(call(model.new_float, llvm::FunctionType::get(ptr, {f64}, false),
-                   {b.CreateLoad(f64, at(result, 8))}));
+                   {b.CreateLoad(f64, at(result, kValueOffset))}));
   auto new_reference = [&](llvm::Value* obj) -> llvm::Value* {
     if (model.plain_refcount == 0) {
       return call(model.new_ref, llvm::FunctionType::get(ptr, {ptr}, false), {obj});
@@ -344,9 +345,9 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   b.SetInsertPoint(as_none);
   b.CreateRet(new_reference(constant(model.none)));
   b.SetInsertPoint(as_bool);
-  b.CreateRet(
-      new_reference(b.CreateSelect(b.CreateICmpNE(b.CreateLoad(i64, at(result, 8)), b.getInt64(0)),
-                                   constant(model.true_value), constant(model.false_value))));
+  b.CreateRet(new_reference(
+      b.CreateSelect(b.CreateICmpNE(b.CreateLoad(i64, at(result, kValueOffset)), b.getInt64(0)),
+                     constant(model.true_value), constant(model.false_value))));
   b.SetInsertPoint(other);
   b.CreateRet(call(model.box_result, llvm::FunctionType::get(ptr, {ptr}, false), {result}));
 

@@ -21,6 +21,7 @@ std::string HostEntryUnsupportedReason(const CallPlan& plan);
 
 // Emits the entry of the function `function` (a BoundFunction calling per `plan`) as `symbol`
 // into `module`; "" on success, else the reason (and the module holds no trace of the entry).
+// `model` has been checked complete (FFIJITHostEntryCompile).
 // The entry calls `thunk`, the function's thunk as a TVMFFISafeCallType function of `module`
 // (internal and always-inline, for LLVM to fold the TVMFFIAny array away).
 std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJITHostModel& model,
