@@ -91,8 +91,9 @@ typedef struct FFIJITHostEntry FFIJITHostEntry;
 /*!
  * Compiles `func`'s entry for `model` (read now, not kept) into *out. A ValueError names a model
  * field that is NULL, an offset outside 0..4088, or a tensor_slot_size that is not a multiple of 8
- * in 0..65536. A RuntimeError says why when there can be none: `func` was not made from metadata, an argument is of a kind the entry does
- * not convert (structures, bytes, objects), a build without LLVM.
+ * in 0..65536. A RuntimeError says why when there can be none: `func` was not made from metadata,
+ * an argument is of a kind the entry does not convert (structures, bytes, objects), a build without
+ * LLVM.
  */
 FFIJIT_JIT_API int FFIJITHostEntryCompile(TVMFFIObjectHandle func, const FFIJITHostModel* model,
                                           int flags, FFIJITHostEntry** out);
