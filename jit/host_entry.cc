@@ -54,10 +54,24 @@ void RequireCompleteModel(const FFIJITHostModel& m) {
                  {m.float_value_offset, "float_value_offset"},
                  {m.device_value_offset, "device_value_offset"},
                  {m.dtype_value_offset, "dtype_value_offset"}};
-  for (const auto& o : offsets) {
-    if (o.offset < 0 || o.offset > 4096 - 8) {
-      throw ffijit::ValueError(std::string("FFIJITHostEntryCompile: the host model's ") + o.field +
-                               " " + std::to_string(o.offset) + " is outside 0..4088");
+  auto require_offset = [](int32_t offset, const char* field, bool may_be_absent) {
+    if (may_be_absent && offset == -1) return;
+    if (offset < 0 || offset > 4096 - 8) {
+      throw ffijit::ValueError(std::string("FFIJITHostEntryCompile: the host model's ") + field +
+                               " " + std::to_string(offset) + " is outside 0..4088" +
+                               (may_be_absent ? " and not -1" : ""));
+    }
+  };
+  for (const auto& o : offsets) require_offset(o.offset, o.field, false);
+  require_offset(m.self_function_offset, "self_function_offset", true);
+  require_offset(m.str_flags_offset, "str_flags_offset", true);
+  if (m.str_flags_offset != -1) {
+    require_offset(m.str_length_offset, "str_length_offset", false);
+    require_offset(m.str_inline_data_offset, "str_inline_data_offset", false);
+    if (m.str_inline_mask == 0) {
+      throw ffijit::ValueError(
+          "FFIJITHostEntryCompile: the host model's str_inline_mask is 0 (every str would read "
+          "as inline)");
     }
   }
   if (m.tensor_slot_size < 0 || m.tensor_slot_size % 8 != 0 || m.tensor_slot_size > 65536) {

@@ -8,7 +8,7 @@
  *
  *     void* entry(void* self, void* const* args, intptr_t nargs, void* kwnames)
  *
- * specialised for that one function: each argument whose host type is the one its parameter
+ * specialised for that function's signature: each argument whose host type is the one its parameter
  * expects is converted inline into the TVMFFIAny the host's generic conversion makes of it, the
  * function's hot-tier JIT thunk, compiled into the entry, is called with them (so the values
  * reach the native in registers), and an Int, Float, Bool or None result is boxed directly.
@@ -42,6 +42,19 @@ typedef struct FFIJITHostModel {
   int32_t plain_refcount;
   /* Bytes (a multiple of 8) borrow_tensor needs per tensor argument, on the entry's stack. */
   int32_t tensor_slot_size;
+  /* Where the object an entry is called with (`self`) holds the function's handle. Then the code
+   * loads the function from there, and the entries of every function with the same signature (and
+   * model and flags) share one compiled code. -1: the code holds its function as a constant and
+   * is compiled for it alone. */
+  int32_t self_function_offset;
+  /* Strs whose bytes lie in the object: when the 32-bit word at str_flags_offset has every bit of
+   * str_inline_mask set, the str's length (an int64_t) is at str_length_offset and its bytes
+   * (NUL-terminated) at str_inline_data_offset; the entry reads them in place and scans them for
+   * a NUL. Other strs go to str_data. -1 in str_flags_offset: every str goes to str_data. */
+  int32_t str_flags_offset;
+  uint32_t str_inline_mask;
+  int32_t str_length_offset;
+  int32_t str_inline_data_offset;
   /* Exact types and singletons, compared by address. */
   const void* int_type;
   const void* float_type;
@@ -89,9 +102,10 @@ typedef enum {
 typedef struct FFIJITHostEntry FFIJITHostEntry;
 
 /*!
- * Compiles `func`'s entry for `model` (read now, not kept) into *out. A ValueError names a model
- * field that is NULL, an offset outside 0..4088, or a tensor_slot_size that is not a multiple of 8
- * in 0..65536. A RuntimeError says why when there can be none: `func` was not made from metadata,
+ * Compiles `func`'s entry for `model` (read now, not kept) into *out, or finds the code already
+ * compiled for its signature (model.self_function_offset). A ValueError names a model field that
+ * is NULL, an offset outside 0..4088 (-1 too for self_function_offset and str_flags_offset), or a
+ * tensor_slot_size that is not a multiple of 8 in 0..65536. A RuntimeError says why when there can be none: `func` was not made from metadata,
  * an argument is of a kind the entry does not convert (structures, bytes, objects), a build without
  * LLVM.
  */

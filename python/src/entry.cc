@@ -7,6 +7,7 @@
 // to GenericEntry untouched: results and errors are the generic path's.
 #include "ffijit_py.h"
 
+#include <cstring>
 #include <string>
 
 #include "ffijit/host_entry.h"
@@ -31,6 +32,28 @@ const char* StrData(void* obj) {
   const char* data = static_cast<const char*>(PyUnicode_DATA(str));
   return std::memchr(data, 0, static_cast<size_t>(PyUnicode_GET_LENGTH(str))) == nullptr ? data
                                                                                          : nullptr;
+}
+
+// The strs StrData reads in place, for the entry to read without calling it: compact ASCII ones
+// hold their length and bytes in the object. The state word's bits come from the headers' own
+// bitfield, set in a blank object and read back as a word.
+void DescribeCompactAsciiStrs(FFIJITHostModel* m) {
+  PyASCIIObject blank;
+  std::memset(&blank, 0, sizeof blank);
+  blank.state.compact = 1;
+  blank.state.ascii = 1;
+#if PY_VERSION_HEX < 0x030C0000
+  blank.state.ready = 1;
+#endif
+  static_assert(sizeof(blank.state) == sizeof(uint32_t), "the state bits form one 32-bit word");
+  uint32_t word;
+  std::memcpy(&word, &blank.state, sizeof word);
+  m->str_flags_offset = static_cast<int32_t>(offsetof(PyASCIIObject, state));
+  m->str_inline_mask = word;
+  m->str_length_offset = static_cast<int32_t>(offsetof(PyASCIIObject, length));
+  // A compact ASCII str's bytes follow its header (PyUnicode_DATA).
+  m->str_inline_data_offset = static_cast<int32_t>(sizeof(PyASCIIObject));
+  static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "the length is read as an int64_t");
 }
 
 // An exact ctypes.c_void_p, read in place: ctypes keeps an instance's buffer pointer (b_ptr)
@@ -182,6 +205,10 @@ bool InitEntries(PyObject*) {
   m.plain_refcount = 0;
 #endif
   m.tensor_slot_size = static_cast<int32_t>((sizeof(TensorView) + 7) / 8 * 8);
+  // An entry is called with the Function (its builtin's __self__): one code per signature.
+  m.self_function_offset =
+      static_cast<int32_t>(offsetof(PyFFIFunction, base) + offsetof(PyFFIObject, handle));
+  DescribeCompactAsciiStrs(&m);
   m.int_type = &PyLong_Type;
   m.float_type = &PyFloat_Type;
   m.str_type = &PyUnicode_Type;

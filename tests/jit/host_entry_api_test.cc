@@ -26,6 +26,8 @@ FFIJITHostModel CompleteModel() {
   FFIJITHostModel m{};
   m.type_offset = 8;
   m.tensor_slot_size = 8;
+  m.self_function_offset = -1;
+  m.str_flags_offset = -1;
   m.int_type = m.float_type = m.str_type = m.device_type = m.dtype_type = &stand_in;
   m.none = m.true_value = m.false_value = &stand_in;
   m.int_value = [](void*) -> int64_t { return 0; };
@@ -94,6 +96,28 @@ TEST(HostEntryApi, RefusesBadArguments) {
   EXPECT_EQ(outside.kind(), "ValueError");
   EXPECT_NE(outside.message().find("float_value_offset -8 is outside"), std::string::npos)
       << outside.message();
+  // -1 is "not given" only where the header says so.
+  FFIJITHostModel bad_self = complete;
+  bad_self.self_function_offset = -2;
+  EXPECT_NE(Refusal(f, &bad_self, 0).message().find("self_function_offset -2 is outside"),
+            std::string::npos);
+  bad_self.self_function_offset = 4089;
+  EXPECT_NE(Refusal(f, &bad_self, 0).message().find("self_function_offset 4089"),
+            std::string::npos);
+  FFIJITHostModel minus_one = complete;
+  minus_one.dtype_value_offset = -1;
+  EXPECT_NE(Refusal(f, &minus_one, 0).message().find("dtype_value_offset -1 is outside"),
+            std::string::npos);
+  FFIJITHostModel bad_str = complete;
+  bad_str.str_flags_offset = 16;
+  bad_str.str_length_offset = 24;
+  bad_str.str_inline_data_offset = 5000;
+  bad_str.str_inline_mask = 1;
+  EXPECT_NE(Refusal(f, &bad_str, 0).message().find("str_inline_data_offset 5000"),
+            std::string::npos);
+  bad_str.str_inline_data_offset = 32;
+  bad_str.str_inline_mask = 0;
+  EXPECT_NE(Refusal(f, &bad_str, 0).message().find("str_inline_mask is 0"), std::string::npos);
   FFIJITHostModel bad_slot = complete;
   bad_slot.tensor_slot_size = 12;
   EXPECT_NE(Refusal(f, &bad_slot, 0).message().find("tensor_slot_size 12"), std::string::npos);

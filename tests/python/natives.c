@@ -17,6 +17,9 @@
 EXPORT int64_t py_add3(int64_t a, int64_t b, int64_t c) {
   return a + 2 * b + 3 * c;
 }
+EXPORT int64_t py_sub3(int64_t a, int64_t b, int64_t c) {
+  return a - b - c;
+}
 EXPORT double py_mixed(int64_t a, double b, int32_t c, float d, void* p) {
   return (double)a + b + c + (double)d + (p != NULL ? 1.0 : 0.0);
 }

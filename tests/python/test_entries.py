@@ -249,6 +249,41 @@ def test_compile_entry_switches_calls_to_it(natives):
     assert function(4, 0, 0) == 4
 
 
+def test_functions_of_one_signature_share_the_entry_code(natives):
+    # The entry's code reads the function from its self: each call reaches its own native, while
+    # functions of the signature come and go.
+    add3 = ffijit.function(address(natives, "py_add3"), ADD3)
+    sub3 = ffijit.function(address(natives, "py_sub3"), ADD3)
+    for f in (add3, sub3):
+        function_of(f).compile_entry()
+        assert function_of(f).has_entry
+    assert (add3(100, 20, 3), sub3(100, 20, 3)) == (149, 77)
+    del add3
+    gc.collect()
+    assert sub3(1, 2, 3) == -4
+    again = ffijit.function(address(natives, "py_add3"), ADD3)
+    function_of(again).compile_entry()
+    assert (again(1, 1, 1), sub3(1, 1, 1)) == (6, -1)
+
+
+@pytest.mark.parametrize("text", ["", "abc", "x" * 1000, "a\0b", "\0", "é", "snow ☃", "a" * 7 + "\0"])
+def test_str_entries_agree_with_the_generic_path(natives, text):
+    # ASCII strs are read in the object by the entry; a NUL inside, or non-ASCII, is the generic
+    # path's to decide, as is a str subclass.
+    sig = {"a": ["str"], "r": ["i64"], "v": 1}
+    generic = ffijit.function(address(natives, "py_strlen"), sig)
+    entry = ffijit.function(address(natives, "py_strlen"), sig)
+    function_of(entry).compile_entry()
+
+    class Text(str):
+        pass
+
+    for value in (text, Text(text)):
+        assert outcome(lambda: entry(value)) == outcome(lambda: generic(value))
+    if text.isascii() and "\0" not in text:
+        assert entry(text) == len(text)
+
+
 def test_compile_entry_before_compile_now(natives):
     narrow = ffijit.function(address(natives, "py_narrow"), {"a": ["i8", "u8", "i16", "u32"],
                                                               "r": ["i32"]})

@@ -108,6 +108,11 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
     return b.CreateCall(type, constant(reinterpret_cast<const void*>(host_function)), operands);
   };
   auto block = [&](const char* name) { return llvm::BasicBlock::Create(ctx, name, fn); };
+  // libc's memchr, resolved from the process like every symbol the JIT's code names.
+  auto memchr_function = [&] {
+    return module.getOrInsertFunction("memchr",
+                                      llvm::FunctionType::get(ptr, {ptr, i32, i64}, false));
+  };
   llvm::MDNode* likely = llvm::MDBuilder(ctx).createBranchWeights(1000, 1);
   auto at = [&](llvm::Value* base, int64_t offset) {
     return b.CreateConstInBoundsGEP1_64(i8, base, static_cast<uint64_t>(offset));
@@ -237,10 +242,40 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
         b.CreateCondBr(b.CreateICmpEQ(type_of(), constant(model.str_type)), is_str, generic,
                        likely);
         b.SetInsertPoint(is_str);
+        llvm::BasicBlock* by_host = block("str_by_host");
+        llvm::Value* inline_data = nullptr;
+        llvm::BasicBlock* inline_scanned = nullptr;
+        if (model.str_flags_offset >= 0) {
+          // Bytes in the object: read in place, and scanned for a NUL the native would stop at.
+          llvm::BasicBlock* in_object = block("str_in_object");
+          llvm::BasicBlock* no_nul = block("str_no_nul");
+          const uint32_t mask = model.str_inline_mask;
+          llvm::Value* state = b.CreateLoad(i32, at(obj, model.str_flags_offset));
+          b.CreateCondBr(b.CreateICmpEQ(b.CreateAnd(state, b.getInt32(mask)), b.getInt32(mask)),
+                         in_object, by_host, likely);
+          b.SetInsertPoint(in_object);
+          inline_data = at(obj, model.str_inline_data_offset);
+          llvm::Value* length = b.CreateLoad(i64, at(obj, model.str_length_offset));
+          llvm::Value* nul = b.CreateCall(memchr_function(), {inline_data, b.getInt32(0), length});
+          b.CreateCondBr(b.CreateIsNull(nul), no_nul, generic, likely);
+          b.SetInsertPoint(no_nul);
+          b.CreateBr(store);
+          inline_scanned = no_nul;
+        } else {
+          b.CreateBr(by_host);
+        }
+        b.SetInsertPoint(by_host);
         llvm::Value* data = call(model.str_data, llvm::FunctionType::get(ptr, {ptr}, false), {obj});
         b.CreateCondBr(b.CreateIsNotNull(data), store, generic, likely);
         b.SetInsertPoint(store);
-        store_any(i, kTVMFFIRawStr, data);
+        llvm::Value* bytes = data;
+        if (inline_data != nullptr) {
+          llvm::PHINode* either = b.CreatePHI(ptr, 2);
+          either->addIncoming(inline_data, inline_scanned);
+          either->addIncoming(data, by_host);
+          bytes = either;
+        }
+        store_any(i, kTVMFFIRawStr, bytes);
         b.CreateBr(next);
         break;
       }
@@ -300,7 +335,12 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   b.SetInsertPoint(next);
   const bool release_lock = (flags & kFFIJITHostEntryReleaseLock) != 0;
   llvm::Value* lock_state = release_lock ? call(model.release_lock, no_arg_ptr_type, {}) : nullptr;
-  llvm::Value* handle = constant(function);
+  // The function: where the host's `self` holds it (code shared by a signature's functions), or
+  // this one function's address.
+  llvm::Value* handle = model.self_function_offset >= 0
+                            ? static_cast<llvm::Value*>(
+                                  b.CreateLoad(ptr, at(self, model.self_function_offset), "handle"))
+                            : constant(function);
   b.CreateStore(b.getInt64(0), result);
   b.CreateStore(b.getInt64(0), at(result, kValueOffset));
   auto* safe_call_type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr}, false);

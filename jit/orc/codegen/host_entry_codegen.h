@@ -21,6 +21,9 @@ std::string HostEntryUnsupportedReason(const CallPlan& plan);
 
 // Emits the entry of the function `function` (a BoundFunction calling per `plan`) as `symbol`
 // into `module`; "" on success, else the reason (and the module holds no trace of the entry).
+// With model.self_function_offset >= 0 the code names no function: `function` is not read, and
+// the entry serves every function of `plan`'s signature (`thunk` then loads the native from its
+// handle).
 // `model` has been checked complete (FFIJITHostEntryCompile).
 // The entry calls `thunk`, the function's thunk as a TVMFFISafeCallType function of `module`
 // (internal and always-inline, for LLVM to fold the TVMFFIAny array away).

@@ -174,7 +174,7 @@ void OptimizeModuleLightly(llvm::Module& module, llvm::TargetMachine& machine) {
     pipeline.addPass(llvm::AlwaysInlinerPass());
     llvm::FunctionPassManager simplify;
     simplify.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
-    simplify.addPass(llvm::EarlyCSEPass());
+    simplify.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
     simplify.addPass(llvm::InstCombinePass());
     simplify.addPass(llvm::SimplifyCFGPass());
     pipeline.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(simplify)));

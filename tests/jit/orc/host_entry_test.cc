@@ -29,6 +29,12 @@ int64_t toy_length(const char* s, void* p) {
   return static_cast<int64_t>(std::strlen(s)) + (p == nullptr ? 0 : 100);
 }
 void toy_nothing() {}
+int64_t toy_sub3(int64_t a, int64_t b, int64_t c) {
+  return a - b - c;
+}
+int64_t toy_first_byte(const char* s) {
+  return static_cast<unsigned char>(s[0]) + 1000 * static_cast<int64_t>(std::strlen(s));
+}
 }
 
 // A toy object: a refcount word, a type pointer, a value.
@@ -52,6 +58,7 @@ struct Toy {
   ToyObject no{1, &kBoolType, {0}};
   std::deque<ToyObject> made;
   bool error = false;
+  int str_data_calls = 0;
   int fallbacks = 0, raised = 0, releases = 0, acquires = 0, last_rc = 0;
   ToyObject fallback_result{1, &kOtherType, {0}};
 
@@ -82,6 +89,8 @@ FFIJITHostModel ToyModel() {
   m.dtype_value_offset = offsetof(ToyObject, i);
   m.plain_refcount = 1;
   m.tensor_slot_size = 8;
+  m.self_function_offset = -1;  // one function's code (SharedBySignature tests the other form)
+  m.str_flags_offset = -1;      // every str through str_data (StrBytesReadInPlace: the other)
   m.int_type = &kIntType;
   m.float_type = &kFloatType;
   m.str_type = &kStrType;
@@ -101,6 +110,7 @@ FFIJITHostModel ToyModel() {
   m.error_occurred = []() -> void* { return g_toy->error ? g_toy : nullptr; };
   m.clear_error = [] { g_toy->error = false; };
   m.str_data = [](void* o) -> const char* {
+    ++g_toy->str_data_calls;
     const char* s = static_cast<ToyObject*>(o)->s;
     return std::strcmp(s, "decline") == 0 ? nullptr : s;
   };
@@ -150,8 +160,8 @@ class HostEntry : public ::testing::Test {
     functions_.push_back(f);
     return f;
   }
-  Entry Compile(TVMFFIObjectHandle f, int flags = 0) {
-    FFIJITHostModel model = ToyModel();
+  Entry Compile(TVMFFIObjectHandle f, int flags = 0) { return Compile(f, ToyModel(), flags); }
+  Entry Compile(TVMFFIObjectHandle f, FFIJITHostModel model, int flags = 0) {
     FFIJITHostEntry* entry = nullptr;
     if (FFIJITHostEntryCompile(f, &model, flags, &entry) != 0) {
       ADD_FAILURE() << Error::MoveFromRaised().what();
@@ -268,6 +278,84 @@ TEST_F(HostEntry, ReleasesTheLockAroundTheCall) {
   ToyObject other{1, &kOtherType, {0}};
   Call(add3, &other, toy_.Int(1), toy_.Int(1));  // never reaches the call
   EXPECT_EQ(toy_.releases, 1);
+}
+
+// The host object an entry is called with, holding its function.
+struct ToySelf {
+  intptr_t refcount;
+  TVMFFIObjectHandle function;
+};
+
+TEST_F(HostEntry, SharedBySignature) {
+  FFIJITHostModel model = ToyModel();
+  model.self_function_offset = offsetof(ToySelf, function);
+  const char* three_ints = R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})";
+  ToySelf add{1, Make(reinterpret_cast<void*>(&toy_add3), three_ints)};
+  ToySelf sub{1, Make(reinterpret_cast<void*>(&toy_sub3), three_ints)};
+  FFIJITHostEntry* add_entry = nullptr;
+  FFIJITHostEntry* sub_entry = nullptr;
+  ASSERT_EQ(FFIJITHostEntryCompile(add.function, &model, 0, &add_entry), 0);
+  ASSERT_EQ(FFIJITHostEntryCompile(sub.function, &model, 0, &sub_entry), 0);
+  // One code; each call reaches the native of the function its self holds.
+  auto code = reinterpret_cast<Entry>(FFIJITHostEntryAddress(add_entry));
+  EXPECT_EQ(FFIJITHostEntryAddress(sub_entry), FFIJITHostEntryAddress(add_entry));
+  void* args[] = {toy_.Int(100), toy_.Int(20), toy_.Int(3)};
+  EXPECT_EQ(static_cast<ToyObject*>(code(&add, args, 3, nullptr))->i, 100 + 200 + 300);
+  EXPECT_EQ(static_cast<ToyObject*>(code(&sub, args, 3, nullptr))->i, 100 - 20 - 3);
+  // Another signature, other flags or another model: other code.
+  ToySelf mix{1, Make(reinterpret_cast<void*>(&toy_mix),
+                      R"({"a":["i32","f64","i1","Device"],"r":["f64"],"v":1})")};
+  EXPECT_NE(Compile(mix.function, model), code);
+  EXPECT_NE(Compile(add.function, model, kFFIJITHostEntryReleaseLock), code);
+  FFIJITHostModel other_model = model;
+  other_model.dtype_value_offset = offsetof(ToyObject, type);
+  EXPECT_NE(Compile(add.function, other_model), code);
+  // The code lives while an entry does.
+  FFIJITHostEntryRelease(add_entry);
+  EXPECT_EQ(static_cast<ToyObject*>(code(&sub, args, 3, nullptr))->i, 77);
+  FFIJITHostEntryRelease(sub_entry);
+  Entry again = Compile(add.function, model);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(static_cast<ToyObject*>(again(&add, args, 3, nullptr))->i, 600);
+  EXPECT_EQ(toy_.fallbacks, 0);
+}
+
+// A str holding its bytes: `flags` says whether they are in `bytes`; str_data reads `s`.
+struct ToyStr {
+  intptr_t refcount;
+  const void* type;
+  const char* s;
+  uint32_t flags;
+  int64_t length;
+  char bytes[16];
+};
+constexpr uint32_t kBytesInObject = 0x30;
+
+TEST_F(HostEntry, StrBytesReadInPlace) {
+  FFIJITHostModel model = ToyModel();
+  model.str_flags_offset = offsetof(ToyStr, flags);
+  model.str_inline_mask = kBytesInObject;
+  model.str_length_offset = offsetof(ToyStr, length);
+  model.str_inline_data_offset = offsetof(ToyStr, bytes);
+  Entry first = Compile(
+      Make(reinterpret_cast<void*>(&toy_first_byte), R"({"a":["str"],"r":["i64"],"v":1})"), model);
+  ASSERT_NE(first, nullptr);
+  auto call = [&](ToyStr* str) {
+    void* args[] = {str};
+    return static_cast<ToyObject*>(first(nullptr, args, 1, nullptr));
+  };
+  ToyStr in_object{1, &kStrType, "unused", kBytesInObject | 0x1, 3, "abc"};
+  EXPECT_EQ(call(&in_object)->i, 'a' + 3000);
+  EXPECT_EQ(toy_.str_data_calls, 0);
+  // A NUL inside: the native would see a shorter string, so the generic path decides.
+  ToyStr with_nul{1, &kStrType, "unused", kBytesInObject, 3, {'a', '\0', 'c', '\0'}};
+  EXPECT_EQ(call(&with_nul), &toy_.fallback_result);
+  EXPECT_EQ(toy_.str_data_calls, 0);
+  // One flag of two: the host's str_data reads it.
+  ToyStr elsewhere{1, &kStrType, "xyz!", 0x10, 0, ""};
+  EXPECT_EQ(call(&elsewhere)->i, 'x' + 4000);
+  EXPECT_EQ(toy_.str_data_calls, 1);
+  EXPECT_EQ(toy_.fallbacks, 1);
 }
 
 TEST_F(HostEntry, InterpretOnlyFunctionsGetNone) {
