@@ -92,16 +92,25 @@ int PointerToAny(void* obj, TVMFFIAny* out) {
   return 1;
 }
 
-// As ArgPack at an ndarray parameter: numpy arrays whose buffer describes as a DLTensor.
+// As ArgPack at an ndarray parameter: numpy arrays whose buffer describes as a DLTensor. Compact
+// ones are read from the array itself, the same description without a buffer export.
 DLTensor* BorrowTensor(void* obj, void* slot) {
   auto* array = static_cast<PyObject*>(obj);
   auto* view = static_cast<TensorView*>(slot);
+  if (!IsNumpyArray(array)) return nullptr;
+  if (BorrowCompactNdarray(array, view)) return &view->tensor;
+  view->held = nullptr;
   TVMFFIAny any;
-  return IsNumpyArray(array) && BorrowTensorView(array, view, &any) ? &view->tensor : nullptr;
+  return BorrowTensorView(array, view, &any) ? &view->tensor : nullptr;
 }
 
 void ReleaseTensor(void* slot) {
-  PyBuffer_Release(&static_cast<TensorView*>(slot)->buffer);
+  auto* view = static_cast<TensorView*>(slot);
+  if (view->held != nullptr) {
+    Py_DECREF(view->held);
+  } else {
+    PyBuffer_Release(&view->buffer);
+  }
 }
 
 // A CPython function as the model's function type: the same machine signature (PyObject* as

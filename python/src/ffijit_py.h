@@ -207,11 +207,16 @@ struct TensorView {
   Py_buffer buffer;
   DLTensor tensor;
   int64_t strides[8];
+  PyObject* held = nullptr;  // set by BorrowCompactNdarray (no buffer export): a strong reference
 };
 // Describes a numpy array's buffer as a DLTensor view in *view (released with PyBuffer_Release of
 // view->buffer) and *out a DLTensorPtr to it: true; false (nothing held, no error set) when the
 // buffer cannot be described so, and the Tensor path decides.
 bool BorrowTensorView(PyObject* obj, TensorView* view, TVMFFIAny* out);
+// The same description of an exact numpy ndarray read from its fields (numpy_view.cc), for the
+// compact, writable ones with a dtype the buffer protocol's format names; false (nothing held)
+// for any other array, which BorrowTensorView then describes. Released by view->held.
+bool BorrowCompactNdarray(PyObject* obj, TensorView* view);
 
 // Arguments of one call: converted values plus what they borrow or own until the call returns.
 class ArgPack {

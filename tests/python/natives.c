@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -98,6 +99,24 @@ EXPORT double py_mix_tensor(DLTensor* t, double k, int16_t n, DLDataType dtype) 
   double sum = t->dtype.code == kDLFloat && t->dtype.bits == 32 ? py_sum_f32(t) : 0.0;
   return sum * k + shape * 1000 + t->ndim * 100 + t->dtype.code * 10 + t->dtype.bits + n +
          dtype.bits;
+}
+/* Everything a DLTensor says, as text: two paths that describe an array alike print alike. */
+EXPORT const char* py_describe_tensor(DLTensor* t) {
+  static _Thread_local char text[1024];
+  int n =
+      snprintf(text, sizeof text, "dtype %d/%d/%d device %d/%d ndim %d data %p offset %llu shape",
+               t->dtype.code, t->dtype.bits, t->dtype.lanes, (int)t->device.device_type,
+               t->device.device_id, t->ndim, t->data, (unsigned long long)t->byte_offset);
+  for (int i = 0; i < t->ndim && n < 900; ++i)
+    n += snprintf(text + n, sizeof text - n, " %lld", (long long)t->shape[i]);
+  if (t->strides == NULL) {
+    snprintf(text + n, sizeof text - n, " compact");
+  } else {
+    n += snprintf(text + n, sizeof text - n, " strides");
+    for (int i = 0; i < t->ndim && n < 1000; ++i)
+      n += snprintf(text + n, sizeof text - n, " %lld", (long long)t->strides[i]);
+  }
+  return text;
 }
 /* A u64 result: above INT64_MAX it is a ValueError. */
 EXPORT uint64_t py_mix_u64(uint64_t a, uint8_t b) {

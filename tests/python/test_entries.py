@@ -284,6 +284,45 @@ def test_str_entries_agree_with_the_generic_path(natives, text):
         assert entry(text) == len(text)
 
 
+def _odd_arrays():
+    """Arrays at the edges of what an entry reads from the array itself (compact, writable, a
+    dtype with a buffer format letter) and what only the buffer protocol describes."""
+    matrix = np.arange(12, dtype=np.float32).reshape(3, 4)
+    read_only = matrix.copy()
+    read_only.flags.writeable = False
+    unaligned = np.frombuffer(bytearray(4 * 6 + 1), dtype=np.uint8)[1:].view(np.float32)
+    return [
+        matrix, matrix[:, ::2], matrix.T, np.asfortranarray(matrix), read_only, unaligned,
+        np.zeros((0, 3), np.float32), np.ones((3, 1, 2), np.float32)[:, :, :],
+        np.lib.stride_tricks.as_strided(np.ones(4, np.float32), shape=(4, 1), strides=(4, 3)),
+        np.lib.stride_tricks.as_strided(np.ones(4, np.float32), shape=(4, 1), strides=(4, 8)),
+        np.ones(3, ">f4"), np.ones(3, "<f4"), np.ones(3, np.longdouble), np.ones(3, np.float16),
+        np.ones(3, np.complex64), np.ones(3, np.complex128), np.ones(3, np.clongdouble),
+        np.ones(3, np.bool_), np.ones(3, np.int8), np.ones(3, np.uint64), np.ones(3, np.intc),
+        np.ones(3, "datetime64[s]"), np.ones(3, object), np.zeros(3, "i4,f4"), np.ones(3, "S2"),
+        np.ones((1,) * 8, np.float32), np.ones((1,) * 9, np.float32), np.float32(1.0),
+        np.broadcast_to(np.ones(3, np.float32), (2, 3)), np.matrix([[1.0, 2.0]]),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+def test_tensor_entries_describe_arrays_as_the_generic_path(natives):
+    sig = {"a": [ANY_TENSOR], "r": ["str"], "v": 1}
+    generic = ffijit.function(address(natives, "py_describe_tensor"), sig)
+    entry = ffijit.function(address(natives, "py_describe_tensor"), sig)
+    function_of(entry).compile_entry()
+    for array in _odd_arrays():
+        got = outcome(lambda: entry(array))
+        assert got == outcome(lambda: generic(array)), (array.dtype, array.shape, array.strides)
+    matrix = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert entry(matrix).endswith(" shape 2 3 compact")
+    # The array is held for the call alone.
+    before = sys.getrefcount(matrix)
+    for _ in range(100):
+        entry(matrix)
+    assert sys.getrefcount(matrix) == before
+
+
 def test_compile_entry_before_compile_now(natives):
     narrow = ffijit.function(address(natives, "py_narrow"), {"a": ["i8", "u8", "i16", "u32"],
                                                               "r": ["i32"]})

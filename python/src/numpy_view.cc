@@ -1,0 +1,122 @@
+// Compact numpy arrays described from the array's own fields (numpy's C ABI, read through its
+// headers) instead of an export through the buffer protocol, which makes and frees numpy's buffer
+// information (a format string among it) on every call. Generated entries use it; an array it
+// does not accept is left to the buffer protocol, so it only ever says yes where that path would
+// have produced the same description.
+#include "ffijit_py.h"
+
+#if defined(FFIJIT_NUMPY_HEADERS)
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/ndarraytypes.h>
+#endif
+
+namespace ffijit::python {
+
+#if defined(FFIJIT_NUMPY_HEADERS)
+namespace {
+
+// Whether the running numpy has the C ABI the headers describe: its own answer, the first entry of
+// its C-API table. -1 not asked yet, 0 no (or no answer: the buffer protocol for every array).
+int g_numpy_abi_matches = -1;
+
+bool NumpyAbiMatches() {
+  if (g_numpy_abi_matches >= 0) return g_numpy_abi_matches == 1;
+  g_numpy_abi_matches = 0;
+  // Asked once an ndarray has been seen, so numpy is imported already.
+  PyObject* core = PyImport_ImportModule("numpy.core._multiarray_umath");
+  PyObject* capsule = core != nullptr ? PyObject_GetAttrString(core, "_ARRAY_API") : nullptr;
+  void* table = capsule != nullptr && PyCapsule_CheckExact(capsule)
+                    ? PyCapsule_GetPointer(capsule, nullptr)
+                    : nullptr;
+  if (table != nullptr) {
+    auto abi_version = reinterpret_cast<unsigned int (*)()>(static_cast<void**>(table)[0]);
+    g_numpy_abi_matches = abi_version() == NPY_ABI_VERSION ? 1 : 0;
+  }
+  Py_XDECREF(capsule);
+  Py_XDECREF(core);
+  PyErr_Clear();
+  return g_numpy_abi_matches == 1;
+}
+
+// The DLDataType of a numpy dtype, exactly where the buffer protocol's format would give one
+// (DataTypeOfFormat): native byte order, and sizes the struct module has a letter for.
+bool DataTypeOfDescr(const PyArray_Descr* descr, DLDataType* out) {
+  if ((descr->byteorder != '=' && descr->byteorder != '|') || descr->subarray != nullptr ||
+      descr->names != nullptr) {
+    return false;
+  }
+  const int size = descr->elsize;
+  uint8_t code;
+  switch (descr->kind) {
+    case 'b':
+      if (size != 1) return false;
+      code = FFIJIT_DL_BOOL_CODE;
+      break;
+    case 'i':
+    case 'u':
+      if (size != 1 && size != 2 && size != 4 && size != 8) return false;
+      code = descr->kind == 'i' ? kDLInt : kDLUInt;
+      break;
+    case 'f':
+      if (size != 2 && size != 4 && size != 8) return false;
+      code = kDLFloat;
+      break;
+    case 'c':
+      if (size != 8 && size != 16) return false;
+      code = kDLComplex;
+      break;
+    default:
+      return false;
+  }
+  *out = DLDataType{code, static_cast<uint8_t>(size * 8), 1};
+  return true;
+}
+
+}  // namespace
+
+bool BorrowCompactNdarray(PyObject* obj, TensorView* view) {
+  if (!NumpyAbiMatches()) return false;
+  auto* array = reinterpret_cast<PyArrayObject_fields*>(obj);
+  // Writable, aligned and C-contiguous, and no flag beyond numpy's public ones (an internal one,
+  // such as warn-on-write, makes the buffer export do more than describe).
+  constexpr int kRequired = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE;
+  constexpr int kAllowed = kRequired | NPY_ARRAY_F_CONTIGUOUS | NPY_ARRAY_OWNDATA;
+  if ((array->flags & kRequired) != kRequired || (array->flags & ~kAllowed) != 0 || array->nd > 8) {
+    return false;
+  }
+  DLTensor& t = view->tensor;
+  if (!DataTypeOfDescr(array->descr, &t.dtype)) return false;
+  // Compact as BorrowTensorView sees it (every stride a whole number of elements, the compact one
+  // wherever the extent exceeds 1); else the buffer protocol describes it.
+  const npy_intp itemsize = array->descr->elsize;
+  npy_intp compact_stride = itemsize;
+  for (int i = array->nd - 1; i >= 0; --i) {
+    const npy_intp stride = array->strides[i];
+    if (stride != compact_stride && (stride % itemsize != 0 || array->dimensions[i] > 1)) {
+      return false;
+    }
+    compact_stride *= array->dimensions[i];
+  }
+  static_assert(sizeof(npy_intp) == sizeof(int64_t), "shapes are read in place");
+  t.data = array->data;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = array->nd;
+  t.shape = reinterpret_cast<int64_t*>(array->dimensions);
+  t.strides = nullptr;
+  t.byte_offset = 0;
+  // The array stays alive (and cannot be resized: numpy refuses while others refer to it) until
+  // ReleaseTensorView, as a buffer export would keep it.
+  Py_INCREF(obj);
+  view->held = obj;
+  return true;
+}
+
+#else  // built without numpy's headers: every array goes through the buffer protocol
+
+bool BorrowCompactNdarray(PyObject*, TensorView*) {
+  return false;
+}
+
+#endif
+
+}  // namespace ffijit::python
