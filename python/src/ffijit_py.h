@@ -207,6 +207,7 @@ struct TensorView {
   Py_buffer buffer;
   DLTensor tensor;
   int64_t strides[8];
+  int64_t shape[8];          // BorrowCompactNdarray's copy (the array's own may be replaced)
   PyObject* held = nullptr;  // set by BorrowCompactNdarray (no buffer export): a strong reference
 };
 // Describes a numpy array's buffer as a DLTensor view in *view (released with PyBuffer_Release of

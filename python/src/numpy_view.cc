@@ -97,11 +97,13 @@ bool BorrowCompactNdarray(PyObject* obj, TensorView* view) {
     }
     compact_stride *= array->dimensions[i];
   }
-  static_assert(sizeof(npy_intp) == sizeof(int64_t), "shapes are read in place");
+  // A copy of the shape: assigning to the array's shape from another thread while the native
+  // runs without the GIL replaces (and frees) the array's own.
+  for (int i = 0; i < array->nd; ++i) view->shape[i] = array->dimensions[i];
   t.data = array->data;
   t.device = DLDevice{kDLCPU, 0};
   t.ndim = array->nd;
-  t.shape = reinterpret_cast<int64_t*>(array->dimensions);
+  t.shape = view->shape;
   t.strides = nullptr;
   t.byte_offset = 0;
   // The array stays alive (and cannot be resized: numpy refuses while others refer to it) until
