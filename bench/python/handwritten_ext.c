@@ -7,7 +7,9 @@
  * ctypes and cffi also call by address, and this keeps the comparison about argument handling.
  *
  * Device and DataType are this module's own minimal types holding a DLDevice / DLDataType (what a
- * hand-written binding would define), read by exact type check. A tensor is any C-contiguous
+ * hand-written binding would define), read by exact type check. A str is read as CPython's own
+ * "s" argument converter reads it: its UTF-8 bytes, refused when a NUL inside would cut them short
+ * (ffijit refuses such strs too). A tensor is any C-contiguous
  * 2-D float32 buffer (numpy arrays), read through the buffer protocol into a DLTensor on the stack;
  * sum_f64 takes a C-contiguous 1-D float64 buffer the same way.
  *
@@ -240,8 +242,14 @@ static PyObject* CallStr(PyObject* self, PyObject* const* args, Py_ssize_t nargs
     PyErr_Format(PyExc_TypeError, "argument 1 must be str, not %s", Py_TYPE(args[0])->tp_name);
     return NULL;
   }
-  const char* utf8 = PyUnicode_AsUTF8(args[0]);
+  /* As CPython's own "s" converter: a str with a NUL inside would reach the native cut short. */
+  Py_ssize_t size;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(args[0], &size);
   if (utf8 == NULL) return NULL;
+  if (strlen(utf8) != (size_t)size) {
+    PyErr_SetString(PyExc_ValueError, "embedded null character");
+    return NULL;
+  }
   return PyLong_FromLongLong(g_natives.str(utf8));
 }
 

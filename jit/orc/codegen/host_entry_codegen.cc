@@ -79,6 +79,9 @@ std::string HostEntryUnsupportedReason(const CallPlan& plan) {
   return "";
 }
 
+// Strs shorter than this are scanned for a NUL in line, longer ones by memchr.
+constexpr uint64_t kShortStrBytes = 32;
+
 std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJITHostModel& model,
                           int flags, llvm::Function* thunk, llvm::Module& module,
                           const std::string& symbol) {
@@ -116,6 +119,49 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   llvm::MDNode* likely = llvm::MDBuilder(ctx).createBranchWeights(1000, 1);
   auto at = [&](llvm::Value* base, int64_t offset) {
     return b.CreateConstInBoundsGEP1_64(i8, base, static_cast<uint64_t>(offset));
+  };
+
+  // Whether `length` bytes at the 8-aligned `data` (a NUL after them) hold a NUL: a word at a
+  // time, the classic has-a-zero-byte test; the last word's bytes past the end are set first.
+  // Aligned words that hold a byte of the string never cross a page, so no read can fault.
+  const bool little_endian = module.getDataLayout().isLittleEndian();
+  auto emit_nul_scan = [&](llvm::Value* data, llvm::Value* length, llvm::BasicBlock* none,
+                           llvm::BasicBlock* found) {
+    const uint64_t ones = 0x0101010101010101ull;
+    const uint64_t highs = 0x8080808080808080ull;
+    auto has_zero_byte = [&](llvm::Value* word) {
+      llvm::Value* bits = b.CreateAnd(
+          b.CreateAnd(b.CreateSub(word, b.getInt64(ones)), b.CreateNot(word)), b.getInt64(highs));
+      return b.CreateICmpNE(bits, b.getInt64(0));
+    };
+    llvm::Value* words = b.CreateLShr(length, 3);
+    llvm::BasicBlock* before = b.GetInsertBlock();
+    llvm::BasicBlock* loop = block("nul_scan");
+    llvm::BasicBlock* body = block("nul_scan_word");
+    llvm::BasicBlock* tail = block("nul_scan_tail");
+    llvm::BasicBlock* last = block("nul_scan_last");
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* index = b.CreatePHI(i64, 2);
+    index->addIncoming(b.getInt64(0), before);
+    b.CreateCondBr(b.CreateICmpULT(index, words), body, tail, likely);
+    b.SetInsertPoint(body);
+    llvm::Value* word =
+        b.CreateAlignedLoad(i64, b.CreateInBoundsGEP(i64, data, index), llvm::Align(8));
+    index->addIncoming(b.CreateAdd(index, b.getInt64(1)), body);
+    b.CreateCondBr(has_zero_byte(word), found, loop,
+                   llvm::MDBuilder(ctx).createBranchWeights(1, 1000));
+    b.SetInsertPoint(tail);
+    llvm::Value* bytes_left = b.CreateAnd(length, b.getInt64(7));
+    b.CreateCondBr(b.CreateICmpEQ(bytes_left, b.getInt64(0)), none, last);
+    b.SetInsertPoint(last);
+    llvm::Value* end_word =
+        b.CreateAlignedLoad(i64, b.CreateInBoundsGEP(i64, data, words), llvm::Align(8));
+    llvm::Value* shift = b.CreateShl(bytes_left, 3);
+    llvm::Value* past_end = little_endian ? b.CreateShl(b.getInt64(~0ull), shift)
+                                          : b.CreateLShr(b.getInt64(~0ull), shift);
+    b.CreateCondBr(has_zero_byte(b.CreateOr(end_word, past_end)), found, none,
+                   llvm::MDBuilder(ctx).createBranchWeights(1, 1000));
   };
 
   const size_t num_args = plan.args.size();
@@ -256,6 +302,19 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
           b.SetInsertPoint(in_object);
           inline_data = at(obj, model.str_inline_data_offset);
           llvm::Value* length = b.CreateLoad(i64, at(obj, model.str_length_offset));
+          // Short strs a word at a time in line (when the bytes are 8-aligned), longer ones by
+          // libc's vectorised memchr: measured, each is the faster below and above 32 bytes.
+          llvm::BasicBlock* by_memchr = block("str_memchr");
+          if (model.str_inline_data_offset % 8 == 0) {
+            llvm::BasicBlock* short_str = block("str_short");
+            b.CreateCondBr(b.CreateICmpULT(length, b.getInt64(kShortStrBytes)), short_str,
+                           by_memchr);
+            b.SetInsertPoint(short_str);
+            emit_nul_scan(inline_data, length, no_nul, generic);
+          } else {
+            b.CreateBr(by_memchr);
+          }
+          b.SetInsertPoint(by_memchr);
           llvm::Value* nul = b.CreateCall(memchr_function(), {inline_data, b.getInt32(0), length});
           b.CreateCondBr(b.CreateIsNull(nul), no_nul, generic, likely);
           b.SetInsertPoint(no_nul);

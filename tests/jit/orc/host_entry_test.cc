@@ -320,42 +320,70 @@ TEST_F(HostEntry, SharedBySignature) {
   EXPECT_EQ(toy_.fallbacks, 0);
 }
 
-// A str holding its bytes: `flags` says whether they are in `bytes`; str_data reads `s`.
+// A str holding its bytes: `flags` says whether they are in `bytes` (from `skip` on); str_data
+// reads `s`.
 struct ToyStr {
   intptr_t refcount;
   const void* type;
   const char* s;
   uint32_t flags;
   int64_t length;
-  char bytes[16];
+  alignas(8) char bytes[40];
 };
 constexpr uint32_t kBytesInObject = 0x30;
 
+ToyStr InObject(const std::string& text, size_t skip = 0) {
+  ToyStr str{1, &kStrType, "unused", kBytesInObject | 0x1, static_cast<int64_t>(text.size()), {}};
+  std::memset(str.bytes, 'z', sizeof str.bytes);  // past the terminator: not NUL
+  std::memcpy(str.bytes + skip, text.data(), text.size());
+  str.bytes[skip + text.size()] = '\0';
+  return str;
+}
+
 TEST_F(HostEntry, StrBytesReadInPlace) {
-  FFIJITHostModel model = ToyModel();
-  model.str_flags_offset = offsetof(ToyStr, flags);
-  model.str_inline_mask = kBytesInObject;
-  model.str_length_offset = offsetof(ToyStr, length);
-  model.str_inline_data_offset = offsetof(ToyStr, bytes);
-  Entry first = Compile(
-      Make(reinterpret_cast<void*>(&toy_first_byte), R"({"a":["str"],"r":["i64"],"v":1})"), model);
-  ASSERT_NE(first, nullptr);
-  auto call = [&](ToyStr* str) {
-    void* args[] = {str};
-    return static_cast<ToyObject*>(first(nullptr, args, 1, nullptr));
-  };
-  ToyStr in_object{1, &kStrType, "unused", kBytesInObject | 0x1, 3, "abc"};
-  EXPECT_EQ(call(&in_object)->i, 'a' + 3000);
-  EXPECT_EQ(toy_.str_data_calls, 0);
-  // A NUL inside: the native would see a shorter string, so the generic path decides.
-  ToyStr with_nul{1, &kStrType, "unused", kBytesInObject, 3, {'a', '\0', 'c', '\0'}};
-  EXPECT_EQ(call(&with_nul), &toy_.fallback_result);
-  EXPECT_EQ(toy_.str_data_calls, 0);
-  // One flag of two: the host's str_data reads it.
-  ToyStr elsewhere{1, &kStrType, "xyz!", 0x10, 0, ""};
-  EXPECT_EQ(call(&elsewhere)->i, 'x' + 4000);
-  EXPECT_EQ(toy_.str_data_calls, 1);
-  EXPECT_EQ(toy_.fallbacks, 1);
+  // Bytes 8-aligned in the object (scanned a word at a time), and unaligned (scanned by memchr).
+  for (size_t skip : {0, 3}) {
+    FFIJITHostModel model = ToyModel();
+    model.str_flags_offset = offsetof(ToyStr, flags);
+    model.str_inline_mask = kBytesInObject;
+    model.str_length_offset = offsetof(ToyStr, length);
+    model.str_inline_data_offset = static_cast<int32_t>(offsetof(ToyStr, bytes) + skip);
+    Entry first = Compile(
+        Make(reinterpret_cast<void*>(&toy_first_byte), R"({"a":["str"],"r":["i64"],"v":1})"),
+        model);
+    ASSERT_NE(first, nullptr);
+    auto call = [&](ToyStr str) {
+      void* args[] = {&str};
+      return static_cast<ToyObject*>(first(nullptr, args, 1, nullptr));
+    };
+    toy_.str_data_calls = toy_.fallbacks = 0;
+    // Every length around a word and around the scan's switch to memchr, without a NUL: read in
+    // place.
+    for (size_t n = 1; n < sizeof(ToyStr::bytes) - skip; ++n) {
+      EXPECT_EQ(call(InObject(std::string(n, 'a'), skip))->i, 'a' + 1000 * static_cast<int64_t>(n))
+          << "skip " << skip << " length " << n;
+    }
+    EXPECT_EQ(call(InObject("", skip))->i, 0);
+    EXPECT_EQ(toy_.str_data_calls, 0);
+    EXPECT_EQ(toy_.fallbacks, 0);
+    // A NUL at any place inside: the native would see a shorter string, so the generic path
+    // decides.
+    int expected_fallbacks = 0;
+    for (size_t n : {1, 7, 8, 9, 16, 23, 31, 32, 33, 36}) {
+      for (size_t at = 0; at < n; ++at) {
+        std::string text(n, 'b');
+        text[at] = '\0';
+        EXPECT_EQ(call(InObject(text, skip)), &toy_.fallback_result)
+            << "skip " << skip << " length " << n << " NUL at " << at;
+        ++expected_fallbacks;
+      }
+    }
+    EXPECT_EQ(toy_.fallbacks, expected_fallbacks);
+    // One flag of two: the host's str_data reads it.
+    ToyStr elsewhere{1, &kStrType, "xyz!", 0x10, 0, ""};
+    EXPECT_EQ(call(elsewhere)->i, 'x' + 4000);
+    EXPECT_EQ(toy_.str_data_calls, 1);
+  }
 }
 
 TEST_F(HostEntry, InterpretOnlyFunctionsGetNone) {
