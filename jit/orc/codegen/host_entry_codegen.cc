@@ -169,6 +169,8 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   llvm::Value* anys =
       b.CreateAlloca(llvm::ArrayType::get(i64, 2 * (num_args ? num_args : 1)), nullptr, "anys");
   llvm::Value* result = b.CreateAlloca(llvm::ArrayType::get(i64, 2), nullptr, "result");
+  // Where the host writes a pointer argument's Any: apart from `anys`, which then never escapes.
+  llvm::Value* host_any = b.CreateAlloca(llvm::ArrayType::get(i64, 2), nullptr, "host_any");
   std::vector<size_t> tensor_args;
   for (size_t i = 0; i < num_args; ++i) {
     if (FormOf(FlatParamOf(plan, i)->conversion) == InlineForm::kTensor) tensor_args.push_back(i);
@@ -185,11 +187,44 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   constexpr int64_t kPaddingOffset = offsetof(TVMFFIAny, zero_padding);
   constexpr int64_t kValueOffset = offsetof(TVMFFIAny, v_int64);
   auto any_at = [&](size_t i) { return at(anys, kAnySize * static_cast<int64_t>(i)); };
-  auto store_any = [&](size_t i, int32_t type_index, llvm::Value* value) {
-    llvm::Value* any = any_at(i);
-    b.CreateStore(b.getInt32(static_cast<uint32_t>(type_index)), any);
-    b.CreateStore(b.getInt32(0), at(any, kPaddingOffset));
-    b.CreateStore(value, at(any, kValueOffset));
+  // Each argument's Any is kept as SSA values (a type index and a 64-bit payload) while the
+  // arguments are converted, and stored into the array only after the last host call, right
+  // before the inlined thunk reads it: no call in between may touch the array, so the optimizer
+  // forwards the stores into the thunk's loads, folds its type checks and drops its fallback.
+  struct AnyIncoming {
+    llvm::BasicBlock* from;
+    llvm::Value* type_index;
+    llvm::Value* payload;
+  };
+  std::vector<std::vector<AnyIncoming>> pending(num_args);
+  std::vector<std::pair<llvm::Value*, llvm::Value*>> any_values(num_args, {nullptr, nullptr});
+  // Argument i's Any when the current block branches on to the next argument.
+  auto set_any_value = [&](size_t i, llvm::Value* type_index, llvm::Value* value) {
+    llvm::Value* payload = value->getType()->isPointerTy()  ? b.CreatePtrToInt(value, i64)
+                           : value->getType()->isDoubleTy() ? b.CreateBitCast(value, i64)
+                                                            : value;
+    pending[i].push_back({b.GetInsertBlock(), type_index, payload});
+  };
+  auto set_any = [&](size_t i, int32_t type_index, llvm::Value* value) {
+    set_any_value(i, b.getInt32(static_cast<uint32_t>(type_index)), value);
+  };
+  // At the head of the block the pending Anys' branches meet: their values, merged.
+  auto merge_pending = [&] {
+    for (size_t i = 0; i < num_args; ++i) {
+      if (pending[i].empty()) continue;
+      if (pending[i].size() == 1) {
+        any_values[i] = {pending[i][0].type_index, pending[i][0].payload};
+      } else {
+        llvm::PHINode* type_index = b.CreatePHI(i32, static_cast<unsigned>(pending[i].size()));
+        llvm::PHINode* payload = b.CreatePHI(i64, static_cast<unsigned>(pending[i].size()));
+        for (const AnyIncoming& in : pending[i]) {
+          type_index->addIncoming(in.type_index, in.from);
+          payload->addIncoming(in.payload, in.from);
+        }
+        any_values[i] = {type_index, payload};
+      }
+      pending[i].clear();
+    }
   };
 
   llvm::BasicBlock* generic = block("generic");
@@ -217,7 +252,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
     call(model.clear_error, void_type, {});
     b.CreateBr(generic);
     b.SetInsertPoint(store);
-    store_any(i, kTVMFFIInt, value);
+    set_any(i, kTVMFFIInt, value);
     b.CreateBr(done);
   };
 
@@ -225,6 +260,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   for (size_t i = 0; i < num_args; ++i) {
     const NativeParam& param = *FlatParamOf(plan, i);
     b.SetInsertPoint(next);
+    merge_pending();
     next = block(("arg" + std::to_string(i + 1)).c_str());
     llvm::Value* obj = b.CreateLoad(ptr, at(args, static_cast<int64_t>(sizeof(void*) * i)), "obj");
     auto type_of = [&] { return b.CreateLoad(ptr, at(obj, model.type_offset), "type"); };
@@ -245,7 +281,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
         b.CreateCondBr(b.CreateICmpEQ(type, constant(model.float_type)), is_float, not_float,
                        likely);
         b.SetInsertPoint(is_float);
-        store_any(i, kTVMFFIFloat, b.CreateLoad(f64, at(obj, model.float_value_offset)));
+        set_any(i, kTVMFFIFloat, b.CreateLoad(f64, at(obj, model.float_value_offset)));
         b.CreateBr(next);
         b.SetInsertPoint(not_float);
         b.CreateCondBr(b.CreateICmpEQ(type, constant(model.int_type)), is_int, generic);
@@ -259,12 +295,12 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
         llvm::BasicBlock* is_false = block("is_false");
         b.CreateCondBr(b.CreateICmpEQ(obj, constant(model.true_value)), is_true, not_true);
         b.SetInsertPoint(is_true);
-        store_any(i, kTVMFFIBool, b.getInt64(1));
+        set_any(i, kTVMFFIBool, b.getInt64(1));
         b.CreateBr(next);
         b.SetInsertPoint(not_true);
         b.CreateCondBr(b.CreateICmpEQ(obj, constant(model.false_value)), is_false, generic);
         b.SetInsertPoint(is_false);
-        store_any(i, kTVMFFIBool, b.getInt64(0));
+        set_any(i, kTVMFFIBool, b.getInt64(0));
         b.CreateBr(next);
         break;
       }
@@ -273,11 +309,17 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
         llvm::BasicBlock* not_none = block("not_none");
         b.CreateCondBr(b.CreateICmpEQ(obj, constant(model.none)), is_none, not_none);
         b.SetInsertPoint(is_none);
-        store_any(i, kTVMFFINone, b.getInt64(0));
+        set_any(i, kTVMFFINone, b.getInt64(0));
         b.CreateBr(next);
         b.SetInsertPoint(not_none);
-        llvm::Value* taken = call(model.pointer_to_any, to_any_type, {obj, any_at(i)});
-        b.CreateCondBr(b.CreateICmpNE(taken, b.getInt32(0)), next, generic, likely);
+        // The host writes the Any; read back, it joins the others.
+        llvm::BasicBlock* taken_block = block("pointer_taken");
+        llvm::Value* taken = call(model.pointer_to_any, to_any_type, {obj, host_any});
+        b.CreateCondBr(b.CreateICmpNE(taken, b.getInt32(0)), taken_block, generic, likely);
+        b.SetInsertPoint(taken_block);
+        set_any_value(i, b.CreateLoad(i32, host_any),
+                      b.CreateLoad(i64, at(host_any, kValueOffset)));
+        b.CreateBr(next);
         break;
       }
       case InlineForm::kStr: {
@@ -334,7 +376,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
           either->addIncoming(data, by_host);
           bytes = either;
         }
-        store_any(i, kTVMFFIRawStr, bytes);
+        set_any(i, kTVMFFIRawStr, bytes);
         b.CreateBr(next);
         break;
       }
@@ -350,7 +392,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
             device
                 ? static_cast<llvm::Value*>(b.CreateLoad(i64, at(obj, model.device_value_offset)))
                 : b.CreateZExt(b.CreateLoad(i32, at(obj, model.dtype_value_offset)), i64);
-        store_any(i, device ? kTVMFFIDevice : kTVMFFIDataType, value);
+        set_any(i, device ? kTVMFFIDevice : kTVMFFIDataType, value);
         b.CreateBr(next);
         break;
       }
@@ -373,6 +415,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   auto* borrow_type = llvm::FunctionType::get(ptr, {ptr, ptr}, false);
   for (size_t t = 0; t < tensor_args.size(); ++t) {
     b.SetInsertPoint(next);
+    merge_pending();
     llvm::BasicBlock* borrowed = block("tensor_borrowed");
     next = block("tensor_stored");
     const size_t i = tensor_args[t];
@@ -381,7 +424,7 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
     llvm::BasicBlock* missed = t == 0 ? generic : block("tensor_missed");
     b.CreateCondBr(b.CreateIsNotNull(tensor), borrowed, missed, likely);
     b.SetInsertPoint(borrowed);
-    store_any(i, kTVMFFIDLTensorPtr, tensor);
+    set_any(i, kTVMFFIDLTensorPtr, tensor);
     b.CreateBr(next);
     if (t != 0) {
       b.SetInsertPoint(missed);
@@ -392,8 +435,15 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
 
   // The call.
   b.SetInsertPoint(next);
+  merge_pending();
   const bool release_lock = (flags & kFFIJITHostEntryReleaseLock) != 0;
   llvm::Value* lock_state = release_lock ? call(model.release_lock, no_arg_ptr_type, {}) : nullptr;
+  for (size_t i = 0; i < num_args; ++i) {
+    llvm::Value* any = any_at(i);
+    b.CreateStore(any_values[i].first, any);
+    b.CreateStore(b.getInt32(0), at(any, kPaddingOffset));
+    b.CreateStore(any_values[i].second, at(any, kValueOffset));
+  }
   // The function: where the host's `self` holds it (code shared by a signature's functions), or
   // this one function's address.
   llvm::Value* handle = model.self_function_offset >= 0

@@ -177,6 +177,11 @@ void OptimizeModuleLightly(llvm::Module& module, llvm::TargetMachine& machine) {
     simplify.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
     simplify.addPass(llvm::InstCombinePass());
     simplify.addPass(llvm::SimplifyCFGPass());
+    // Once the thunk's checks have folded, its fallback (which took the arrays' addresses) is
+    // gone: the arrays become values, and what they decided (the result's kind) folds too.
+    simplify.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    simplify.addPass(llvm::InstCombinePass());
+    simplify.addPass(llvm::SimplifyCFGPass());
     pipeline.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(simplify)));
     return pipeline;
   });
