@@ -36,7 +36,8 @@ namespace ffijit::orc {
 // How a module is compiled. kFast: the cold tier's -O0 with FastISel and the fast register
 // allocator (thunks are straight-line code; compile latency matters most). kOptimized: O2's
 // codegen level (the hot tier and JIT modules' IR). kLight: a few function passes (inlining of
-// always-inline functions, SROA, early CSE, instcombine, CFG simplification) and O1's code
+// always-inline functions, SROA, early CSE, instcombine, CFG simplification, and SROA, instcombine
+// and CFG simplification again) and O1's code
 // generation: straight-line code about as good as O2 makes it, at about two thirds of its compile
 // time (generated Python entries).
 enum class CodeGenLevel : uint8_t { kFast, kOptimized, kLight };
