@@ -107,7 +107,7 @@ bool BorrowCompactNdarray(PyObject* obj, TensorView* view) {
   t.strides = nullptr;
   t.byte_offset = 0;
   // The array stays alive (and cannot be resized: numpy refuses while others refer to it) until
-  // ReleaseTensorView, as a buffer export would keep it.
+  // the entry releases it (entry.cc's ReleaseTensor), as a buffer export would keep it.
   Py_INCREF(obj);
   view->held = obj;
   return true;
