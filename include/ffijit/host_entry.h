@@ -104,8 +104,9 @@ typedef struct FFIJITHostEntry FFIJITHostEntry;
 /*!
  * Compiles `func`'s entry for `model` (read now, not kept) into *out, or finds the code already
  * compiled for its signature (model.self_function_offset). A ValueError names a model field that
- * is NULL, an offset outside 0..4088 (-1 too for self_function_offset and str_flags_offset), or a
- * tensor_slot_size that is not a multiple of 8 in 0..65536. A RuntimeError says why when there can be none: `func` was not made from metadata,
+ * is NULL, an offset outside 0..4088 (where -1, "not given", is allowed only for
+ * self_function_offset and str_flags_offset), or a tensor_slot_size that is not a multiple of 8
+ * in 0..65536. A RuntimeError says why when there can be none: `func` was not made from metadata,
  * an argument is of a kind the entry does not convert (structures, bytes, objects), a build without
  * LLVM.
  */
