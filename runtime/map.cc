@@ -236,7 +236,9 @@ using details::IsStrForm;
 using internal::HashBytes;
 using internal::HashCombine;
 
-#if FFIJIT_TVM_FFI_HAS_ANY_HASH_HOOKS
+// The revision with structural keys (v0.1.13) is the one whose AnyHash/AnyEqual consult the
+// hooks; at e98b94e1 header code hashes every object key by its address, and so does ffijit.
+#if FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
 // The `__any_hash__` or `__any_equal__` entry of an object key's type, or NULL. Columns are never
 // freed once made, so a found one is kept; its entries are read live, as header code reads them.
 const TVMFFIAny* KeyHook(int32_t type_index, std::atomic<const TVMFFITypeAttrColumn*>* cache,
@@ -308,7 +310,7 @@ bool HookEqual(const TVMFFIAny& hook, const TVMFFIAny& a, const TVMFFIAny& b) {
   }
   return result.v_int64 != 0;
 }
-#endif  // FFIJIT_TVM_FFI_HAS_ANY_HASH_HOOKS
+#endif  // FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
 
 // Every string form hashes as its characters under the Str type index (every bytes form under
 // Bytes), so a borrowed "abc" finds a SmallStr or Str key "abc"; an object whose type has an
@@ -321,7 +323,7 @@ uint64_t KeyHash(const TVMFFIAny& key) {
   if (IsBytesForm(key.type_index) && internal::ViewBytes(key, &chars)) {
     return HashCombine(kTVMFFIBytes, HashBytes(chars));
   }
-#if FFIJIT_TVM_FFI_HAS_ANY_HASH_HOOKS
+#if FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
   if (key.type_index >= kTVMFFIStaticObjectBegin) {
     if (const TVMFFIAny* hook = KeyHook(key.type_index, &g_hash_column, "__any_hash__")) {
       return HashCombine(static_cast<uint64_t>(key.type_index), HookHash(*hook, key));
@@ -342,7 +344,7 @@ bool KeyEqual(const TVMFFIAny& a, const TVMFFIAny& b) {
   }
   if (a.type_index != b.type_index) return false;
   if (a.v_uint64 == b.v_uint64) return true;
-#if FFIJIT_TVM_FFI_HAS_ANY_HASH_HOOKS
+#if FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
   if (a.type_index >= kTVMFFIStaticObjectBegin) {
     if (const TVMFFIAny* hook = KeyHook(a.type_index, &g_equal_column, "__any_equal__")) {
       return HookEqual(*hook, a, b);

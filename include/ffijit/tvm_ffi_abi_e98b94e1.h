@@ -64,8 +64,6 @@
 #define FFIJIT_TVM_FFI_REJECTS_DUPLICATE_FIELDS 0
 /* No structural visitors, __s_visit__ hooks or ffi.StructuralKey. */
 #define FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT 0
-/* Map keys hash and compare by content (strings) or bits (anything else): no key hooks. */
-#define FFIJIT_TVM_FFI_HAS_ANY_HASH_HOOKS 0
 /* No automatic __ffi_init__: no InitOff/KwOnly field flags, ffi.GetKwargsObject or
  * ffi._RegisterFFIInit. */
 #define FFIJIT_TVM_FFI_HAS_AUTO_INIT 0

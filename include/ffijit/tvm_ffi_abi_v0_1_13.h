@@ -86,9 +86,6 @@
  * containers) and ffi.StructuralKey (hashed and compared as a map key through its __any_hash__ /
  * __any_equal__ hooks) exist. */
 #define FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT 1
-/* Map and Dict keys that are objects whose type has an `__any_hash__` / `__any_equal__` entry hash
- * and compare through it (any.h's AnyHash/AnyEqual), in maps made by header code and by ffijit. */
-#define FFIJIT_TVM_FFI_HAS_ANY_HASH_HOOKS 1
 /* Fields may carry InitOff/KwOnly flags; ffi.GetKwargsObject gives the keyword-arguments marker and
  * ffi._RegisterFFIInit(type_index) makes a type's __ffi_init__ from its reflected fields (header
  * code calls it for every ObjectDef without an explicit init). */

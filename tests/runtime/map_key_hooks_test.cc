@@ -15,7 +15,7 @@
 namespace ffijit {
 namespace {
 
-#if FFIJIT_TVM_FFI_HAS_ANY_HASH_HOOKS
+#if FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
 
 Function Global(const char* name) {
   TVMFFIByteArray key{name, std::strlen(name)};
@@ -251,7 +251,7 @@ TEST(MapKeyHooksTest, HooksOfTheWrongKindAreTypeErrors) {
   EXPECT_NE(error.message().find("__any_hash__"), std::string::npos) << error.message();
 }
 
-#endif  // FFIJIT_TVM_FFI_HAS_ANY_HASH_HOOKS
+#endif  // FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
 
 }  // namespace
 }  // namespace ffijit
