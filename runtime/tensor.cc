@@ -154,36 +154,41 @@ void CheckTensor(const DLTensor& src, const char* func) {
     ThrowBadTensor(func, "data type with no storage (bits " + std::to_string(src.dtype.bits) +
                              ", lanes " + std::to_string(src.dtype.lanes) + ")");
   }
+  // The product of the non-zero dimensions must fit (with room for the element size) even when a
+  // zero makes the tensor empty: readers multiply dimensions in any order (numpy refuses such
+  // shapes likewise).
+  constexpr uint64_t kMaxElements = uint64_t{1} << 62;
   uint64_t elements = 1;
+  bool empty = false;
   for (int32_t i = 0; i < src.ndim; ++i) {
     const int64_t dim = src.shape[i];
     if (dim < 0) {
       ThrowBadTensor(func,
                      "negative dimension " + std::to_string(dim) + " at axis " + std::to_string(i));
     }
-    // Saturating: only "zero" and "more than int64 can count" matter below.
-    if (elements != 0 && static_cast<uint64_t>(dim) > (uint64_t{1} << 62) / elements) {
-      elements = dim == 0 ? 0 : uint64_t{1} << 63;
+    if (dim == 0) {
+      empty = true;
+    } else if (static_cast<uint64_t>(dim) > kMaxElements / elements) {
+      ThrowBadTensor(func, "the shape's element count overflows (dimension " + std::to_string(dim) +
+                               " at axis " + std::to_string(i) + ")");
     } else {
       elements *= static_cast<uint64_t>(dim);
     }
   }
+  if (empty) elements = 0;
   if (src.byte_offset > static_cast<uint64_t>(INT64_MAX)) {
     ThrowBadTensor(func, "byte_offset " + std::to_string(src.byte_offset) + " is out of range");
   }
   if (elements == 0) return;  // no element is ever addressed: data may be NULL, strides anything
   if (src.data == nullptr) {
-    ThrowBadTensor(func, "data is NULL but the tensor has " +
-                             (elements > (uint64_t{1} << 62) ? std::string("more than 2**62")
-                                                             : std::to_string(elements)) +
+    ThrowBadTensor(func, "data is NULL but the tensor has " + std::to_string(elements) +
                              " elements (DLPack allows NULL data only for empty tensors)");
   }
   // The lowest and highest element offsets the strides reach, then the byte range they span from
   // `data`: each must be computable in int64 and land inside the address space. Every dimension
   // is at least 1 here.
-  bool overflow = elements > (uint64_t{1} << 62);
-  int64_t low = 0, high = overflow ? 0 : static_cast<int64_t>(elements) - 1;
-  if (src.strides != nullptr) high = 0;
+  bool overflow = false;
+  int64_t low = 0, high = src.strides != nullptr ? 0 : static_cast<int64_t>(elements) - 1;
   for (int32_t i = 0; src.strides != nullptr && i < src.ndim && !overflow; ++i) {
     int64_t reach = 0;
     overflow = __builtin_mul_overflow(src.shape[i] - 1, src.strides[i], &reach);

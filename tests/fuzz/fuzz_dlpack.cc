@@ -67,11 +67,18 @@ void CheckTensor(const ffijit::Tensor& tensor) {
   const DLTensor* t = tensor.dl_tensor();
   if (t->ndim < 0 || t->ndim > 64) Abort("accepted an ndim outside 0..64");
   if (t->ndim > 0 && (t->shape == nullptr || t->strides == nullptr)) Abort("NULL shape/strides");
+  // The product of the non-zero dimensions fits in int64 even for an empty tensor.
   int64_t numel = 1;
+  bool empty = false;
   for (int32_t i = 0; i < t->ndim; ++i) {
     if (t->shape[i] < 0) Abort("accepted a negative dimension");
-    if (__builtin_mul_overflow(numel, t->shape[i], &numel)) Abort("element count overflows");
+    if (t->shape[i] == 0) {
+      empty = true;
+    } else if (__builtin_mul_overflow(numel, t->shape[i], &numel)) {
+      Abort("accepted a shape whose element count overflows");
+    }
   }
+  if (empty) numel = 0;
   if (numel > 0 && t->data == nullptr) Abort("accepted NULL data for a non-empty tensor");
   if (t->dtype.bits == 0 || t->dtype.lanes == 0) Abort("accepted a data type with no storage");
   DLManagedTensorVersioned* versioned = nullptr;

@@ -129,11 +129,28 @@ TEST(DLPackImportTest, StridesWhoseByteExtentOverflowsAreRefused) {
   // In int64 elements but not in bytes (x4 for float32).
   std::vector<int64_t> bytes = {int64_t{1} << 61, 1};
   ExpectBothRefused([&](DLTensor& t) { t.strides = bytes.data(); }, "byte extent overflows");
-  // A shape whose element count overflows int64, with compact strides.
+  // A shape whose element count overflows int64, with compact strides; and the same with a zero
+  // dimension (empty, but a reader multiplying the other dimensions first would overflow).
   std::vector<int64_t> shape = {int64_t{1} << 40, int64_t{1} << 40};
   ExpectBothRefused(
       [&](DLTensor& t) {
         t.shape = shape.data();
+        t.strides = nullptr;
+      },
+      "the shape's element count overflows (dimension 1099511627776 at axis 1)");
+  std::vector<int64_t> empty = {int64_t{1} << 40, int64_t{1} << 40, 0};
+  ExpectBothRefused(
+      [&](DLTensor& t) {
+        t.ndim = 3;
+        t.shape = empty.data();
+        t.strides = nullptr;
+      },
+      "the shape's element count overflows");
+  // In bytes only: 2**61 float32s.
+  std::vector<int64_t> big = {int64_t{1} << 61, 1};
+  ExpectBothRefused(
+      [&](DLTensor& t) {
+        t.shape = big.data();
         t.strides = nullptr;
       },
       "byte extent overflows");
