@@ -396,8 +396,8 @@ int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from, DLManagedTensorVersio
 #if FFIJIT_TVM_FFI_HAS_TENSOR_UNSAFE_VIEW
 int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source, const DLTensor* prototype,
                                  TVMFFIObjectHandle* out) {
-  // TVM FFI validates nothing here; ffijit still refuses what it cannot describe (a negative ndim
-  // or dimension, a NULL shape) rather than making a tensor that crashes its readers.
+  // TVM FFI validates nothing here; ffijit checks the prototype as it checks an import
+  // (CheckTensor) rather than making a tensor that crashes its readers.
   return internal::GuardCBoundary([&] {
     internal::RequireNonNull(source, "TVMFFITensorCreateUnsafeView", "source");
     internal::RequireNonNull(prototype, "TVMFFITensorCreateUnsafeView", "prototype");
