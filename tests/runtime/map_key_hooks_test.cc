@@ -11,6 +11,7 @@
 
 #include "ffijit/ffijit.h"
 #include "reflected_types.h"
+#include "tvm_header_style.h"
 
 namespace ffijit {
 namespace {
@@ -249,6 +250,47 @@ TEST(MapKeyHooksTest, HooksOfTheWrongKindAreTypeErrors) {
   Error error = Error::MoveFromRaised();
   EXPECT_EQ(error.kind(), "TypeError");
   EXPECT_NE(error.message().find("__any_hash__"), std::string::npos) << error.message();
+}
+
+// A hook as header code compiles one: a function pointer taking `const Any&` that reports failure
+// by throwing tvm::ffi::Error. The map turns it back into the same error (kind and message).
+int64_t ThrowingHash(const TVMFFIAny* key) {
+  if (IdOf(AnyView(*key)) == 13) {
+    throw tvm::ffi::Error(
+        static_cast<TVMFFIObject*>(Error("KeyError", "thrown by a header-style hook").ToObject()));
+  }
+  return IdOf(AnyView(*key));
+}
+
+TEST(MapKeyHooksTest, AFunctionPointerHookThrowingTvmErrorsIsAnError) {
+  calls_left = -1;
+  int32_t index = reflected_test::RegisterSlotType("hk.ThrowingKey", -1, {{"id"}});
+  TVMFFIAny pointer{};
+  pointer.type_index = kTVMFFIOpaquePtr;
+  pointer.v_ptr = reinterpret_cast<void*>(&ThrowingHash);
+  reflected_test::SetTypeAttr(index, "__any_hash__", Any(AnyView(pointer)));
+  std::vector<Any> keys;
+  for (int64_t id : {1, 2, 3, 4, 5, 6, 13}) {
+    keys.push_back(reflected_test::MakeSlotObj(index, {Any(id)}));
+  }
+  // Without 13 the map builds (dense: the hook hashes every key) and finds its keys.
+  Map fine = MakeMap(std::vector<Any>(keys.begin(), keys.end() - 1));
+  EXPECT_EQ(ValueAt(fine, keys[1]), 1);
+  std::vector<TVMFFIAny> k, v;
+  for (const Any& key : keys) {
+    k.push_back(key.raw());
+    v.push_back(key.raw());
+  }
+  TVMFFIObjectHandle out = nullptr;
+  ASSERT_EQ(FFIJITMapCreate(k.data(), v.data(), static_cast<int64_t>(k.size()), &out), -1);
+  Error error = Error::MoveFromRaised();
+  EXPECT_EQ(error.kind(), "KeyError");
+  EXPECT_EQ(error.message(), "thrown by a header-style hook");
+  EXPECT_EQ(out, nullptr);
+  // A dense map hashes the key it looks up.
+  const TVMFFIAny* found = nullptr;
+  EXPECT_EQ(FFIJITMapGet(fine.get(), &keys.back().raw(), &found), -1);
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "KeyError");
 }
 
 #endif  // FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
