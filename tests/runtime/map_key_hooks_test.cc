@@ -11,7 +11,6 @@
 
 #include "ffijit/ffijit.h"
 #include "reflected_types.h"
-#include "tvm_header_style.h"
 
 namespace ffijit {
 namespace {
@@ -253,11 +252,15 @@ TEST(MapKeyHooksTest, HooksOfTheWrongKindAreTypeErrors) {
 }
 
 // A hook as header code compiles one: a function pointer taking `const Any&` that reports failure
-// by throwing tvm::ffi::Error. The map turns it back into the same error (kind and message).
+// by throwing tvm::ffi::Error. For key 13 it lets through what ffi.StructuralKey's own hash hook
+// (a runtime function that throws tvm::ffi::Error the way header code does) throws for a key that
+// is not a StructuralKey; the map turns it back into the same error (kind and message).
 int64_t ThrowingHash(const TVMFFIAny* key) {
   if (IdOf(AnyView(*key)) == 13) {
-    throw tvm::ffi::Error(
-        static_cast<TVMFFIObject*>(Error("KeyError", "thrown by a header-style hook").ToObject()));
+    const TVMFFIByteArray name{"__any_hash__", 12};
+    const TVMFFIAny* hook = FFIJITTypeAttrColumnEntry(TVMFFIGetTypeAttrColumn(&name),
+                                                      StructuralKey(Any(1)).raw().type_index);
+    return reinterpret_cast<int64_t (*)(const TVMFFIAny*)>(hook->v_ptr)(key);
   }
   return IdOf(AnyView(*key));
 }
@@ -284,13 +287,13 @@ TEST(MapKeyHooksTest, AFunctionPointerHookThrowingTvmErrorsIsAnError) {
   TVMFFIObjectHandle out = nullptr;
   ASSERT_EQ(FFIJITMapCreate(k.data(), v.data(), static_cast<int64_t>(k.size()), &out), -1);
   Error error = Error::MoveFromRaised();
-  EXPECT_EQ(error.kind(), "KeyError");
-  EXPECT_EQ(error.message(), "thrown by a header-style hook");
+  EXPECT_EQ(error.kind(), "TypeError");
+  EXPECT_EQ(error.message(), "the map key must be an `ffi.StructuralKey`, not `hk.ThrowingKey`");
   EXPECT_EQ(out, nullptr);
   // A dense map hashes the key it looks up.
   const TVMFFIAny* found = nullptr;
   EXPECT_EQ(FFIJITMapGet(fine.get(), &keys.back().raw(), &found), -1);
-  EXPECT_EQ(Error::MoveFromRaised().kind(), "KeyError");
+  EXPECT_EQ(Error::MoveFromRaised().kind(), "TypeError");
 }
 
 #endif  // FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT

@@ -38,9 +38,6 @@ struct EnvErrorAlreadySet : public std::exception {};
 
 class Error : public ObjectRef, public std::exception {
  public:
-  Error() = default;
-  // Adopts one reference to an Error object, as header code's Error(ObjectPtr) does when it throws.
-  explicit Error(TVMFFIObject* owned_error) { data_ = owned_error; }
   std::string kind() const { return Field(&TVMFFIErrorCell::kind); }
   std::string message() const { return Field(&TVMFFIErrorCell::message); }
   const char* what() const noexcept override { return "test-side Error"; }
