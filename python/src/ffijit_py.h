@@ -99,6 +99,9 @@ inline void ReleaseAny(TVMFFIAny* any) {
 PyObject* StrFromBytes(const char* data, size_t size);
 bool InitObjectTypes(PyObject* module);
 bool InitModuleType(PyObject* module);
+// False, with the OSError Python's open() would raise (FileNotFoundError, PermissionError,
+// IsADirectoryError; `filename` is `path`), when the file `path` (a str) cannot be read.
+bool CheckFileReadable(PyObject* path);
 
 // ---- Device and DataType (dtypes.cc) ----
 bool InitValueTypes(PyObject* module);

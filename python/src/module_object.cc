@@ -4,6 +4,11 @@
 // Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 
 namespace ffijit::python {
@@ -107,9 +112,27 @@ PyObject* ModuleImplements(PyObject* self, PyObject* name) {
   return QueryByName("ffi.ModuleImplementsFunction", self, name, true);
 }
 
+// Only JIT modules unload on request. A shared-library module closes its library (dlclose) by
+// itself once the module and every function taken from it are gone, which Python decides, not
+// a call: asking for more is a NotImplementedError saying so (documented in the guide, 14.10).
 PyObject* ModuleUnload(PyObject* self, PyObject*) {
   TVMFFIAny args[1] = {ObjectArg(self)};
-  return CallGlobal("ffijit.JitModuleUnload", args, 1);
+  TVMFFIByteArray key{"ffijit.JitModuleUnload", std::strlen("ffijit.JitModuleUnload")};
+  TVMFFIObjectHandle func = nullptr;
+  if (TVMFFIFunctionGetGlobal(&key, &func) != 0) return RaiseFromFFI();
+  PyObject* done = nullptr;
+  if (func != nullptr) {  // a build without LLVM has no JIT modules
+    done = CallPacked(static_cast<TVMFFIObject*>(func), args, 1, false);
+    TVMFFIObjectDecRef(func);
+    // The global's one TypeError for a Module argument: the module is not a JIT module.
+    if (done != nullptr || !PyErr_ExceptionMatches(PyExc_TypeError)) return done;
+    PyErr_Clear();
+  }
+  PyErr_SetString(PyExc_NotImplementedError,
+                  "unload(): only JIT modules (loaded from .o, .bc or .ll files) unload on "
+                  "request; a shared-library module closes its library when the module and "
+                  "every function taken from it are gone (del them)");
+  return nullptr;
 }
 
 PyMethodDef kModuleMethods[] = {
@@ -123,7 +146,8 @@ PyMethodDef kModuleMethods[] = {
      "implements_function(name)\n--\n\nTrue when the module itself defines `name`."},
     {"unload", ModuleUnload, METH_NOARGS,
      "unload()\n--\n\nFrees a JIT module's code now (see the guide: refused while anything\n"
-     "else references the module)."},
+     "else references the module). A shared-library module cannot be unloaded on request\n"
+     "(NotImplementedError): its library closes when it and its functions are gone."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef kModuleGetSet[] = {{"kind", ModuleKind, nullptr, "The module's kind.", nullptr},
@@ -139,6 +163,33 @@ PyType_Slot kModuleSlots[] = {
     {Py_tp_getset, kModuleGetSet},
     {0, nullptr}};
 
+}  // namespace
+
+bool CheckFileReadable(PyObject* path) {
+  PyObject* encoded = nullptr;
+  if (PyUnicode_FSConverter(path, &encoded) == 0) return false;
+  int error = 0;
+  int fd = open(PyBytes_AS_STRING(encoded), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = errno;
+  } else {
+    struct stat info {};
+    if (fstat(fd, &info) != 0) {
+      error = errno;
+    } else if (S_ISDIR(info.st_mode)) {
+      error = EISDIR;
+    }
+    close(fd);
+  }
+  Py_DECREF(encoded);
+  if (error == 0) return true;
+  errno = error;
+  PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
+  return false;
+}
+
+namespace {
+
 // load_module(path) and system_lib(): through the runtime's module globals.
 PyObject* LoadModule(PyObject*, PyObject* path) {
   if (PyObject_TypeCheck(path, &PyUnicode_Type) == 0) {
@@ -146,6 +197,16 @@ PyObject* LoadModule(PyObject*, PyObject* path) {
     if (path == nullptr) return nullptr;
   } else {
     Py_INCREF(path);
+  }
+  // A file that cannot be opened is the OSError Python's open() raises (FileNotFoundError,
+  // PermissionError, IsADirectoryError), carrying the path in `filename`. A bare `name.so`
+  // is exempt: dlopen searches the library path for it, not the working directory.
+  const char* text = PyUnicode_Check(path) ? PyUnicode_AsUTF8(path) : nullptr;
+  bool searched = text != nullptr && std::strchr(text, '/') == nullptr && std::strstr(text, ".so");
+  if (text == nullptr && PyErr_Occurred()) PyErr_Clear();
+  if (PyUnicode_Check(path) && !searched && !CheckFileReadable(path)) {
+    Py_DECREF(path);
+    return nullptr;
   }
   ArgPack pack;
   PyObject* result = nullptr;
