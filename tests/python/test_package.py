@@ -229,3 +229,22 @@ def test_unload_of_a_jit_module_frees_it(module_o):
     with pytest.raises(RuntimeError, match="was unloaded"):
         module.add_one
 
+
+
+def _mapped(path):
+    real = os.path.realpath(path)
+    with open("/proc/self/maps") as maps:
+        return any(line.rstrip().endswith(real) for line in maps)
+
+
+def test_a_shared_library_module_closes_when_it_and_its_functions_are_gone(tmp_path, module_so):
+    # A copy of its own, so that no other test's module keeps the library open.
+    path = tmp_path / "closing_module.so"
+    shutil.copy(module_so, path)
+    module = ffijit.load_module(path)
+    add_one = module.add_one
+    del module
+    assert _mapped(path)  # the function holds it
+    assert add_one(1) == 2
+    del add_one
+    assert not _mapped(path)
