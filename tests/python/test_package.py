@@ -248,3 +248,51 @@ def test_a_shared_library_module_closes_when_it_and_its_functions_are_gone(tmp_p
     assert add_one(1) == 2
     del add_one
     assert not _mapped(path)
+
+
+# ---- dir() and repr() ----
+
+@pytest.fixture(params=["so", "o"])
+def module_path(request, module_so, module_o):
+    if request.param == "o" and not ffijit.jit_available():
+        pytest.skip("object files need the JIT (LLVM)")
+    return module_so if request.param == "so" else module_o
+
+
+FIXTURE_FUNCTIONS = ["add_one", "call_twice", "fail", "raise"]  # py_module.c's
+
+
+def test_dir_of_a_module_lists_its_functions(module_path):
+    module = ffijit.load_module(module_path)
+    listed = dir(module)
+    assert set(FIXTURE_FUNCTIONS) <= set(listed)
+    assert "unload" in listed and "get_function" in listed
+    assert not [name for name in listed if name.startswith("_tvm_ffi") or "library_ctx" in name]
+    for name in FIXTURE_FUNCTIONS:
+        assert callable(getattr(module, name))
+
+
+def test_repr_of_a_module_names_its_file_and_functions(module_path):
+    module = ffijit.load_module(module_path)
+    text = repr(module)
+    assert text.startswith(f"<ffijit.Module {module_path!r}, 4 functions: "
+                           "add_one, call_twice, fail, raise at 0x"), text
+    assert repr(ffijit.system_lib()).startswith("<ffijit.Module at 0x")
+
+
+def test_dir_of_a_module_without_a_file_lists_its_attributes():
+    listed = dir(ffijit.system_lib())
+    assert "get_function" in listed and "kind" in listed
+
+
+@needs_jit
+def test_repr_of_a_native_callback_names_what_it_calls():
+    def compare(a, b):
+        return 0
+
+    callback = ffijit.callback(compare, {"a": ["ptr", "ptr"], "r": ["i32"], "v": 1})
+    assert repr(callback) == (f"<ffijit.NativeCallback test_repr_of_a_native_callback_names_what_"
+                              f"it_calls.<locals>.compare(ptr, ptr) -> i32 at "
+                              f"{hex(callback.address)}>")
+    status = ffijit.callback(len, {"a": ["i64"], "r": ["i32"], "v": 1}, status_convention=True)
+    assert repr(status).startswith("<ffijit.NativeCallback len(i64) -> i32 [status] at 0x")
