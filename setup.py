@@ -18,8 +18,8 @@ import re
 import shlex
 import shutil
 import subprocess
-import sysconfig
 import sys
+import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -70,7 +70,15 @@ class CMakeBuild(build_ext):
             raise RuntimeError(f"the CMake build in {build_dir} made {built} for another Python; "
                                f"this one ({sys.executable}) loads {extension}: configure it with "
                                f"-DFFIJIT_PYTHON={sys.executable}, or use another build folder")
-        shutil.copytree(package, os.path.join(self.build_lib, "ffijit"), dirs_exist_ok=True)
+        # build_py has put the Python files there; anything else an earlier build left (another
+        # extension, a removed header) goes, so the wheel holds exactly this build.
+        target = os.path.join(self.build_lib, "ffijit")
+        fresh = set(os.listdir(package)) | set(os.listdir(os.path.join(ROOT, "python", "ffijit")))
+        for name in os.listdir(target) if os.path.isdir(target) else []:
+            path = os.path.join(target, name)
+            if name not in fresh or os.path.isdir(path):
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+        shutil.copytree(package, target, dirs_exist_ok=True)
 
     def get_outputs(self):
         return []
