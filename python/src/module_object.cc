@@ -384,7 +384,8 @@ PyMethodDef kModuleModuleMethods[] = {
     {"load_module", LoadModule, METH_O,
      "load_module(path)\n--\n\nLoads a module: a shared library (.so) through dlopen; an object\n"
      "file (.o), LLVM bitcode (.bc) or LLVM IR text (.ll) through ffijit's JIT. Its functions\n"
-     "are the `__tvm_ffi_<name>` symbols it exports."},
+     "are the `__tvm_ffi_<name>` symbols it exports. A file that cannot be opened raises\n"
+     "the OSError open() would (FileNotFoundError, ...), with the path in `filename`."},
     {"system_lib", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(SystemLib)), METH_FASTCALL,
      "system_lib(prefix='')\n--\n\nThe module of functions linked into the process and "
      "registered\nas its system library."},
