@@ -18,7 +18,7 @@ from typing import NamedTuple as _NamedTuple
 from . import _build_info
 
 
-def _built_for_another_python(failure):
+def _built_for_another_python():
     """The ImportError an interpreter the extension was not built for gets, or None."""
     import sysconfig
     here = _os.path.dirname(_os.path.abspath(__file__))
@@ -38,7 +38,7 @@ def _built_for_another_python(failure):
 try:
     from . import _core
 except ImportError as _failure:
-    _other = _built_for_another_python(_failure)
+    _other = _built_for_another_python()
     if _other is None:
         raise
     raise _other from _failure
@@ -93,8 +93,8 @@ tvm_ffi_abi = TvmFfiAbi(*_core._tvm_ffi_abi)
 def include_dirs():
     """The folders to compile C or C++ against ffijit's headers with (``-I``), as a list.
 
-    They hold ``ffijit/c_api.h`` (the TVM FFI C ABI of this build's revision), the C++ API and
-    ``dlpack/dlpack.h``: what a TVM FFI module loaded with :func:`load_module` is compiled
+    They hold ``ffijit/c_api.h`` (the TVM FFI C ABI of this build's revision), ffijit's C++
+    headers and ``dlpack/dlpack.h``: what a TVM FFI module loaded with :func:`load_module` is compiled
     against.
     """
     return [_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "include")]
