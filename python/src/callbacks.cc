@@ -66,8 +66,24 @@ void CallbackDeleter(void* self) {
 
 struct PyNativeCallback {
   PyObject_HEAD ffijit::NativeCallback* callback;
-  PyObject* function;  // the ffijit.Function it calls
+  PyObject* function;     // the ffijit.Function it calls
+  PyObject* description;  // for repr(): what it calls and its C signature, a str
 };
+
+// "<callable's qualified name><canonical signature>", e.g. "compare(ptr, ptr) -> i32".
+PyObject* DescribeCallback(PyObject* func, const ffijit::Signature& signature) {
+  PyObject* name = PyObject_GetAttrString(func, "__qualname__");
+  if (name == nullptr || !PyUnicode_Check(name)) {
+    PyErr_Clear();
+    Py_XDECREF(name);
+    name = PyObject_Repr(func);
+    if (name == nullptr) return nullptr;
+  }
+  std::string text = ffijit::CanonicalString(signature);
+  PyObject* described = PyUnicode_FromFormat("%U%s", name, text.c_str());
+  Py_DECREF(name);
+  return described;
+}
 
 PyTypeObject* g_native_callback_type = nullptr;
 
@@ -102,21 +118,30 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
     return nullptr;
   }
   ffijit::NativeCallback* callback = nullptr;
+  PyObject* description = nullptr;
   try {
     ffijit::Signature signature =
         ffijit::ParseMetadata(std::string_view(sig, static_cast<size_t>(sig_size)), *parsed_format);
     if (status) signature.convention = ffijit::CallConvention::kStatus;
+    description = DescribeCallback(func, signature);
+    if (description == nullptr) {
+      Py_DECREF(function);
+      return nullptr;
+    }
     TVMFFIObject* handle = FunctionOf(function)->base.handle;
     TVMFFIObjectIncRef(handle);
     callback = new ffijit::NativeCallback(ffijit::Function::Adopt(handle), signature);
   } catch (const ffijit::Error& e) {
+    Py_XDECREF(description);
     Py_DECREF(function);
     e.SetRaised();
     return RaiseFromFFI();
   } catch (const std::bad_alloc&) {
+    Py_XDECREF(description);
     Py_DECREF(function);
     return PyErr_NoMemory();
   } catch (const std::exception& e) {
+    Py_XDECREF(description);
     Py_DECREF(function);
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return nullptr;
@@ -124,12 +149,20 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
   PyObject* self = type->tp_alloc(type, 0);
   if (self == nullptr) {
     delete callback;
+    Py_DECREF(description);
     Py_DECREF(function);
     return nullptr;
   }
   reinterpret_cast<PyNativeCallback*>(self)->callback = callback;
   reinterpret_cast<PyNativeCallback*>(self)->function = function;
+  reinterpret_cast<PyNativeCallback*>(self)->description = description;
   return self;
+}
+
+PyObject* NativeCallbackRepr(PyObject* self) {
+  auto* me = reinterpret_cast<PyNativeCallback*>(self);
+  return PyUnicode_FromFormat("<ffijit.NativeCallback %U at %p>", me->description,
+                              me->callback->pointer());
 }
 
 void NativeCallbackDealloc(PyObject* self) {
@@ -137,6 +170,7 @@ void NativeCallbackDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   delete me->callback;
   Py_XDECREF(me->function);
+  Py_XDECREF(me->description);
   type->tp_free(self);
   Py_DECREF(type);
 }
@@ -168,6 +202,7 @@ PyType_Slot kNativeCallbackSlots[] = {
          "function pointer; keep this object alive as long as the pointer may be called.")},
     {Py_tp_new, reinterpret_cast<void*>(NativeCallbackNew)},
     {Py_tp_dealloc, reinterpret_cast<void*>(NativeCallbackDealloc)},
+    {Py_tp_repr, reinterpret_cast<void*>(NativeCallbackRepr)},
     {Py_tp_getset, kNativeCallbackGetSet},
     {Py_nb_int, reinterpret_cast<void*>(NativeCallbackInt)},
     {Py_nb_index, reinterpret_cast<void*>(NativeCallbackInt)},

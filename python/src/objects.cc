@@ -330,8 +330,8 @@ PyType_Slot kMapSlots[] = {
 }  // namespace
 
 PyTypeObject* MakeObjectType(PyObject* module, const char* name, PyType_Slot* slots,
-                             PyTypeObject* base, const char* attribute) {
-  PyType_Spec spec{name, sizeof(PyFFIObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+                             PyTypeObject* base, const char* attribute, int size) {
+  PyType_Spec spec{name, size, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
   PyObject* bases = base == nullptr ? nullptr : PyTuple_Pack(1, base);
   auto* type = reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, bases));
   Py_XDECREF(bases);
