@@ -164,7 +164,7 @@ class ThunkEmitter {
   llvm::Value* ObjectHeaderIsTag(llvm::Value* tag, llvm::Value* payload);
   llvm::Value* WellFormedSmall(llvm::Value* tag, llvm::Value* value, int32_t small_tag);
   llvm::Value* SmallStrNulFree(llvm::Value* value);
-  void RequireStrObjectNulFree(llvm::Value* tag, llvm::Value* payload);
+  void RequireNoNulInside(llvm::Value* tag, llvm::Value* value, llvm::Value* payload);
   void RequireWellFormedTensor(const TensorCheck& check, llvm::Value* tensor);
   void RequireWellFormedAny(llvm::Value* value);
   llvm::Value* BranchToTensor(llvm::Value* tag, llvm::Value* payload);
