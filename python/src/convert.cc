@@ -65,17 +65,10 @@ bool FromStr(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
                  WhereText(where, text));
     return false;
   }
-  // A `str` parameter takes a C string, which a NUL inside would cut short: refused rather than
-  // truncated.
+  // A NUL inside travels with the length (a SmallStr or a Str object), never as a RawStr that
+  // would end there: a `str` parameter (a C string) then refuses it in the executor, with the
+  // message every caller gets.
   bool has_nul = std::memchr(data, 0, static_cast<size_t>(size)) != nullptr;
-  if (has_nul && pack != nullptr && pack->IsCStringArgument(where)) {
-    char text[48];
-    PyErr_Format(PyExc_ValueError,
-                 "%s: the str contains a NUL character, which a `str` parameter (a C string) "
-                 "would cut short; pass bytes to a `bytes` parameter instead",
-                 WhereText(where, text));
-    return false;
-  }
   if (size <= 7) {
     SetPod(out, kTVMFFISmallStr);
     out->small_str_len = static_cast<uint32_t>(size);

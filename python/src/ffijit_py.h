@@ -26,11 +26,9 @@ struct PyFFIObject {
 
 // What the front end knows of a function made from metadata, per positional argument (bit i for
 // argument #i, the first 64): which are `ndarray` parameters, read only during the call, so a
-// numpy array may travel as a DLTensor view of its buffer; which are `str` parameters, given to
-// the native as a C string, so a str with a NUL inside would be cut short.
+// numpy array may travel as a DLTensor view of its buffer.
 struct ArgumentKinds {
   uint64_t tensor_views = 0;
-  uint64_t c_strings = 0;
 };
 
 // ffijit.Function adds its vectorcall entry, whether calls release the GIL, its arguments' kinds,
@@ -255,10 +253,6 @@ class ArgPack {
   // Tries to pass `obj` (a numpy array) as a DLTensor view of its buffer, held until the call
   // returns: 1 done, 0 not possible here (the caller makes a Tensor), -1 error set.
   int BorrowTensor(PyObject* obj, TVMFFIAny* out, Py_ssize_t where);
-  // Whether argument #where is a `str` parameter (a C string: a NUL inside is refused).
-  bool IsCStringArgument(Py_ssize_t where) const {
-    return where >= 0 && where < 64 && (kinds_.c_strings >> where & 1) != 0;
-  }
 
  private:
   // An exact str of ASCII characters, read in place (its bytes are its UTF-8); false for any
@@ -267,7 +261,7 @@ class ArgPack {
     if (Py_TYPE(obj) != &PyUnicode_Type || !PyUnicode_IS_COMPACT_ASCII(obj)) return false;
     Py_ssize_t size = PyUnicode_GET_LENGTH(obj);
     const char* data = static_cast<const char*>(PyUnicode_DATA(obj));
-    // A NUL inside: ConvertValue decides (a Str object, or refused for a `str` parameter).
+    // A NUL inside: ConvertValue keeps the length (a SmallStr or a Str object).
     if (std::memchr(data, 0, static_cast<size_t>(size)) != nullptr) return false;
     out->zero_padding = 0;
     if (size <= 7) {

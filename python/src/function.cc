@@ -87,7 +87,6 @@ void DescribeArguments(std::string_view metadata, ffijit::MetadataFormat format,
       traits->names.push_back(std::move(name));
       if (type == nullptr) continue;
       if (type->kind == ffijit::TypeKind::kNDArray) traits->kinds.tensor_views |= uint64_t{1} << i;
-      if (type->kind == ffijit::TypeKind::kStr) traits->kinds.c_strings |= uint64_t{1} << i;
     }
   } catch (...) {
     traits->kinds = ArgumentKinds{};

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -51,6 +52,28 @@ TEST(FunctionTest, TypedFunctionReportsArgumentPositionAndName) {
   EXPECT_EQ(range.kind(), "ValueError");
   EXPECT_NE(range.message().find("value 300 is out of range for `i8`"), std::string::npos)
       << range.what();
+}
+
+// A `const char*` parameter of a typed C++ callable takes a string only whole: one with a NUL
+// inside (a SmallStr or a Str) is a ValueError, never the part before the NUL.
+TEST(FunctionTest, TypedCStringParameterRefusesANulInside) {
+  Function length = Function::FromTyped(
+      [](const char* s) { return static_cast<int64_t>(std::strlen(s)); }, "length");
+  EXPECT_EQ(length("abc").cast<int64_t>(), 3);
+  EXPECT_EQ(length(std::string("a longer string object")).cast<int64_t>(), 22);
+  for (const std::string& text : {std::string("ab\0cd", 5), std::string("\0", 1),
+                                  std::string("a longer string object\0", 23)}) {
+    Error e = CatchError([&] { length(text); });
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_EQ(e.message(),
+              "Mismatched type on argument #0 when calling `length`: the str contains "
+              "a NUL character (at byte " +
+                  std::to_string(text.find('\0')) + " of " + std::to_string(text.size()) +
+                  "), which a C string would cut short; take it as a std::string or "
+                  "pass bytes instead");
+  }
+  EXPECT_EQ(CatchError([] { Any(std::string("x\0y", 3)).cast<const char*>(); }).kind(),
+            "ValueError");
 }
 
 TEST(FunctionTest, CppExceptionsBecomeErrorsAtTheBoundary) {
