@@ -9,6 +9,7 @@
 
 #include <new>
 #include <string>
+#include <unordered_map>
 
 #include "ffijit/jit.h"
 #include "ffijit/metadata.h"
@@ -17,6 +18,17 @@ namespace ffijit::python {
 
 namespace {
 
+// The Python callable behind each Function made by FunctionFromCallable, by its handle, for the
+// cycle collector (the callable is a reference the handle owns, invisible to Python otherwise).
+// Guarded by the GIL; an entry leaves when its Function is deleted.
+std::unordered_map<TVMFFIObject*, PyObject*>* g_callables = nullptr;
+
+// A callback Function's `self`: its callable, and its handle to unlist when it goes.
+struct PythonCallback {
+  PyObject* callable;
+  TVMFFIObject* handle;
+};
+
 int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   if (!PythonIsAvailable()) {
     TVMFFIErrorSetRaisedFromCStr("RuntimeError",
@@ -24,7 +36,7 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
     return -1;
   }
   PyGILState_STATE state = PyGILState_Ensure();
-  auto* callable = static_cast<PyObject*>(self);
+  PyObject* callable = static_cast<PythonCallback*>(self)->callable;
   int rc = -1;
   PyObject* inline_stack[8];
   PyObject** stack = inline_stack;
@@ -56,9 +68,16 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
 }
 
 void CallbackDeleter(void* self) {
-  if (!PythonIsAvailable()) return;  // Python's objects are gone already
+  auto* callback = static_cast<PythonCallback*>(self);
+  if (!PythonIsAvailable()) {  // Python's objects are gone already
+    delete callback;
+    return;
+  }
   PyGILState_STATE state = PyGILState_Ensure();
-  Py_DECREF(static_cast<PyObject*>(self));
+  if (callback->handle != nullptr) g_callables->erase(callback->handle);
+  PyObject* callable = callback->callable;
+  delete callback;
+  Py_DECREF(callable);
   PyGILState_Release(state);
 }
 
@@ -68,6 +87,17 @@ struct PyNativeCallback {
   PyObject_HEAD ffijit::NativeCallback* callback;
   PyObject* function;  // the ffijit.Function it calls
 };
+
+// The plain convention's errors, which the native caller cannot see, go to sys.unraisablehook.
+void ReportUnraisable(void* data, const char* declaration) {
+  if (!PythonIsAvailable()) return;
+  PyGILState_STATE state = PyGILState_Ensure();
+  auto* self = static_cast<PyNativeCallback*>(data);
+  PyFFIFunction* function = self->function != nullptr ? FunctionOf(self->function) : nullptr;
+  PyObject* callable = function != nullptr ? CallableOf(function->base.handle) : nullptr;
+  WriteUnraisableFromRaised(declaration, callable != nullptr ? callable : self->function);
+  PyGILState_Release(state);
+}
 
 PyTypeObject* g_native_callback_type = nullptr;
 
@@ -129,23 +159,58 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
   }
   reinterpret_cast<PyNativeCallback*>(self)->callback = callback;
   reinterpret_cast<PyNativeCallback*>(self)->function = function;
+  if (!status) callback->SetUnreportedErrorHandler(ReportUnraisable, self);
   return self;
 }
 
-void NativeCallbackDealloc(PyObject* self) {
+// The callable is owned through the Function's handle, which the native callback's state holds
+// too: visited here when this object is all that holds the Function (its builtin and wrapper
+// held once each, the handle by them and the state), so the collector sees every reference.
+int NativeCallbackTraverse(PyObject* self, visitproc visit, void* arg) {
   auto* me = reinterpret_cast<PyNativeCallback*>(self);
+  Py_VISIT(Py_TYPE(self));
+  if (me->function == nullptr) return 0;
+  PyFFIFunction* function = FunctionOf(me->function);
+  if (function != nullptr && me->callback != nullptr && Py_REFCNT(me->function) == 1 &&
+      (me->function == reinterpret_cast<PyObject*>(function) ||
+       Py_REFCNT(reinterpret_cast<PyObject*>(function)) == 1) &&
+      FFIJITHeaderStrongCount(function->base.handle) == 2) {
+    Py_VISIT(CallableOf(function->base.handle));
+  }
+  Py_VISIT(me->function);
+  return 0;
+}
+
+int NativeCallbackClear(PyObject* self) {
+  auto* me = reinterpret_cast<PyNativeCallback*>(self);
+  ffijit::NativeCallback* callback = me->callback;
+  me->callback = nullptr;
+  delete callback;
+  Py_CLEAR(me->function);
+  return 0;
+}
+
+void NativeCallbackDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
-  delete me->callback;
-  Py_XDECREF(me->function);
+  PyObject_GC_UnTrack(self);
+  NativeCallbackClear(self);
   type->tp_free(self);
   Py_DECREF(type);
 }
 
+bool Cleared(PyObject* self) {
+  if (reinterpret_cast<PyNativeCallback*>(self)->callback != nullptr) return false;
+  PyErr_SetString(PyExc_ValueError, "the NativeCallback was cleared by the garbage collector");
+  return true;
+}
+
 PyObject* NativeCallbackAddress(PyObject* self, void*) {
+  if (Cleared(self)) return nullptr;
   return PyLong_FromVoidPtr(reinterpret_cast<PyNativeCallback*>(self)->callback->pointer());
 }
 
 PyObject* NativeCallbackFunction(PyObject* self, void*) {
+  if (Cleared(self)) return nullptr;
   return Py_NewRef(reinterpret_cast<PyNativeCallback*>(self)->function);
 }
 
@@ -168,6 +233,8 @@ PyType_Slot kNativeCallbackSlots[] = {
          "function pointer; keep this object alive as long as the pointer may be called.")},
     {Py_tp_new, reinterpret_cast<void*>(NativeCallbackNew)},
     {Py_tp_dealloc, reinterpret_cast<void*>(NativeCallbackDealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(NativeCallbackTraverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(NativeCallbackClear)},
     {Py_tp_getset, kNativeCallbackGetSet},
     {Py_nb_int, reinterpret_cast<void*>(NativeCallbackInt)},
     {Py_nb_index, reinterpret_cast<void*>(NativeCallbackInt)},
@@ -176,19 +243,39 @@ PyType_Slot kNativeCallbackSlots[] = {
 }  // namespace
 
 TVMFFIObject* FunctionFromCallable(PyObject* callable) {
+  auto* self = new (std::nothrow) PythonCallback{callable, nullptr};
+  if (self == nullptr) {
+    PyErr_NoMemory();
+    return nullptr;
+  }
   TVMFFIObjectHandle out = nullptr;
   Py_INCREF(callable);
-  // On failure the runtime has already released `callable` through CallbackDeleter.
-  if (TVMFFIFunctionCreate(callable, CallbackSafeCall, CallbackDeleter, &out) != 0) {
+  // On failure the runtime has already released `self` through CallbackDeleter.
+  if (TVMFFIFunctionCreate(self, CallbackSafeCall, CallbackDeleter, &out) != 0) {
     RaiseFromFFI();
     return nullptr;
   }
-  return static_cast<TVMFFIObject*>(out);
+  auto* handle = static_cast<TVMFFIObject*>(out);
+  try {
+    g_callables->emplace(handle, callable);
+    self->handle = handle;
+  } catch (const std::bad_alloc&) {
+    TVMFFIObjectDecRef(handle);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  return handle;
+}
+
+PyObject* CallableOf(TVMFFIObject* handle) {
+  auto found = g_callables->find(handle);
+  return found != g_callables->end() ? found->second : nullptr;
 }
 
 bool InitCallbacks(PyObject* module) {
-  PyType_Spec spec{"ffijit.NativeCallback", sizeof(PyNativeCallback), 0, Py_TPFLAGS_DEFAULT,
-                   kNativeCallbackSlots};
+  g_callables = new std::unordered_map<TVMFFIObject*, PyObject*>();
+  PyType_Spec spec{"ffijit.NativeCallback", sizeof(PyNativeCallback), 0,
+                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, kNativeCallbackSlots};
   g_native_callback_type =
       reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, nullptr));
   return g_native_callback_type != nullptr &&

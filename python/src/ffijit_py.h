@@ -28,9 +28,15 @@ struct PyFFIObject {
 // argument #i, the first 64): which are `ndarray` parameters, read only during the call, so a
 // numpy array may travel as a DLTensor view of its buffer; which are `str` parameters, given to
 // the native as a C string, so a str with a NUL inside would be cut short.
+// `ptr` parameters, which take what ctypes' c_void_p takes (ints, ctypes pointers, arrays,
+// byref, buffers); integer and floating-point scalar parameters, which take what Python's
+// numeric protocols give (__index__, __float__: numpy scalars and 0-d arrays).
 struct ArgumentKinds {
   uint64_t tensor_views = 0;
   uint64_t c_strings = 0;
+  uint64_t pointers = 0;
+  uint64_t integers = 0;
+  uint64_t floats = 0;
 };
 
 // ffijit.Function adds its vectorcall entry, whether calls release the GIL, its arguments' kinds,
@@ -47,6 +53,7 @@ struct PyFFIFunction {
   PyMethodDef method;
   int64_t calls_until_entry;  // counted down by CountingEntry
   PyObject* name;             // a str holding method.ml_name's text
+  PyObject* doc;              // a str holding method.ml_doc's text, or NULL
 };
 
 struct PyFFIDevice {
@@ -131,6 +138,10 @@ PyObject* RaiseFromFFI();
 // Raises the current Python exception as the thread's TVM FFI error (for a callback's -1). The
 // exception object is remembered, so the same object comes back to a Python caller.
 void RaisePythonErrorAsFFI();
+// Reports the thread's raised error (a plain-convention callback's, which its native caller
+// cannot see) to sys.unraisablehook as "Exception ignored on calling ffijit callback `decl`",
+// with `obj`; the error stays raised. The original exception when it came from Python.
+void WriteUnraisableFromRaised(const char* declaration, PyObject* obj);
 // The Python exception type for a TVM FFI error kind.
 PyObject* ExceptionTypeForKind(const char* kind, size_t size);
 bool InitErrors(PyObject* module);
@@ -228,7 +239,7 @@ class ArgPack {
   explicit ArgPack(ArgumentKinds kinds = {}) : kinds_(kinds) {}
   ~ArgPack() {
     if (num_owned_ != 0 || values_ != inline_values_ || bytes_overflow_ != nullptr ||
-        num_views_ != 0) {
+        num_views_ != 0 || num_buffers_ != 0) {
       ReleaseAll();
     }
   }
@@ -239,8 +250,22 @@ class ArgPack {
   TVMFFIAny* values() { return values_; }
   // Converts `obj` into values()[i]; false with a Python exception set naming argument #i.
   bool Convert(PyObject* obj, Py_ssize_t i) {
+    if (kinds_.pointers != 0 && IsPointerArgument(i)) return ConvertPointer(obj, &values_[i], i);
     return ConvertScalar(obj, &values_[i]) || ConvertAsciiStr(obj, &values_[i]) ||
            ConvertDeviceOrDataType(obj, &values_[i]) || ConvertValue(obj, &values_[i], this, i);
+  }
+  // Converts `obj` for the `ptr` parameter #where as ctypes' c_void_p would take it (None, an int
+  // address, a ctypes pointer, array, byref() or c_char_p, an object with a writable buffer, held
+  // until the call returns); false with a TypeError naming the argument for anything else.
+  bool ConvertPointer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where);
+  bool IsPointerArgument(Py_ssize_t where) const {
+    return where >= 0 && where < 64 && (kinds_.pointers >> where & 1) != 0;
+  }
+  // 1: argument #where is an integer parameter; 2: a floating-point one; 0: neither.
+  int NumberArgument(Py_ssize_t where) const {
+    if (where < 0 || where >= 64) return 0;
+    if ((kinds_.integers >> where & 1) != 0) return 1;
+    return (kinds_.floats >> where & 1) != 0 ? 2 : 0;
   }
   // Takes ownership of an object reference released after the call; false (the reference
   // released, MemoryError set) when it cannot be recorded.
@@ -312,6 +337,9 @@ class ArgPack {
   ArgumentKinds kinds_;
   int num_views_ = 0;
   TensorView views_[2];
+  // Buffers exported for `ptr` parameters, released after the call.
+  int num_buffers_ = 0;
+  Py_buffer* buffers_ = nullptr;  // room for one per argument, allocated at the first
 };
 
 // What a converted value is, for messages: an argument's position (>= 0) or one of these.
@@ -332,6 +360,8 @@ bool InitFunctionType(PyObject* module);
 PyObject* WrapFunction(TVMFFIObject* handle);
 // A new Function object (owned) calling the Python callable `callable`; NULL with error set.
 TVMFFIObject* FunctionFromCallable(PyObject* callable);
+// The Python callable a Function made by FunctionFromCallable calls (borrowed), else NULL.
+PyObject* CallableOf(TVMFFIObject* handle);
 bool InitCallbacks(PyObject* module);
 
 // Calls `func` with packed values, the GIL held or released, and boxes the result.
