@@ -138,6 +138,7 @@ struct FormattedTraceback {
 };
 std::vector<FormattedTraceback>* g_formatted = nullptr;
 constexpr size_t kMaxFormatted = 16;
+constexpr size_t kMaxTracebackText = 16 * 1024;
 
 Py_ssize_t ChainLength(PyObject* tb) {
   Py_ssize_t n = 0;
@@ -177,11 +178,21 @@ std::string TracebackText(PyObject* exc, PyObject* tb) {
   }
   std::string text = FormatTraceback(tb, fresh);
   if (fresh < length && known != nullptr) text += known->text;
+  // Native callers get the innermost entries (where it was raised) up to a bound, so that each
+  // crossing copies a bounded text: the Python exception keeps its whole traceback.
+  bool cut = false;
+  if (text.size() > kMaxTracebackText) {
+    size_t from = text.find("\n  File ", text.size() - kMaxTracebackText);
+    text.erase(0, from == std::string::npos ? text.size() - kMaxTracebackText : from + 1);
+    cut = true;
+  }
+  const char* const kCutMark =
+      "  [outer entries omitted; the Python exception has the whole traceback]\n";
   if (known == nullptr) {
     PyObject* ref = PyWeakref_NewRef(exc, nullptr);
     if (ref == nullptr) {  // an exception type without weak references: formatted in full
       PyErr_Clear();
-      return text;
+      return cut ? kCutMark + text : text;
     }
     if (g_formatted->size() == kMaxFormatted) {
       Py_DECREF(g_formatted->front().alive);
@@ -193,7 +204,7 @@ std::string TracebackText(PyObject* exc, PyObject* tb) {
   known->head = tb;
   known->length = length;
   known->text = text;
-  return text;
+  return cut ? kCutMark + text : text;
 }
 
 }  // namespace
