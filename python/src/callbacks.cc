@@ -7,6 +7,9 @@
 // Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
 
+#include <time.h>
+
+#include <cstdlib>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -29,12 +32,47 @@ struct PythonCallback {
   TVMFFIObject* handle;
 };
 
+// How long a callback on a thread without the GIL waits while one call holds it
+// (FFIJIT_CALLBACK_GIL_WAIT_MS, read at import).
+int64_t g_gil_wait_ms = 1000;
+
+// Before a thread that lacks the GIL waits for it: when a native call holds the GIL (registered
+// with release_gil=False) and that very call is still running after g_gil_wait_ms, the thread
+// would most likely wait forever (the native waits for this thread: the usual pattern of a native
+// that starts threads calling back and joins them). false then, with a RuntimeError raised that
+// names the function and the fix. Any other holder of the GIL (Python code, a call that ends)
+// hands it over in the ordinary way.
+bool MayWaitForTheGil() {
+  const void* holder = __atomic_load_n(&g_lock_holder, __ATOMIC_RELAXED);
+  if (holder == nullptr || PyGILState_Check()) return true;
+  const uint64_t calls = __atomic_load_n(&g_lock_calls, __ATOMIC_RELAXED);
+  for (int64_t waited = 0; waited < g_gil_wait_ms; ++waited) {
+    timespec one_ms{0, 1000000};
+    nanosleep(&one_ms, nullptr);
+    if (__atomic_load_n(&g_lock_holder, __ATOMIC_RELAXED) != holder ||
+        __atomic_load_n(&g_lock_calls, __ATOMIC_RELAXED) != calls) {
+      return true;
+    }
+  }
+  std::string message =
+      "a Python callback called from a thread without the GIL cannot run: the GIL is held by a "
+      "call of `" +
+      std::string(static_cast<const char*>(holder)) +
+      "`, which does not release it (release_gil=False) and has not returned in " +
+      std::to_string(g_gil_wait_ms) +
+      " ms; a native that calls Python back from threads of its own, and waits for them, must be "
+      "registered with release_gil=True";
+  TVMFFIErrorSetRaisedFromCStr("RuntimeError", message.c_str());
+  return false;
+}
+
 int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   if (!PythonIsAvailable()) {
     TVMFFIErrorSetRaisedFromCStr("RuntimeError",
                                  "a Python callback was called while Python is shutting down");
     return -1;
   }
+  if (!MayWaitForTheGil()) return -1;
   PyGILState_STATE state = PyGILState_Ensure();
   PyObject* callable = static_cast<PythonCallback*>(self)->callable;
   int rc = -1;
@@ -274,6 +312,16 @@ PyObject* CallableOf(TVMFFIObject* handle) {
 
 bool InitCallbacks(PyObject* module) {
   g_callables = new std::unordered_map<TVMFFIObject*, PyObject*>();
+  if (const char* wait = std::getenv("FFIJIT_CALLBACK_GIL_WAIT_MS"); wait != nullptr) {
+    char* end = nullptr;
+    long long ms = std::strtoll(wait, &end, 10);
+    if (end == wait || *end != '\0' || ms < 0) {
+      PyErr_Format(PyExc_ValueError,
+                   "FFIJIT_CALLBACK_GIL_WAIT_MS must be a number of milliseconds, not '%s'", wait);
+      return false;
+    }
+    g_gil_wait_ms = ms;
+  }
   PyType_Spec spec{"ffijit.NativeCallback", sizeof(PyNativeCallback), 0,
                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, kNativeCallbackSlots};
   g_native_callback_type =

@@ -54,7 +54,33 @@ struct PyFFIFunction {
   int64_t calls_until_entry;  // counted down by CountingEntry
   PyObject* name;             // a str holding method.ml_name's text
   PyObject* doc;              // a str holding method.ml_doc's text, or NULL
+  const char* lock_name;      // ml_name's text, interned for the life of the process
 };
+
+// Which call holds the GIL without releasing it: the lock_name of the function a thread calls
+// with the GIL held (NULL: none), and how many such calls began, written by that thread (the
+// generic path and generated entries) as relaxed atomic words and read by callbacks from native
+// threads that wait for the GIL.
+extern const void* g_lock_holder;
+extern uint64_t g_lock_calls;
+// Records a call made with the GIL held for its duration.
+class HoldingLock {
+ public:
+  explicit HoldingLock(const char* name)
+      : previous_(__atomic_load_n(&g_lock_holder, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&g_lock_holder, static_cast<const void*>(name), __ATOMIC_RELAXED);
+    __atomic_store_n(&g_lock_calls, __atomic_load_n(&g_lock_calls, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+  }
+  ~HoldingLock() { __atomic_store_n(&g_lock_holder, previous_, __ATOMIC_RELAXED); }
+  HoldingLock(const HoldingLock&) = delete;
+  HoldingLock& operator=(const HoldingLock&) = delete;
+
+ private:
+  const void* previous_;
+};
+// `name`'s text kept for the life of the process (one copy per distinct name).
+const char* InternName(const char* name);
 
 struct PyFFIDevice {
   PyObject_HEAD DLDevice device;
@@ -365,7 +391,10 @@ PyObject* CallableOf(TVMFFIObject* handle);
 bool InitCallbacks(PyObject* module);
 
 // Calls `func` with packed values, the GIL held or released, and boxes the result.
-PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil);
+// `lock_name`: the function named when a call holding the GIL makes a native thread's callback
+// give up waiting for it.
+PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil,
+                     const char* lock_name = "a function");
 // After a packed call returned rc != 0: the Python exception for it. Always returns NULL.
 PyObject* RaiseCallFailure(int rc);
 // The ffijit.Function behind a Python callable: the Function object itself or the builtin

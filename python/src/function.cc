@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <structmember.h>
@@ -228,6 +229,7 @@ Py_ssize_t KeywordPosition(TVMFFIObject* handle, const char* name) {
                                 static_cast<int32_t>(num_kwargs), &result);
     Py_END_ALLOW_THREADS;
   } else {
+    HoldingLock holding(function->lock_name);
     rc = FFIJITCallWithKeywords(function->base.handle, pack.values(),
                                 static_cast<int32_t>(num_args), names, pack.values() + num_args,
                                 static_cast<int32_t>(num_kwargs), &result);
@@ -304,7 +306,7 @@ PyObject* GenericEntry(PyObject* self, PyObject* const* args, Py_ssize_t num_arg
   }
   if (num_kwargs != 0) return CallWithKeywords(function, pack, args, num_args, kwnames);
   return CallPacked(function->base.handle, pack.values(), static_cast<int32_t>(num_args),
-                    function->release_gil);
+                    function->release_gil, function->lock_name);
 }
 
 namespace {
@@ -569,7 +571,16 @@ PyObject* DlSym(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 }  // namespace
 
-PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil) {
+const void* g_lock_holder = nullptr;
+uint64_t g_lock_calls = 0;
+
+const char* InternName(const char* name) {
+  static auto* names = new std::unordered_set<std::string>();  // never freed: read without the GIL
+  return names->insert(name).first->c_str();
+}
+
+PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil,
+                     const char* lock_name) {
   TVMFFIAny result;
   result.type_index = kTVMFFINone;
   result.zero_padding = 0;
@@ -581,6 +592,7 @@ PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool releas
     rc = safe_call(func, args, n, &result);
     Py_END_ALLOW_THREADS;
   } else {
+    HoldingLock holding(lock_name);
     rc = safe_call(func, args, n, &result);
   }
   if (rc != 0) return RaiseCallFailure(rc);
@@ -656,6 +668,7 @@ PyObject* WrapFunction(TVMFFIObject* handle) {
       return nullptr;
     }
   }
+  self->lock_name = InternName(self->method.ml_name);
   ChooseFirstEntry(self);
   PyObject* callable = PyCFunction_NewEx(&self->method, reinterpret_cast<PyObject*>(self), nullptr);
   Py_DECREF(self);  // the builtin holds it

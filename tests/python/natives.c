@@ -396,3 +396,43 @@ EXPORT int py_take_raised(void) {
   TVMFFIObjectDecRef(error);
   return -1;
 }
+
+/* ---- a native that calls back from a thread of its own and joins it (test_threads.py) ---- */
+
+struct PointerCall {
+  int (*f)(int64_t, int64_t*);
+  int64_t x, result;
+  int rc;
+  TVMFFIObjectHandle error;
+};
+
+static void* CallPointerOnThread(void* arg) {
+  struct PointerCall* call = (struct PointerCall*)arg;
+  call->error = NULL;
+  call->rc = call->f(call->x, &call->result);
+  if (call->rc != 0) TVMFFIErrorMoveFromRaised(&call->error);
+  return NULL;
+}
+
+/* Status convention, {"a":["ptr","i64"],"r":["i64"]}: calls the status-convention callback f(x)
+ * on a new thread and waits for it; the thread's error is raised in the calling thread. */
+EXPORT int py_call_pointer_on_thread(int (*f)(int64_t, int64_t*), int64_t x, int64_t* out) {
+  struct PointerCall call = {f, x, 0, 0, NULL};
+  pthread_t id;
+  if (pthread_create(&id, NULL, CallPointerOnThread, &call) != 0) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "py_call_pointer_on_thread: no thread");
+    return -1;
+  }
+  pthread_join(id, NULL);
+  if (call.rc != 0) {
+    if (call.error != NULL) {
+      TVMFFIErrorSetRaised(call.error);
+      TVMFFIObjectDecRef(call.error);
+    } else {
+      TVMFFIErrorSetRaisedFromCStr("RuntimeError", "the thread's callback failed without an error");
+    }
+    return -1;
+  }
+  *out = call.result;
+  return 0;
+}
