@@ -139,6 +139,29 @@ def test_an_object_owning_its_function_is_collected():
     assert alive() is None
 
 
+def test_an_object_owning_an_array_of_its_callbacks_is_collected():
+    identity = ffijit.function(lambda array: array)
+
+    class Handlers:
+        def __init__(self):
+            # A list becomes an Array of Functions calling the bound methods.
+            self.handlers = identity([self.on_a, self.on_b])
+
+        def on_a(self):
+            return "a"
+
+        def on_b(self):
+            return "b"
+
+    owner = Handlers()
+    assert isinstance(owner.handlers, ffijit.Array)
+    assert [f() for f in owner.handlers] == ["a", "b"]
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert alive() is None
+
+
 def test_a_registered_callback_is_not_collected():
     # The global registry holds the Function: the owner stays as long as its name.
     owner = Owner(lambda f: ffijit.register_func("pytest.semantics.owner", f, override=True))
