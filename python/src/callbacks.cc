@@ -123,7 +123,8 @@ void CallbackDeleter(void* self) {
 
 struct PyNativeCallback {
   PyObject_HEAD ffijit::NativeCallback* callback;
-  PyObject* function;  // the ffijit.Function it calls
+  PyObject* function;     // the ffijit.Function it calls
+  PyObject* description;  // for repr(): what it calls and its C signature, a str
 };
 
 // The plain convention's errors, which the native caller cannot see, go to sys.unraisablehook.
@@ -135,6 +136,21 @@ void ReportUnraisable(void* data, const char* declaration) {
   PyObject* callable = function != nullptr ? CallableOf(function->base.handle) : nullptr;
   WriteUnraisableFromRaised(declaration, callable != nullptr ? callable : self->function);
   PyGILState_Release(state);
+}
+
+// "<callable's qualified name><canonical signature>", e.g. "compare(ptr, ptr) -> i32".
+PyObject* DescribeCallback(PyObject* func, const ffijit::Signature& signature) {
+  PyObject* name = PyObject_GetAttrString(func, "__qualname__");
+  if (name == nullptr || !PyUnicode_Check(name)) {
+    PyErr_Clear();
+    Py_XDECREF(name);
+    name = PyObject_Repr(func);
+    if (name == nullptr) return nullptr;
+  }
+  std::string text = ffijit::CanonicalString(signature);
+  PyObject* described = PyUnicode_FromFormat("%U%s", name, text.c_str());
+  Py_DECREF(name);
+  return described;
 }
 
 PyTypeObject* g_native_callback_type = nullptr;
@@ -170,21 +186,30 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
     return nullptr;
   }
   ffijit::NativeCallback* callback = nullptr;
+  PyObject* description = nullptr;
   try {
     ffijit::Signature signature =
         ffijit::ParseMetadata(std::string_view(sig, static_cast<size_t>(sig_size)), *parsed_format);
     if (status) signature.convention = ffijit::CallConvention::kStatus;
+    description = DescribeCallback(func, signature);
+    if (description == nullptr) {
+      Py_DECREF(function);
+      return nullptr;
+    }
     TVMFFIObject* handle = FunctionOf(function)->base.handle;
     TVMFFIObjectIncRef(handle);
     callback = new ffijit::NativeCallback(ffijit::Function::Adopt(handle), signature);
   } catch (const ffijit::Error& e) {
+    Py_XDECREF(description);
     Py_DECREF(function);
     e.SetRaised();
     return RaiseFromFFI();
   } catch (const std::bad_alloc&) {
+    Py_XDECREF(description);
     Py_DECREF(function);
     return PyErr_NoMemory();
   } catch (const std::exception& e) {
+    Py_XDECREF(description);
     Py_DECREF(function);
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return nullptr;
@@ -192,13 +217,24 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
   PyObject* self = type->tp_alloc(type, 0);
   if (self == nullptr) {
     delete callback;
+    Py_DECREF(description);
     Py_DECREF(function);
     return nullptr;
   }
   reinterpret_cast<PyNativeCallback*>(self)->callback = callback;
   reinterpret_cast<PyNativeCallback*>(self)->function = function;
+  reinterpret_cast<PyNativeCallback*>(self)->description = description;
   if (!status) callback->SetUnreportedErrorHandler(ReportUnraisable, self);
   return self;
+}
+
+PyObject* NativeCallbackRepr(PyObject* self) {
+  auto* me = reinterpret_cast<PyNativeCallback*>(self);
+  if (me->callback == nullptr) {
+    return PyUnicode_FromFormat("<ffijit.NativeCallback %U (cleared)>", me->description);
+  }
+  return PyUnicode_FromFormat("<ffijit.NativeCallback %U at %p>", me->description,
+                              me->callback->pointer());
 }
 
 // The callable is owned through the Function's handle, which the native callback's state holds
@@ -232,6 +268,7 @@ void NativeCallbackDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
   NativeCallbackClear(self);
+  Py_XDECREF(reinterpret_cast<PyNativeCallback*>(self)->description);
   type->tp_free(self);
   Py_DECREF(type);
 }
@@ -273,6 +310,7 @@ PyType_Slot kNativeCallbackSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(NativeCallbackDealloc)},
     {Py_tp_traverse, reinterpret_cast<void*>(NativeCallbackTraverse)},
     {Py_tp_clear, reinterpret_cast<void*>(NativeCallbackClear)},
+    {Py_tp_repr, reinterpret_cast<void*>(NativeCallbackRepr)},
     {Py_tp_getset, kNativeCallbackGetSet},
     {Py_nb_int, reinterpret_cast<void*>(NativeCallbackInt)},
     {Py_nb_index, reinterpret_cast<void*>(NativeCallbackInt)},

@@ -112,9 +112,11 @@ int IsCtypesPointer(PyObject* obj);
 inline TVMFFIObject* HandleOf(PyObject* self) {
   return reinterpret_cast<PyFFIObject*>(self)->handle;
 }
-// A heap type of ffijit.Object's layout, subclassable, added to `module` as `attribute`.
+// A heap type of ffijit.Object's layout (or a larger one beginning with it: `size`),
+// subclassable, added to `module` as `attribute`.
 PyTypeObject* MakeObjectType(PyObject* module, const char* name, PyType_Slot* slots,
-                             PyTypeObject* base, const char* attribute);
+                             PyTypeObject* base, const char* attribute,
+                             int size = sizeof(PyFFIObject));
 // A new Python wrapper of `handle` of the most specific wrapper type; steals the reference.
 PyObject* WrapObject(TVMFFIObject* handle);
 // A new wrapper of `handle` (stolen) of exactly `type`.
@@ -132,6 +134,9 @@ inline void ReleaseAny(TVMFFIAny* any) {
 PyObject* StrFromBytes(const char* data, size_t size);
 bool InitObjectTypes(PyObject* module);
 bool InitModuleType(PyObject* module);
+// False, with the OSError Python's open() would raise (FileNotFoundError, PermissionError,
+// IsADirectoryError; `filename` is `path`), when the file `path` (a str) cannot be read.
+bool CheckFileReadable(PyObject* path);
 
 // ---- Device and DataType (dtypes.cc) ----
 bool InitValueTypes(PyObject* module);

@@ -13,6 +13,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -550,14 +552,28 @@ PyObject* DlSym(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_ssize_t size;
   if (!Utf8Of(args[0], "library path", &path, &size)) return nullptr;
   if (!Utf8Of(args[1], "symbol", &symbol, &size)) return nullptr;
+  // A path (not a name dlopen searches for) that cannot be opened: the OSError open() raises.
+  if (std::strchr(path, '/') != nullptr && !CheckFileReadable(args[0])) return nullptr;
   void* library;
   Py_BEGIN_ALLOW_THREADS;  // a library's initialisers may run Python callbacks on other threads
   library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   Py_END_ALLOW_THREADS;
   if (library == nullptr) {
     const char* reason = dlerror();
-    PyErr_Format(PyExc_ValueError, "cannot load the library %R: %s", args[0],
-                 reason != nullptr ? reason : "unknown reason");
+    if (reason == nullptr) reason = "unknown reason";
+    // glibc ends the reason with strerror() of the failed open: a name found nowhere on the
+    // search path is ENOENT (FileNotFoundError); any other failure (not an ELF file, a missing
+    // dependency or symbol) ELIBBAD, a plain OSError. Both carry the library in `filename`.
+    const char* missing = std::strerror(ENOENT);
+    size_t reason_size = std::strlen(reason), missing_size = std::strlen(missing);
+    bool not_found = reason_size >= missing_size &&
+                     std::strcmp(reason + reason_size - missing_size, missing) == 0;
+    PyObject* error =
+        PyObject_CallFunction(PyExc_OSError, "isO", not_found ? ENOENT : ELIBBAD, reason, args[0]);
+    if (error != nullptr) {
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error)), error);
+      Py_DECREF(error);
+    }
     return nullptr;
   }
   dlerror();

@@ -351,13 +351,13 @@ PyType_Slot kMapSlots[] = {
 }  // namespace
 
 PyTypeObject* MakeObjectType(PyObject* module, const char* name, PyType_Slot* slots,
-                             PyTypeObject* base, const char* attribute) {
+                             PyTypeObject* base, const char* attribute, int size) {
   // Types that say how to traverse what they hold take part in cyclic GC.
   unsigned int flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
   for (const PyType_Slot* slot = slots; slot->slot != 0; ++slot) {
     if (slot->slot == Py_tp_traverse) flags |= Py_TPFLAGS_HAVE_GC;
   }
-  PyType_Spec spec{name, sizeof(PyFFIObject), 0, flags, slots};
+  PyType_Spec spec{name, size, 0, flags, slots};
   PyObject* bases = base == nullptr ? nullptr : PyTuple_Pack(1, base);
   auto* type = reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, bases));
   Py_XDECREF(bases);

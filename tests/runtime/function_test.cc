@@ -343,6 +343,46 @@ TEST(FunctionTest, NullDeleterMeansNothingRunsAtDestruction) {
   EXPECT_EQ(state.deleted, 0);
 }
 
+// Listings hand out the registry's own name Strings: two listings, and the functor TVM FFI's
+// Python package lists through, share one object per name instead of copying it.
+TEST(RegistryTest, ListingsShareTheRegistrysNameObjects) {
+  const std::string name = "registry_test.a_name_longer_than_a_small_string";
+  SetGlobalFunction(name, Function::FromTyped([](int x) { return x; }));
+  auto name_object = [&](const ffijit::Array& names) -> const TVMFFIObject* {
+    for (int64_t i = 0; i < names.size(); ++i) {
+      const ffijit::AnyView item = names[i];
+      if (item.raw().type_index == kTVMFFIStr && item.cast<std::string>() == name) {
+        return item.raw().v_obj;
+      }
+    }
+    return nullptr;
+  };
+  auto list = [] {
+    TVMFFIObjectHandle handle = nullptr;
+    EXPECT_EQ(FFIJITFunctionListGlobals(&handle), 0);
+    return ffijit::Array(ffijit::ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle)));
+  };
+  const ffijit::Array first = list();
+  const ffijit::Array second = list();
+  const TVMFFIObject* shared = name_object(first);
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(name_object(second), shared);
+
+  Function functor =
+      GetGlobalFunctionOrThrow("ffi.FunctionListGlobalNamesFunctor")().cast<Function>();
+  const int64_t count = functor(-1).cast<int64_t>();
+  EXPECT_EQ(count, first.size());
+  bool found = false;
+  for (int64_t i = 0; i < count; ++i) {
+    Any item = functor(i);
+    if (item.raw().type_index == kTVMFFIStr && item.raw().v_obj == shared) found = true;
+  }
+  EXPECT_TRUE(found);
+  RemoveGlobalFunction(name);
+  // A listing taken before the removal keeps its names alive (ASan would see a freed String).
+  EXPECT_EQ(name_object(first), shared);
+}
+
 TEST(RegistryTest, SetGetListRemove) {
   Function f = Function::FromTyped([](int x) { return x + 1; });
   SetGlobalFunction("registry_test.inc", f);
