@@ -14,8 +14,9 @@
 #   ./build.sh tsan    build and run the threaded suites (runtime, interpreter, JIT, modules) under
 #                      TSan
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
-#                      for FUZZ_SECONDS (30) each (fuzz_values, hostile call values on both
-#                      tiers, and the object and IR loaders in a JIT-enabled build);
+#                      for FUZZ_SECONDS (30) each (the metadata parsers, hand-made DLPack
+#                      structs, hostile call values on both tiers, and the object and IR loaders
+#                      in a JIT-enabled build);
 #                      FUZZ_OBJECTS=0 replays the object loader's seeds without mutating
 #   ./build.sh bench   build and run ffijit_bench (Release)
 #   ./build.sh report  run the benchmarks once; write docs/performance.{md,svg} and the README table
@@ -188,8 +189,8 @@ case "$cmd" in
     ;;
   fuzz)
     deps
-    # One JIT-enabled build holds every target: the parsers, the JIT module loaders and hostile call
-    # values (both tiers must answer alike).
+    # One JIT-enabled build holds every target: the parsers, the DLPack imports, the JIT module
+    # loaders and hostile call values (both tiers must answer alike).
     CC=clang-19 CXX=clang++-19 build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF \
       -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON

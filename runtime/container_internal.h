@@ -11,9 +11,10 @@
 
 namespace ffijit::internal {
 
-// TVM FFI's AnyEqual as map keys use it: strings (bytes) by content whatever their form,
-// anything else by type index and bits.
-bool AnyEqual(const TVMFFIAny& a, const TVMFFIAny& b) noexcept;
+// TVM FFI's AnyEqual as map keys use it: strings (bytes) by content whatever their form, objects
+// whose type has an `__any_equal__` hook (v0.1.13) through it, anything else by type index and
+// bits. Throws what a hook raises.
+bool AnyEqual(const TVMFFIAny& a, const TVMFFIAny& b);
 
 #if FFIJIT_TVM_FFI_HAS_LIST_DICT
 // Every List function takes a live List object (type kTVMFFIList) and throws ffijit::Error:

@@ -28,6 +28,7 @@
 // When ffijit outgrows a dict's storage it moves the entries to new storage (a malloc'ed small
 // buffer or dense blocks, each with a data_deleter) and frees the old through the old
 // data_deleter, whatever made it.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -43,6 +44,7 @@
 #include "ffijit/object.h"
 #include "internal.h"
 #include "tvm_ffi_cxx/hashing.h"
+#include "tvm_ffi_cxx/shims.h"
 
 namespace ffijit {
 namespace {
@@ -223,6 +225,10 @@ constexpr uint64_t kProbeDistance[126] = {0,
 constexpr int kJumpCount = 126;
 
 // ---- Key hashing and equality (TVM FFI's AnyHash/AnyEqual, extended to borrowed views) ----
+//
+// One path for every map whoever made it: header code's AnyHash/AnyEqual and these must agree, or
+// a key one side inserted is not found by the other. Either may throw (a key hook's error, as an
+// ffijit::Error); every caller below hashes and compares before it changes a map.
 
 using details::IsBytesForm;
 using details::IsStrForm;
@@ -230,8 +236,85 @@ using details::IsStrForm;
 using internal::HashBytes;
 using internal::HashCombine;
 
+// The revision with structural keys (v0.1.13) is the one whose AnyHash/AnyEqual consult the
+// hooks; at e98b94e1 header code hashes every object key by its address, and so does ffijit.
+#if FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
+// The `__any_hash__` or `__any_equal__` entry of an object key's type, or NULL. Columns are never
+// freed once made, so a found one is kept; its entries are read live, as header code reads them.
+const TVMFFIAny* KeyHook(int32_t type_index, std::atomic<const TVMFFITypeAttrColumn*>* cache,
+                         const char* name) {
+  const TVMFFITypeAttrColumn* column = cache->load(std::memory_order_acquire);
+  if (column == nullptr) {
+    const TVMFFIByteArray key{name, std::strlen(name)};
+    column = TVMFFIGetTypeAttrColumn(&key);
+    if (column == nullptr) return nullptr;
+    cache->store(column, std::memory_order_release);
+  }
+  const TVMFFIAny* entry = FFIJITTypeAttrColumnEntry(column, type_index);
+  return entry != nullptr && entry->type_index != kTVMFFINone ? entry : nullptr;
+}
+
+std::atomic<const TVMFFITypeAttrColumn*> g_hash_column{nullptr};
+std::atomic<const TVMFFITypeAttrColumn*> g_equal_column{nullptr};
+
+[[noreturn]] void ThrowBadHook(const char* name, int32_t type_index, const std::string& what) {
+  throw Error("TypeError", std::string("the `") + name + "` hook of type `" +
+                               TypeIndexToKey(type_index) + "` " + what);
+}
+
+// Calls a hook entry: a function pointer taking `const Any&`s (a C++ function that reports
+// failure by throwing tvm::ffi::Error) or an ffi.Function. Returns the result as a TVMFFIAny the
+// caller must check (and own, for a Function).
+template <typename Pointer, typename... Args>
+TVMFFIAny CallHook(const TVMFFIAny& hook, const char* name, int32_t type_index,
+                   const Args&... args) {
+  TVMFFIAny result{};
+  if (hook.type_index == kTVMFFIOpaquePtr) {
+    auto fn = reinterpret_cast<Pointer>(hook.v_ptr);
+    if (fn == nullptr) ThrowBadHook(name, type_index, "is a NULL function pointer");
+    const auto value = internal::WithFfijitErrors([&] { return fn(&args...); });
+    result.type_index = sizeof...(Args) == 1 ? kTVMFFIInt : kTVMFFIBool;
+    result.v_int64 = static_cast<int64_t>(value);
+    return result;
+  }
+  if (hook.type_index != kTVMFFIFunction) {
+    ThrowBadHook(name, type_index,
+                 "is a `" + TypeIndexToKey(hook.type_index) +
+                     "`, neither a function pointer nor a Function");
+  }
+  TVMFFIAny call_args[] = {args...};
+  if (TVMFFIFunctionCall(hook.v_obj, call_args, sizeof...(Args), &result) != 0) {
+    throw Error::MoveFromRaised();
+  }
+  return result;
+}
+
+uint64_t HookHash(const TVMFFIAny& hook, const TVMFFIAny& key) {
+  TVMFFIAny result =
+      CallHook<int64_t (*)(const TVMFFIAny*)>(hook, "__any_hash__", key.type_index, key);
+  if (result.type_index != kTVMFFIInt) {
+    const std::string got = TypeIndexToKey(result.type_index);
+    internal::ReleaseAny(&result);
+    ThrowBadHook("__any_hash__", key.type_index, "returned a `" + got + "`, not an int");
+  }
+  return static_cast<uint64_t>(result.v_int64);
+}
+
+bool HookEqual(const TVMFFIAny& hook, const TVMFFIAny& a, const TVMFFIAny& b) {
+  TVMFFIAny result = CallHook<bool (*)(const TVMFFIAny*, const TVMFFIAny*)>(hook, "__any_equal__",
+                                                                            a.type_index, a, b);
+  if (result.type_index != kTVMFFIBool) {
+    const std::string got = TypeIndexToKey(result.type_index);
+    internal::ReleaseAny(&result);
+    ThrowBadHook("__any_equal__", a.type_index, "returned a `" + got + "`, not a bool");
+  }
+  return result.v_int64 != 0;
+}
+#endif  // FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
+
 // Every string form hashes as its characters under the Str type index (every bytes form under
-// Bytes), so a borrowed "abc" finds a SmallStr or Str key "abc"; anything else by its bits.
+// Bytes), so a borrowed "abc" finds a SmallStr or Str key "abc"; an object whose type has an
+// `__any_hash__` hook by what the hook says, under its type index; anything else by its bits.
 uint64_t KeyHash(const TVMFFIAny& key) {
   std::string_view chars;
   if (IsStrForm(key.type_index) && internal::ViewBytes(key, &chars)) {
@@ -240,9 +323,18 @@ uint64_t KeyHash(const TVMFFIAny& key) {
   if (IsBytesForm(key.type_index) && internal::ViewBytes(key, &chars)) {
     return HashCombine(kTVMFFIBytes, HashBytes(chars));
   }
+#if FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
+  if (key.type_index >= kTVMFFIStaticObjectBegin) {
+    if (const TVMFFIAny* hook = KeyHook(key.type_index, &g_hash_column, "__any_hash__")) {
+      return HashCombine(static_cast<uint64_t>(key.type_index), HookHash(*hook, key));
+    }
+  }
+#endif
   return HashCombine(static_cast<uint64_t>(static_cast<int64_t>(key.type_index)), key.v_uint64);
 }
 
+// Strings (bytes) by content whatever their form; the same bits are equal; two objects of one
+// type with an `__any_equal__` hook as the hook says; anything else is not equal.
 bool KeyEqual(const TVMFFIAny& a, const TVMFFIAny& b) {
   bool both_str = IsStrForm(a.type_index) && IsStrForm(b.type_index);
   bool both_bytes = IsBytesForm(a.type_index) && IsBytesForm(b.type_index);
@@ -250,7 +342,16 @@ bool KeyEqual(const TVMFFIAny& a, const TVMFFIAny& b) {
     std::string_view x, y;
     return internal::ViewBytes(a, &x) && internal::ViewBytes(b, &y) && x == y;
   }
-  return a.type_index == b.type_index && a.v_uint64 == b.v_uint64;
+  if (a.type_index != b.type_index) return false;
+  if (a.v_uint64 == b.v_uint64) return true;
+#if FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT
+  if (a.type_index >= kTVMFFIStaticObjectBegin) {
+    if (const TVMFFIAny* hook = KeyHook(a.type_index, &g_equal_column, "__any_equal__")) {
+      return HookEqual(*hook, a, b);
+    }
+  }
+#endif
+  return false;
 }
 
 // ---- Dense layout: slot addressing ----
@@ -346,12 +447,22 @@ void MoveItem(DenseMapObject* map, const DenseView& v, uint64_t from, uint64_t t
   }
 }
 
-// Inserts a key known to be absent (ownership of key and value passes to the map). false when
-// the table has no room within probing reach; the caller then rebuilds a bigger table, so a
-// partly done relocation is never observed.
-bool DenseInsertNew(DenseMapObject* map, const TVMFFIAny& key, const TVMFFIAny& value) {
+// What a relocating insertion changed (metadata bytes as they were, items moved), so that an
+// insertion that runs out of room midway can put the table back as it was.
+struct Journal {
+  std::vector<std::pair<uint64_t, uint8_t>> metas;
+  std::vector<std::pair<uint64_t, uint64_t>> moves;  // from, to
+};
+
+// Inserts a key known to be absent, whose hash is `hash` (ownership of key and value passes to
+// the map). false when the table has no room within probing reach; the caller then rebuilds a
+// bigger table. With a journal, a false return leaves the table exactly as it was; without one
+// (a table being built, discarded on failure) it may be left half relocated. Throws only before
+// it changes anything (a hook hashing the key it relocates; std::bad_alloc for the journal).
+bool DenseInsertNew(DenseMapObject* map, uint64_t hash, const TVMFFIAny& key,
+                    const TVMFFIAny& value, Journal* journal) {
   DenseView v = ViewOf(map);
-  uint64_t home = HomeSlot(KeyHash(key), map->fib_shift);
+  uint64_t home = HomeSlot(hash, map->fib_shift);
   uint64_t slot;
   if (v.IsEmpty(home)) {
     slot = home;
@@ -365,8 +476,20 @@ bool DenseInsertNew(DenseMapObject* map, const TVMFFIAny& key, const TVMFFIAny& 
     v.SetJump(last, jump);
   } else {
     // `home` holds a tail of another key's list: move that list from `home` on to empty slots,
-    // then take `home` as the new list's head.
+    // then take `home` as the new list's head. Everything that can throw happens first.
     uint64_t other_home = HomeSlot(KeyHash(v.item(home).kv.key), map->fib_shift);
+    if (journal != nullptr) {
+      uint64_t length = 0;
+      for (uint64_t i = home; i != kNoSlot; i = v.Next(i)) ++length;
+      journal->metas.clear();
+      journal->moves.clear();
+      journal->metas.reserve(3 * length + 1);
+      journal->moves.reserve(length);
+    }
+    auto set_meta = [&](uint64_t i, uint8_t meta) {
+      if (journal != nullptr) journal->metas.emplace_back(i, v.meta(i));
+      v.meta(i) = meta;
+    };
     uint64_t writer = other_home;
     while (v.Next(writer) != home) writer = v.Next(writer);
     uint64_t reader = home;
@@ -374,13 +497,24 @@ bool DenseInsertNew(DenseMapObject* map, const TVMFFIAny& key, const TVMFFIAny& 
     while (reader != kNoSlot) {
       uint64_t target;
       uint8_t jump;
-      if (!v.NextEmpty(writer, &target, &jump)) return false;
+      if (!v.NextEmpty(writer, &target, &jump)) {
+        if (journal != nullptr) {  // undo, newest first: items back, then the metadata
+          for (auto it = journal->moves.rbegin(); it != journal->moves.rend(); ++it) {
+            MoveItem(map, v, it->second, it->first);
+          }
+          for (auto it = journal->metas.rbegin(); it != journal->metas.rend(); ++it) {
+            v.meta(it->first) = it->second;
+          }
+        }
+        return false;
+      }
       uint64_t after = v.Next(reader);
       MoveItem(map, v, reader, target);
-      v.meta(target) = kTailBit;
-      v.meta(reader) = first ? kProtectedMeta : kEmptyMeta;
+      if (journal != nullptr) journal->moves.emplace_back(reader, target);
+      set_meta(target, kTailBit);
+      set_meta(reader, first ? kProtectedMeta : kEmptyMeta);
       first = false;
-      v.SetJump(writer, jump);
+      set_meta(writer, static_cast<uint8_t>((v.meta(writer) & kTailBit) | jump));
       writer = target;
       reader = after;
     }
@@ -420,11 +554,12 @@ void MapDeleter(void* self, int flags) {
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(map);
 }
 
-// Builds dense storage holding `entries` (owned, keys distinct; their references move in) into
-// `table`'s data/slots/size/fib_shift/iteration fields, doubling the table while some key lands
-// out of probing reach (pathological hashes). Throws std::bad_alloc, the entries then still
-// belonging to the caller.
-void BuildDenseTable(const std::vector<KeyValue>& entries, DenseMapObject* table) {
+// Builds dense storage holding `entries` (owned, keys distinct, hashes[i] the hash of entry i;
+// their references move in) into `table`'s data/slots/size/fib_shift/iteration fields, doubling
+// the table while some key lands out of probing reach (pathological hashes). On an exception (a
+// key hook, std::bad_alloc) the storage is freed and the entries still belong to the caller.
+void BuildDenseTable(const std::vector<KeyValue>& entries, const std::vector<uint64_t>& hashes,
+                     DenseMapObject* table) {
   uint32_t fib_shift;
   uint64_t slots;
   DenseTableSize(entries.size(), &fib_shift, &slots);
@@ -443,11 +578,14 @@ void BuildDenseTable(const std::vector<KeyValue>& entries, DenseMapObject* table
     table->iter_head = kNoSlot;
     table->iter_tail = kNoSlot;
     bool placed = true;
-    for (const KeyValue& kv : entries) {
-      if (!DenseInsertNew(table, kv.key, kv.value)) {
-        placed = false;
-        break;
+    try {
+      for (size_t i = 0; i < entries.size() && placed; ++i) {
+        placed = DenseInsertNew(table, hashes[i], entries[i].key, entries[i].value, nullptr);
       }
+    } catch (...) {
+      FreeBlocks(data);
+      table->base.data = nullptr;
+      throw;
     }
     if (placed) return;
     FreeBlocks(data);
@@ -457,12 +595,21 @@ void BuildDenseTable(const std::vector<KeyValue>& entries, DenseMapObject* table
   }
 }
 
+// The hashes of `entries`' keys, in order (may throw: a key hook).
+std::vector<uint64_t> HashesOf(const std::vector<KeyValue>& entries) {
+  std::vector<uint64_t> hashes;
+  hashes.reserve(entries.size());
+  for (const KeyValue& kv : entries) hashes.push_back(KeyHash(kv.key));
+  return hashes;
+}
+
 // A dense map or dict of owned entries (keys distinct); the entries' references move into it.
-TVMFFIObject* NewDenseMap(const std::vector<KeyValue>& entries, int32_t type_index) {
+TVMFFIObject* NewDenseMap(const std::vector<KeyValue>& entries, const std::vector<uint64_t>& hashes,
+                          int32_t type_index) {
   auto* map = reinterpret_cast<DenseMapObject*>(
       internal::AllocObject(sizeof(DenseMapObject), type_index, MapDeleter));
   try {
-    BuildDenseTable(entries, map);
+    BuildDenseTable(entries, hashes, map);
   } catch (...) {
     std::free(map);
     throw;
@@ -500,23 +647,36 @@ MapObject* MapOf(TVMFFIObjectHandle handle, const char* func) {
   return reinterpret_cast<MapObject*>(obj);
 }
 
-const KeyValue* Find(const MapObject* map, const TVMFFIAny& key) {
+// Where a key's entry lives: `index` in the small layout, the slot in the dense one, where `home`
+// heads the list the slot is on.
+struct Found {
+  const KeyValue* entry = nullptr;
+  uint64_t index = 0;
+  uint64_t home = 0;
+};
+
+// Looks `key` up (may throw: a key hook); changes nothing.
+Found FindEntry(const MapObject* map, const TVMFFIAny& key) {
   if (map->slots & kSmallLayoutBit) {
     const auto* entries = static_cast<const KeyValue*>(map->data);
     for (uint64_t i = 0; i < map->size; ++i) {
-      if (KeyEqual(entries[i].key, key)) return &entries[i];
+      if (KeyEqual(entries[i].key, key)) return {&entries[i], i, 0};
     }
-    return nullptr;
+    return {};
   }
-  if (map->size == 0 || map->data == nullptr) return nullptr;
+  if (map->size == 0 || map->data == nullptr) return {};
   const auto* dense = reinterpret_cast<const DenseMapObject*>(map);
   DenseView v = ViewOf(dense);
-  uint64_t slot = HomeSlot(KeyHash(key), dense->fib_shift);
-  if (!v.IsHead(slot)) return nullptr;
-  for (; slot != kNoSlot; slot = v.Next(slot)) {
-    if (KeyEqual(v.item(slot).kv.key, key)) return &v.item(slot).kv;
+  const uint64_t home = HomeSlot(KeyHash(key), dense->fib_shift);
+  if (!v.IsHead(home)) return {};
+  for (uint64_t slot = home; slot != kNoSlot; slot = v.Next(slot)) {
+    if (KeyEqual(v.item(slot).kv.key, key)) return {&v.item(slot).kv, slot, home};
   }
-  return nullptr;
+  return {};
+}
+
+const KeyValue* Find(const MapObject* map, const TVMFFIAny& key) {
+  return FindEntry(map, key).entry;
 }
 
 // The i-th entry in iteration (insertion) order; i < size.
@@ -540,13 +700,15 @@ struct Entries {
   }
 };
 
-struct ViewHash {
-  size_t operator()(const TVMFFIAny* key) const noexcept { return KeyHash(*key); }
+// Keys of one argument array, hashed once beforehand (a hook is called once per key) and compared
+// as map keys (which may throw: std::unordered_map then leaves itself unchanged).
+struct IndexHash {
+  const std::vector<uint64_t>* hashes;
+  size_t operator()(int64_t i) const noexcept { return static_cast<size_t>((*hashes)[i]); }
 };
-struct ViewEqual {
-  bool operator()(const TVMFFIAny* a, const TVMFFIAny* b) const noexcept {
-    return KeyEqual(*a, *b);
-  }
+struct IndexEqual {
+  const TVMFFIAny* keys;
+  bool operator()(int64_t a, int64_t b) const { return KeyEqual(keys[a], keys[b]); }
 };
 
 TVMFFIObjectHandle* CheckedOut(TVMFFIObjectHandle* out, const char* func) {
@@ -579,10 +741,15 @@ TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n
     details::RequireWellFormed(keys[i], func);
     details::RequireWellFormed(values[i], func);
   }
-  // Position of each distinct key (compared by content, whatever its string form).
-  std::unordered_map<const TVMFFIAny*, size_t, ViewHash, ViewEqual> position;
+  // Position of each distinct key (compared by content, whatever its string form, or through
+  // its type's hooks).
+  std::vector<uint64_t> key_hashes;
+  key_hashes.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) key_hashes.push_back(KeyHash(keys[i]));
+  std::unordered_map<int64_t, size_t, IndexHash, IndexEqual> position(
+      static_cast<size_t>(n), IndexHash{&key_hashes}, IndexEqual{keys});
   for (int64_t i = 0; i < n; ++i) {
-    auto [it, inserted] = position.emplace(&keys[i], first_key.size());
+    auto [it, inserted] = position.emplace(i, first_key.size());
     if (inserted) {
       first_key.push_back(i);
       last_value.push_back(i);
@@ -604,7 +771,10 @@ TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n
     const uint64_t inline_slots = type_index == kTVMFFIMap ? entries.list.size() : kSmallMaxEntries;
     map = NewSmallMap(entries.list, type_index, inline_slots);
   } else {
-    map = NewDenseMap(entries.list, type_index);
+    std::vector<uint64_t> hashes;
+    hashes.reserve(first_key.size());
+    for (int64_t i : first_key) hashes.push_back(key_hashes[static_cast<size_t>(i)]);
+    map = NewDenseMap(entries.list, hashes, type_index);
   }
   entries.list.clear();  // the references moved into the map
   return map;
@@ -612,27 +782,6 @@ TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n
 
 #if FFIJIT_TVM_FFI_HAS_LIST_DICT
 // ---- In-place changes (Dict) ----
-
-// Where a key's entry lives, if anywhere: `index` in the small layout, `slot` in the dense one.
-struct Location {
-  bool found = false;
-  uint64_t index = 0;
-};
-
-Location Locate(const MapObject* map, const TVMFFIAny& key) {
-  const KeyValue* entry = Find(map, key);
-  if (entry == nullptr) return {};
-  if (map->slots & kSmallLayoutBit) {
-    return {true, static_cast<uint64_t>(entry - static_cast<const KeyValue*>(map->data))};
-  }
-  // Dense: the slot of the item holding `entry` (items are 48 bytes, 16 to a block).
-  const auto* blocks = static_cast<const Block*>(map->data);
-  const auto* item = reinterpret_cast<const DenseItem*>(entry);
-  const uint64_t block = static_cast<uint64_t>(reinterpret_cast<const char*>(item) -
-                                               reinterpret_cast<const char*>(blocks)) /
-                         sizeof(Block);
-  return {true, block * kBlockSlots + static_cast<uint64_t>(item - blocks[block].items)};
-}
 
 // Unlinks slot `i` from the iteration list.
 void IterUnlink(DenseMapObject* map, const DenseView& v, uint64_t i) {
@@ -650,17 +799,18 @@ void IterUnlink(DenseMapObject* map, const DenseView& v, uint64_t i) {
   }
 }
 
-// Removes the item in `slot` from a dense table, keeping every same-home list whole: the last
-// item of the slot's list moves into the slot (the list order of the rest is unchanged). Returns
-// the removed entry, whose references the caller now owns.
-KeyValue DenseErase(DenseMapObject* map, uint64_t slot) {
+// Removes the item in `slot`, on the list headed by `home` (as the lookup found it: no key is
+// hashed here), from a dense table, keeping every same-home list whole: the last item of the
+// slot's list moves into the slot (the list order of the rest is unchanged). Returns the removed
+// entry, whose references the caller now owns.
+KeyValue DenseErase(DenseMapObject* map, uint64_t slot, uint64_t home) {
   DenseView v = ViewOf(map);
   const KeyValue removed = v.item(slot).kv;
   --map->base.size;
   IterUnlink(map, v, slot);
   if (v.Next(slot) == kNoSlot) {
     if (!v.IsHead(slot)) {
-      uint64_t prev = HomeSlot(KeyHash(removed.key), map->fib_shift);
+      uint64_t prev = home;
       while (v.Next(prev) != slot) prev = v.Next(prev);
       v.SetJump(prev, 0);
     }
@@ -691,7 +841,8 @@ std::vector<KeyValue> EntriesInOrder(const MapObject* map) {
 
 // Moves `entries` (owned; keys distinct) into new storage for `map`, replacing the old storage,
 // which holds the same references and is freed without releasing them. Small up to
-// kSmallMaxEntries, dense beyond. On std::bad_alloc nothing has changed.
+// kSmallMaxEntries, dense beyond. On an exception (std::bad_alloc, a key hook) nothing has
+// changed: the keys are hashed, and the new storage built, before the map is touched.
 void Regrow(MapObject* map, const std::vector<KeyValue>& entries) {
   DenseMapObject fresh{};
   if (entries.size() <= kSmallMaxEntries) {
@@ -703,7 +854,7 @@ void Regrow(MapObject* map, const std::vector<KeyValue>& entries) {
     fresh.base.size = entries.size();
     fresh.base.slots = kSmallMaxEntries | kSmallLayoutBit;
   } else {
-    BuildDenseTable(entries, &fresh);
+    BuildDenseTable(entries, HashesOf(entries), &fresh);
   }
   if (map->data_deleter != nullptr && map->data != nullptr) map->data_deleter(map->data);
   map->data = fresh.base.data;
@@ -719,7 +870,8 @@ void Regrow(MapObject* map, const std::vector<KeyValue>& entries) {
   }
 }
 
-// Adds an entry whose key is absent; its references move into the map.
+// Adds an entry whose key is absent; its references move into the map. On an exception (a key
+// hook, std::bad_alloc) the map is unchanged and the references stay the caller's.
 void InsertAbsent(MapObject* map, const KeyValue& kv) {
   if (map->slots & kSmallLayoutBit) {
     const uint64_t room = map->slots & ~kSmallLayoutBit;
@@ -731,8 +883,12 @@ void InsertAbsent(MapObject* map, const KeyValue& kv) {
   } else if (map->data != nullptr && map->slots != 0 &&
              static_cast<double>(map->size + 1) <= static_cast<double>(map->slots) * 0.99) {
     // Header code grows a dense table at this load (kMaxLoadFactor in map_base.h). A failed
-    // insertion may have moved items, but always along the iteration list, which Regrow reads.
-    if (DenseInsertNew(reinterpret_cast<DenseMapObject*>(map), kv.key, kv.value)) return;
+    // insertion has undone its moves (the journal), so Regrow starts from an intact table.
+    Journal journal;
+    if (DenseInsertNew(reinterpret_cast<DenseMapObject*>(map), KeyHash(kv.key), kv.key, kv.value,
+                       &journal)) {
+      return;
+    }
   }
   std::vector<KeyValue> entries = EntriesInOrder(map);
   entries.push_back(kv);
@@ -761,7 +917,7 @@ void MapForEach(const TVMFFIObject* handle,
   }
 }
 
-bool AnyEqual(const TVMFFIAny& a, const TVMFFIAny& b) noexcept {
+bool AnyEqual(const TVMFFIAny& a, const TVMFFIAny& b) {
   return KeyEqual(a, b);
 }
 
@@ -770,9 +926,10 @@ void DictSet(TVMFFIObject* dict, const TVMFFIAny& key, const TVMFFIAny& value) {
   auto* map = reinterpret_cast<MapObject*>(dict);
   details::RequireWellFormed(key, "ffi.Dict");
   details::RequireWellFormed(value, "ffi.Dict");
+  const KeyValue* entry = Find(map, key);  // may throw (a key hook): nothing is copied yet
   TVMFFIAny owned_value{};
   CopyToOwned(value, &owned_value);
-  if (const KeyValue* entry = Find(map, key)) {
+  if (entry != nullptr) {
     // Replaced in its position; the old value is released after the swap, as its deleter may
     // read this dict.
     TVMFFIAny old = entry->value;
@@ -795,8 +952,8 @@ void DictSet(TVMFFIObject* dict, const TVMFFIAny& key, const TVMFFIAny& value) {
 bool DictErase(TVMFFIObject* dict, const TVMFFIAny& key) {
   auto* map = reinterpret_cast<MapObject*>(dict);
   details::RequireWellFormed(key, "ffi.Dict");
-  const Location at = Locate(map, key);
-  if (!at.found) return false;
+  const Found at = FindEntry(map, key);  // may throw (a key hook): nothing has changed
+  if (at.entry == nullptr) return false;
   KeyValue removed{};
   if (map->slots & kSmallLayoutBit) {
     auto* entries = static_cast<KeyValue*>(map->data);
@@ -805,7 +962,7 @@ bool DictErase(TVMFFIObject* dict, const TVMFFIAny& key) {
                  (map->size - at.index - 1) * sizeof(KeyValue));
     --map->size;
   } else {
-    removed = DenseErase(reinterpret_cast<DenseMapObject*>(map), at.index);
+    removed = DenseErase(reinterpret_cast<DenseMapObject*>(map), at.index, at.home);
   }
   ReleaseAny(&removed.key);
   ReleaseAny(&removed.value);

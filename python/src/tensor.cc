@@ -20,6 +20,12 @@ inline const DLTensor* TensorOf(PyObject* self) {
 
 // ---- import through the buffer protocol ----
 
+// What a read-only array gets, through the buffer protocol here or, as a DLPack capsule flagged
+// read-only, from the runtime's TVMFFITensorFromDLPackVersioned (whose message says the same).
+constexpr const char* kReadOnlyArrayMessage =
+    "the array is read-only and ffijit tensors are writable (a native may write them): pass a "
+    "writable copy";
+
 // A DLManagedTensor that owns a Py_buffer: the exporter stays alive (and its memory pinned)
 // until the tensor's last reference goes.
 struct BufferTensor {
@@ -91,12 +97,18 @@ int TensorFromBuffer(PyObject* obj, TVMFFIObject** out) {
     PyErr_NoMemory();
     return -1;
   }
-  // Writable buffers only: a DLTensor carries no read-only mark, so a native could write to a
-  // read-only array. Those take the __dlpack__ path, whose producer decides.
+  // Writable buffers only: a Tensor carries no read-only mark, so a native could write to a
+  // read-only array. A read-only one is refused here as the runtime refuses a read-only DLPack
+  // capsule (the same error whatever numpy's version and whichever way it would export).
   if (PyObject_GetBuffer(obj, &owner->view, PyBUF_RECORDS) != 0) {
-    delete owner;
     PyErr_Clear();
-    return 0;
+    const bool read_only = PyObject_GetBuffer(obj, &owner->view, PyBUF_RECORDS_RO) == 0;
+    if (read_only) PyBuffer_Release(&owner->view);
+    PyErr_Clear();
+    delete owner;
+    if (!read_only) return 0;
+    PyErr_SetString(PyExc_ValueError, kReadOnlyArrayMessage);
+    return -1;
   }
   Py_buffer& view = owner->view;
   DLTensor& t = owner->managed.dl_tensor;
@@ -211,6 +223,11 @@ PyObject* TensorDlpack(PyObject* self, PyObject* args, PyObject* kwargs) {
                                    &stream, &max_version, &dl_device, &copy)) {
     return nullptr;
   }
+  if (copy != Py_None && !PyBool_Check(copy)) {
+    PyErr_Format(PyExc_TypeError, "ffijit.Tensor.__dlpack__: copy must be a bool or None, not `%s`",
+                 Py_TYPE(copy)->tp_name);
+    return nullptr;
+  }
   if (copy == Py_True) {
     PyErr_SetString(PyExc_BufferError, "ffijit.Tensor.__dlpack__ cannot copy");
     return nullptr;
@@ -218,14 +235,26 @@ PyObject* TensorDlpack(PyObject* self, PyObject* args, PyObject* kwargs) {
   TVMFFIObject* handle = reinterpret_cast<PyFFIObject*>(self)->handle;
   if (dl_device != Py_None) {  // a consumer asking for another device: no copy across devices
     const DLDevice device = TensorOf(self)->device;
-    int type = -1, id = -1;
-    if (!PyArg_ParseTuple(dl_device, "ii:dl_device", &type, &id)) return nullptr;
+    // A (device_type, device_id) pair of ints; anything else is the caller's TypeError.
+    if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2 ||
+        !PyLong_Check(PyTuple_GET_ITEM(dl_device, 0)) ||
+        !PyLong_Check(PyTuple_GET_ITEM(dl_device, 1))) {
+      PyErr_Format(PyExc_TypeError,
+                   "ffijit.Tensor.__dlpack__: dl_device must be a (device_type, device_id) tuple "
+                   "of ints, not `%s`",
+                   Py_TYPE(dl_device)->tp_name);
+      return nullptr;
+    }
+    const long type = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 0));
+    if (type == -1 && PyErr_Occurred()) return nullptr;
+    const long id = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 1));
+    if (id == -1 && PyErr_Occurred()) return nullptr;
     if (type != device.device_type || id != device.device_id) {
       PyErr_Format(PyExc_BufferError,
                    "ffijit.Tensor.__dlpack__: the tensor is on device (%d, %d), not (%d, %d), "
                    "and is never copied",
-                   static_cast<int>(device.device_type), static_cast<int>(device.device_id), type,
-                   id);
+                   static_cast<int>(device.device_type), static_cast<int>(device.device_id),
+                   static_cast<int>(type), static_cast<int>(id));
       return nullptr;
     }
   }

@@ -85,6 +85,22 @@ def test_objects_arrays_and_maps(fn):
     assert type_index(array) == array.type_index
 
 
+def test_structurally_equal_keys_are_one_map_key(fn):
+    # ffi.StructuralKey compares its key structurally (its __any_hash__/__any_equal__ hooks): a
+    # Map built from Python, or by ffi.Map, holds two equal keys once, as TVM FFI's maps do.
+    make_key = ffijit.get_global_func("ffi.StructuralKey")
+    first, second = make_key([1, "a"]), make_key([1, "a"])
+    assert not first.same_as(second)
+    same = fn("py_same_object", {"a": ["object"], "r": ["object"]})
+    for mapping in (same({first: 1, second: 2}),
+                    ffijit.get_global_func("ffi.Map")(first, 1, second, 2),
+                    same({i: i for i in range(10)} | {first: 1, second: 2})):
+        assert isinstance(mapping, ffijit.Map)
+        assert len([k for k in mapping if not isinstance(k, int)]) == 1
+        assert mapping[make_key([1, "a"])] == 2
+        assert make_key([1, "b"]) not in mapping
+
+
 def test_homogeneous_list_and_uniform_dict(fn):
     list_sum = fn("py_list_sum", {"a": [["py_homogeneous_list", "i64"]], "r": ["i64"]})
     assert list_sum([1, 2, 3]) == 603

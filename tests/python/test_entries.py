@@ -558,8 +558,8 @@ def test_arrays_at_an_ndarray_parameter(natives, make_array):
     got = [outcome(lambda f=f: f(array)) for f in funcs]
     assert got[0] == got[1] == got[2]
     if isinstance(array, np.ndarray) and not array.flags.writeable:
-        # numpy refuses to export a read-only array through DLPack.
-        assert got[2][0] is BufferError and "readonly" in got[2][1], got
+        # ffijit tensors are writable: a read-only array is refused, whatever numpy's version.
+        assert got[2][0] is ValueError and "read-only" in got[2][1], got
     elif isinstance(array, np.ndarray) and array.dtype == np.float32 and array.ndim == 2 and \
             array.shape[1] == 3:
         assert got[2] == ("ok", float(array.sum()))
