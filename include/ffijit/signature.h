@@ -1,6 +1,6 @@
 // The Signature model: one typed description of a native function's arguments and results.
 //
-// Every call path is driven by a Signature. The three IREE metadata formats and C++ type deduction
+// Every call path is driven by a Signature. The IREE metadata formats and C++ type deduction
 // all produce one; its canonical text is the thunk-cache key and defines equality and hashing.
 #ifndef FFIJIT_SIGNATURE_H_
 #define FFIJIT_SIGNATURE_H_
