@@ -28,9 +28,11 @@ MetadataFormat FormatOf(int format) {
       return MetadataFormat::kRaw;
     case kFFIJITFormatSip:
       return MetadataFormat::kSip;
+    case kFFIJITFormatDeclaration:
+      return MetadataFormat::kDeclaration;
     default:
       throw ValueError("unknown metadata format " + std::to_string(format) +
-                       " (expected 0 auto, 1 json, 2 raw or 3 sip)");
+                       " (expected 0 auto, 1 json, 2 raw, 3 sip or 4 declaration)");
   }
 }
 

@@ -8,6 +8,7 @@
 #include "ffijit/error.h"
 #include "ffijit/metadata.h"
 #include "json_dom.h"
+#include "type_names.h"
 
 namespace ffijit {
 namespace {
@@ -36,6 +37,16 @@ bool LookupScalar(const std::string& name, ScalarKind* out) {
   return false;
 }
 
+// A name of the shape i<width> or u<width> that is not in the table: an MLIR integer type with no
+// C type of its own. Refused naming the width rather than as an unknown name.
+void RefuseIntegerWidth(const std::string& name, size_t offset) {
+  if (name.size() < 2 || (name[0] != 'i' && name[0] != 'u')) return;
+  for (size_t i = 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return;
+  }
+  ThrowAt(kFormat, offset, UnsupportedIntegerWidth(name, std::string_view(name).substr(1)));
+}
+
 // Where a type record sits decides which records are allowed there.
 enum class Place { kRootArg, kResult, kSlot, kTupleSlot };
 
@@ -50,7 +61,7 @@ class JsonTypeReader {
     switch (v.kind) {
       case JsonValue::Kind::kNull:
         if (place != Place::kTupleSlot) {
-          ThrowAt(kFormat, v.offset, "null (a gap) is only allowed as an stuple slot");
+          ThrowAt(kFormat, v.offset, "null (a gap) is only allowed as an slist or stuple slot");
         }
         return nullptr;
       case JsonValue::Kind::kString:
@@ -96,6 +107,7 @@ class JsonTypeReader {
     if (n == "object") return Type::Object();
     if (n == "DataType") return Type::Simple(TypeKind::kDataType);
     if (n == "Device") return Type::Simple(TypeKind::kDevice);
+    RefuseIntegerWidth(n, v.offset);
     ThrowAt(kFormat, v.offset, "unknown type name \"" + Excerpt(n) + "\"");
   }
 
@@ -113,8 +125,11 @@ class JsonTypeReader {
     CheckArity(v, 2, SIZE_MAX, "[\"ndarray\", element, rank|null, dim...]");
     const JsonValue& elt = v.items[1];
     ScalarKind kind = ScalarKind::kAny;
+    // "unknown" is what IREE's TF importer writes for element types with no V1 name (strings):
+    // read as an unchecked element, like null.
     if (elt.kind == JsonValue::Kind::kString) {
-      if (!LookupScalar(elt.string, &kind)) {
+      if (elt.string != "unknown" && !LookupScalar(elt.string, &kind)) {
+        RefuseIntegerWidth(elt.string, elt.offset);
         ThrowAt(kFormat, elt.offset,
                 "unknown ndarray element type \"" + Excerpt(elt.string) + "\"");
       }
@@ -175,8 +190,9 @@ class JsonTypeReader {
     if (tag == "slist" || tag == "stuple" || tag == "pytuple") {
       const bool tuple = tag != "slist";
       std::vector<TypePtr> elements;
+      // The V1 spec: "If there are gaps in the list, empty slots will have a null type".
       for (size_t i = 1; i < v.items.size(); ++i) {
-        elements.push_back(Read(v.items[i], tuple ? Place::kTupleSlot : Place::kSlot, depth + 1));
+        elements.push_back(Read(v.items[i], Place::kTupleSlot, depth + 1));
       }
       return Type::Sequence(tuple ? TypeKind::kSTuple : TypeKind::kSList, std::move(elements));
     }

@@ -1,4 +1,5 @@
-// ParseMetadata: format detection and the `iree.reflection` dict ({"f", "fv", "sip", ...}).
+// ParseMetadata: format detection and the `iree.reflection` dict ({"f", "fv", "sip", "iree.abi",
+// "iree.abi.declaration", ...}).
 #include <string>
 
 #include "ffijit/error.h"
@@ -22,6 +23,20 @@ std::string_view TrimTrailing(std::string_view text) {
 bool LooksLikeJson(std::string_view text) {
   for (char c : text) {
     if (!IsSpace(c)) return c == '{';
+  }
+  return false;
+}
+
+// IREE's declarations open with the function kind; a raw signature opens with `I`.
+bool LooksLikeDeclaration(std::string_view text) {
+  size_t p = 0;
+  while (p < text.size() && IsSpace(text[p])) ++p;
+  text.remove_prefix(p);
+  for (std::string_view kind : {"sync", "async"}) {
+    if (text.substr(0, kind.size()) == kind && text.size() > kind.size() &&
+        IsSpace(text[kind.size()])) {
+      return true;
+    }
   }
   return false;
 }
@@ -66,6 +81,16 @@ auto FromMember(const char* key, F parse) -> decltype(parse()) {
 }
 
 Signature ParseDict(const JsonValue& dict, MetadataFormat format) {
+  if (format == MetadataFormat::kJson) {
+    const std::string* abi = StringMember(dict, "iree.abi");
+    if (abi == nullptr) ThrowAt(kDictFormat, dict.offset, "missing \"iree.abi\"");
+    return FromMember("iree.abi", [&] { return ParseJson(*abi); });
+  }
+  if (format == MetadataFormat::kDeclaration) {
+    const std::string* decl = StringMember(dict, "iree.abi.declaration");
+    if (decl == nullptr) ThrowAt(kDictFormat, dict.offset, "missing \"iree.abi.declaration\"");
+    return FromMember("iree.abi.declaration", [&] { return ParseDeclaration(*decl); });
+  }
   CheckVersion(dict, "fv");
   CheckVersion(dict, "abiv");
   const std::string* f = StringMember(dict, "f");
@@ -96,21 +121,56 @@ const char* MetadataFormatName(MetadataFormat format) {
       return "raw";
     case MetadataFormat::kSip:
       return "sip";
+    case MetadataFormat::kDeclaration:
+      return "declaration";
   }
   return "?";
 }
 
 std::optional<MetadataFormat> MetadataFormatFromName(std::string_view name) {
-  for (MetadataFormat format :
-       {MetadataFormat::kAuto, MetadataFormat::kJson, MetadataFormat::kRaw, MetadataFormat::kSip}) {
+  for (MetadataFormat format : {MetadataFormat::kAuto, MetadataFormat::kJson, MetadataFormat::kRaw,
+                                MetadataFormat::kSip, MetadataFormat::kDeclaration}) {
     if (name == MetadataFormatName(format)) return format;
   }
   return std::nullopt;
 }
 
+MetadataFormat DetectMetadataFormat(std::string_view text) {
+  text = TrimTrailing(text);
+  if (!LooksLikeJson(text)) {
+    return LooksLikeDeclaration(text) ? MetadataFormat::kDeclaration : MetadataFormat::kRaw;
+  }
+  const JsonValue dict = ParseJsonDom(text, "json", kMaxMetadataNesting + 2);
+  if (dict.kind != JsonValue::Kind::kObject) {
+    ThrowAt(kDictFormat, dict.offset, "expected a JSON object");
+  }
+  if (Member(dict, "a") != nullptr || Member(dict, "r") != nullptr) return MetadataFormat::kJson;
+  if (Member(dict, "iree.abi") != nullptr) return MetadataFormat::kJson;
+  if (Member(dict, "sip") != nullptr) return MetadataFormat::kSip;
+  if (Member(dict, "f") != nullptr) return MetadataFormat::kRaw;
+  if (Member(dict, "iree.abi.declaration") != nullptr) return MetadataFormat::kDeclaration;
+  ThrowAt("json", dict.offset,
+          "expected an iree.abi object (keys \"a\", \"r\") or an iree.reflection dict (keys "
+          "\"iree.abi\", \"f\", \"sip\", \"iree.abi.declaration\")");
+}
+
 Signature ParseMetadata(std::string_view text, MetadataFormat format) {
   text = TrimTrailing(text);
-  if (format == MetadataFormat::kJson) return ParseJson(text);
+  if (format == MetadataFormat::kAuto) format = DetectMetadataFormat(text);
+  if (format == MetadataFormat::kDeclaration && !LooksLikeJson(text)) {
+    return ParseDeclaration(text);
+  }
+  if (format == MetadataFormat::kJson) {
+    // The iree.abi object itself, or the reflection dict that carries it as a string.
+    if (LooksLikeJson(text)) {
+      const JsonValue dict = ParseJsonDom(text, "json", kMaxMetadataNesting + 2);
+      if (dict.kind == JsonValue::Kind::kObject && Member(dict, "a") == nullptr &&
+          Member(dict, "r") == nullptr && Member(dict, "iree.abi") != nullptr) {
+        return ParseDict(dict, format);
+      }
+    }
+    return ParseJson(text);
+  }
   if (!LooksLikeJson(text)) {
     if (format == MetadataFormat::kSip) {
       // Reject before parsing so the message says what is missing, then surface SIP syntax errors.
@@ -121,18 +181,9 @@ Signature ParseMetadata(std::string_view text, MetadataFormat format) {
     }
     return ParseRaw(text);
   }
-  const JsonValue dict = ParseJsonDom(text, format == MetadataFormat::kAuto ? "json" : kDictFormat,
-                                      kMaxMetadataNesting + 2);
+  const JsonValue dict = ParseJsonDom(text, kDictFormat, kMaxMetadataNesting + 2);
   if (dict.kind != JsonValue::Kind::kObject) {
     ThrowAt(kDictFormat, dict.offset, "expected a JSON object");
-  }
-  if (format == MetadataFormat::kAuto) {
-    if (Member(dict, "a") != nullptr || Member(dict, "r") != nullptr) return ParseJson(text);
-    if (Member(dict, "sip") != nullptr) return ParseDict(dict, MetadataFormat::kSip);
-    if (Member(dict, "f") != nullptr) return ParseDict(dict, MetadataFormat::kRaw);
-    ThrowAt("json", dict.offset,
-            "expected an iree.abi object (keys \"a\", \"r\") or an iree.reflection dict (keys "
-            "\"f\", \"sip\")");
   }
   return ParseDict(dict, format);
 }

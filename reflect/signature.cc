@@ -262,11 +262,7 @@ TypePtr Type::Sequence(TypeKind k, std::vector<TypePtr> elements) {
   if (k != TypeKind::kSList && k != TypeKind::kSTuple) {
     throw ValueError("Type::Sequence: kind must be kSList or kSTuple");
   }
-  for (const TypePtr& e : elements) {
-    if (e == nullptr && k == TypeKind::kSList) {
-      throw ValueError("Type::Sequence: a null slot (gap) is only allowed in an stuple");
-    }
-  }
+  // A null slot is a gap in either kind: IREE's V1 spec allows "empty slots" in lists too.
   auto t = NewType(k);
   t->elements = std::move(elements);
   return t;

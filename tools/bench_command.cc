@@ -18,7 +18,7 @@ namespace ffijit::tool {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ffijit bench LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip]\n"
+    "usage: ffijit bench LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip|declaration]\n"
     "                    [--seconds S] [--status] [--progress] [--] [ARG|NAME=ARG...]\n"
     "       ffijit bench LIB NAME [--seconds S] [--progress] [--] [ARG...]\n\n"
     "Binds SYMBOL as `ffijit call` does (see ffijit call --help for the metadata, the options\n"

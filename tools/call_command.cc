@@ -11,7 +11,7 @@ namespace ffijit::tool {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ffijit call LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip]\n"
+    "usage: ffijit call LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip|declaration]\n"
     "                   [--tier jit|interp|libffi] [--status] [--] [ARG|NAME=ARG...]\n"
     "       ffijit call LIB NAME [--] [ARG...]\n\n"
     "Loads the shared library LIB (a bare name such as libm.so.6 goes through the normal dlopen\n"

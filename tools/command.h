@@ -56,16 +56,17 @@ int RunBench(const std::vector<std::string>& args, std::istream& in, std::ostrea
              std::ostream& err);
 
 inline constexpr Command kCommands[] = {
-    {"sig", "[--format json|raw|sip] [METADATA|-]",
+    {"sig", "[--format json|raw|sip|declaration] [METADATA|-]",
      "parse function metadata and print its canonical, JSON and IREE-readable forms", &RunSig},
     {"call",
-     "LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip] [--tier jit|interp|libffi] "
+     "LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip|declaration] [--tier "
+     "jit|interp|libffi] "
      "[--status] [ARG|NAME=ARG...]  |  LIB NAME [ARG...]",
      "call an exported C function (or, without --sig, a TVM FFI module's function) with JSON "
      "arguments; print the result as JSON",
      &RunCall},
     {"bench",
-     "LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip] [--seconds S] [--status] "
+     "LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip|declaration] [--seconds S] [--status] "
      "[--progress] [ARG|NAME=ARG...]  |  LIB NAME [ARG...]",
      "time that call through each path (jit, interp, libffi) and print ns/call and ratios",
      &RunBench},

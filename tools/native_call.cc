@@ -187,7 +187,9 @@ CallRequest ParseRequest(const std::vector<std::string>& words, bool bench) {
       have_sig = true;
     } else if (name == "--format") {
       const auto format = MetadataFormatFromName(value);
-      if (!format) throw Usage("unknown format '" + value + "' (expected auto, json, raw or sip)");
+      if (!format)
+        throw Usage("unknown format '" + value +
+                    "' (expected auto, json, raw, sip or declaration)");
       request.format = *format;
     } else if (name == "--tier") {
       const auto tier = PathFromName(value);

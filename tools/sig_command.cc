@@ -1,4 +1,5 @@
-// `ffijit sig`: parse function metadata and print its canonical, JSON and IREE-readable forms.
+// `ffijit sig`: parse function metadata and print its canonical, JSON, raw, declaration and
+// IREE-readable forms.
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -15,9 +16,10 @@ namespace ffijit::tool {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: ffijit sig [--format json|raw|sip] [METADATA|-]\n\n"
+    "usage: ffijit sig [--format json|raw|sip|declaration] [METADATA|-]\n\n"
     "Reads function metadata from METADATA, or from stdin when it is '-' or absent:\n"
-    "  json  the iree.abi JSON object {\"a\": [...], \"r\": [...]}\n"
+    "  json  the iree.abi JSON object {\"a\": [...], \"r\": [...]}, or the reflection dict\n"
+    "        {\"iree.abi\": \"<that object as text>\"}\n"
     "  raw   a raw signature I..R.. or the iree.reflection dict {\"f\": \"I..R..\"}\n"
     "  sip   the iree.reflection dict {\"f\": \"I..R..\", \"sip\": \"I..R..\"}; a bare SIP string\n"
     "        prints its structure only (it carries no types)\n"
@@ -29,20 +31,14 @@ bool LooksLikeJson(const std::string& text) {
   return p != std::string::npos && text[p] == '{';
 }
 
-// The format ParseMetadata(kAuto) picks for a JSON object, for the `format:` line.
-MetadataFormat DetectJsonKind(const nlohmann::json& j) {
-  if (j.contains("a") || j.contains("r")) return MetadataFormat::kJson;
-  if (j.contains("sip")) return MetadataFormat::kSip;
-  return MetadataFormat::kRaw;
-}
-
 void PrintSipStructure(const SipSignature& sip, std::ostream& out) {
   out << "sip:       " << PrintSip(sip) << "\n";
   out << "sip inputs (IREE readable):\n" << ReadableSip(sip.inputs);
   out << "sip results (IREE readable):\n" << ReadableSip(sip.results);
 }
 
-void PrintSignature(const Signature& sig, MetadataFormat format, std::ostream& out) {
+void PrintSignature(const Signature& sig, MetadataFormat format, std::ostream& out,
+                    const std::string& function_name = "f") {
   out << "format:    " << MetadataFormatName(format) << "\n";
   out << "canonical: " << CanonicalString(sig) << "\n";
   out << "json:      " << PrintJson(sig) << "\n";
@@ -52,6 +48,11 @@ void PrintSignature(const Signature& sig, MetadataFormat format, std::ostream& o
     out << "readable:  " << ReadableRaw(raw) << "\n";
   } catch (const Error& e) {
     out << "raw:       (none: " << e.message() << ")\n";
+  }
+  try {
+    out << "decl:      " << PrintDeclaration(sig, function_name) << "\n";
+  } catch (const Error& e) {
+    out << "decl:      (none: " << e.message() << ")\n";
   }
 }
 
@@ -98,7 +99,7 @@ int RunSig(const std::vector<std::string>& args, std::istream& in, std::ostream&
       std::string name;
       if (a == "--format") {
         if (i + 1 == args.size()) {
-          err << "ffijit sig: --format needs a value (json, raw or sip)\n" << kUsage;
+          err << "ffijit sig: --format needs a value (json, raw, sip or declaration)\n" << kUsage;
           return kExitUsage;
         }
         name = args[++i];
@@ -107,7 +108,8 @@ int RunSig(const std::vector<std::string>& args, std::istream& in, std::ostream&
       }
       const auto parsed = MetadataFormatFromName(name);
       if (!parsed) {
-        err << "ffijit sig: unknown format '" << name << "' (expected auto, json, raw or sip)\n";
+        err << "ffijit sig: unknown format '" << name
+            << "' (expected auto, json, raw, sip or declaration)\n";
         return kExitUsage;
       }
       format = *parsed;
@@ -134,6 +136,18 @@ int RunSig(const std::vector<std::string>& args, std::istream& in, std::ostream&
   if (!json && format != MetadataFormat::kJson) {
     const std::string bare = text.substr(0, text.find_last_not_of(" \t\r\n") + 1);
     if (format == MetadataFormat::kSip) return PrintBareSip(bare, out, err);
+    if (format == MetadataFormat::kDeclaration ||
+        (format == MetadataFormat::kAuto &&
+         DetectMetadataFormat(bare) == MetadataFormat::kDeclaration)) {
+      try {
+        std::string name;
+        const Signature sig = ParseDeclaration(bare, &name);
+        PrintSignature(sig, MetadataFormat::kDeclaration, out, name);
+        return kExitOk;
+      } catch (const Error& e) {
+        return BadMetadata(e, err);
+      }
+    }
     try {
       PrintSignature(ParseMetadata(bare, MetadataFormat::kRaw), MetadataFormat::kRaw, out);
       return kExitOk;
@@ -147,8 +161,13 @@ int RunSig(const std::vector<std::string>& args, std::istream& in, std::ostream&
     const Signature sig = ParseMetadata(text, format);
     // ParseMetadata accepted the text, so it is valid JSON and its "sip" (if any) a valid SIP.
     const nlohmann::json j = json ? nlohmann::json::parse(text) : nlohmann::json();
-    const MetadataFormat shown = format == MetadataFormat::kAuto ? DetectJsonKind(j) : format;
-    PrintSignature(sig, shown, out);
+    const MetadataFormat shown =
+        format == MetadataFormat::kAuto ? DetectMetadataFormat(text) : format;
+    std::string name = "f";
+    if (shown == MetadataFormat::kDeclaration) {
+      ParseDeclaration(j["iree.abi.declaration"].get<std::string>(), &name);
+    }
+    PrintSignature(sig, shown, out, name);
     if (shown == MetadataFormat::kSip)
       PrintSipStructure(ParseSip(j["sip"].get<std::string>()), out);
     return kExitOk;

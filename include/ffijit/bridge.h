@@ -17,9 +17,11 @@ extern "C" {
 /*! Metadata formats (the numbers of ffijit::MetadataFormat). */
 typedef enum {
   kFFIJITFormatAuto = 0, /* detected from the text */
-  kFFIJITFormatJson = 1, /* the iree.abi JSON */
+  kFFIJITFormatJson = 1, /* the iree.abi JSON, bare or as {"iree.abi":"..."} */
   kFFIJITFormatRaw = 2,  /* the raw mangled signature, bare or as {"fv":"1","f":"..."} */
-  kFFIJITFormatSip = 3   /* {"sip":"...","f":"..."} */
+  kFFIJITFormatSip = 3,  /* {"sip":"...","f":"..."} */
+  /* an iree.abi.declaration, bare or as {"iree.abi.declaration":"..."} */
+  kFFIJITFormatDeclaration = 4
 } FFIJITMetadataFormat;
 
 /*! Registration flags, or-ed together. */

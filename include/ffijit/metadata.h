@@ -1,5 +1,5 @@
 // Parsers and printers for IREE's function metadata formats: the `iree.abi` JSON, the raw mangled
-// `fv`/`f` signature and the SIP structured-index-path signature.
+// `fv`/`f` signature, the SIP structured-index-path signature and the `iree.abi.declaration`.
 //
 // Every parser throws ffijit::Error of kind "ValueError" with the message
 // "<format>: at offset N: <what was expected>" on bad input, where <format> is "json",
@@ -8,7 +8,8 @@
 // kMaxMetadataNesting is rejected. No input makes a parser crash, hang or read out of bounds.
 // Functions that see no text (Combine, SipSignature's path functions, the printers) throw
 // ValueError "<format>: <what>" naming the argument, result or raw index instead of an offset; a
-// reflection dict's member errors end with `(in the reflection dict's "f")` (or "sip").
+// reflection dict's member errors end with `(in the reflection dict's "f")` (or "sip",
+// "iree.abi", "iree.abi.declaration").
 //
 // The IREE formats describe packed-side types only; Signature::convention is a native-side
 // property they do not carry: printers ignore it and parsers return kPlain.
@@ -29,26 +30,34 @@ namespace ffijit {
 // Deepest nesting of structures (JSON arrays/objects, spans in spans) any parser accepts.
 inline constexpr int kMaxMetadataNesting = 32;
 
-enum class MetadataFormat { kAuto, kJson, kRaw, kSip };
+enum class MetadataFormat { kAuto, kJson, kRaw, kSip, kDeclaration };
 
-// "auto", "json", "raw", "sip".
+// "auto", "json", "raw", "sip", "declaration".
 FFIJIT_REFLECT_API const char* MetadataFormatName(MetadataFormat format);
-// The format a name spells ("auto", "json", "raw", "sip"; nothing else): the one place the CLI
-// options and JIT module loaders read a format's name.
+// The format a name spells ("auto", "json", "raw", "sip", "declaration"; nothing else): the one
+// place the CLI options and JIT module loaders read a format's name.
 FFIJIT_REFLECT_API std::optional<MetadataFormat> MetadataFormatFromName(std::string_view name);
 
 // kJson: the `iree.abi` JSON object. kRaw: a bare mangled "I..R.." string, or the
 // `iree.reflection` dict as JSON, {"fv":"1","f":"I..R.."}. kSip: the `iree.reflection` dict as
 // JSON with "sip" and "f" (the SIP gives the structure, "f" the types; both are needed).
-// kAuto: a JSON object with "a"/"r" is `iree.abi`, one with "sip" is SIP, one with "f" is raw; a
-// bare string is raw.
+// kJson also reads the reflection dict {"iree.abi": "<iree.abi JSON text>", ...} (other keys
+// ignored, as IREE's runtime does). kDeclaration: an `iree.abi.declaration` text, bare or as
+// {"iree.abi.declaration": "..."}.
+// kAuto: a JSON object with "a"/"r" is `iree.abi`; otherwise a reflection dict, read by the first
+// of its members "iree.abi", "sip" (with "f"), "f", "iree.abi.declaration" present; bare text
+// starting with `sync func` or `async func` is a declaration, any other bare text raw.
 FFIJIT_REFLECT_API Signature ParseMetadata(std::string_view text,
                                            MetadataFormat format = MetadataFormat::kAuto);
+// The format kAuto reads `text` as (never kAuto); throws ValueError on JSON that is not an object
+// or an object with none of the keys above.
+FFIJIT_REFLECT_API MetadataFormat DetectMetadataFormat(std::string_view text);
 
 // ---- iree.abi JSON ----
 // Type records: "i1" "i8".."i64" "u8".."u64" "f16" "bf16" "f32" "f64", "unknown", null (a gap,
-// only as an stuple slot), ["named", key, T] (top-level arguments only), ["ndarray", elt|null,
-// rank|null, dim|null...] (exactly `rank` dims; null is dynamic, a null elt is any element),
+// only as an slist or stuple slot), ["named", key, T] (top-level arguments only), ["ndarray",
+// elt|null, rank|null, dim|null...] (exactly `rank` dims; null is dynamic, a null or "unknown" elt
+// is any element), other i<N>/u<N> refused naming the width,
 // ["slist", T...], ["stuple", T...], ["sdict", [key, T]...] (order kept as written),
 // ["py_homogeneous_list", T]. torch-mlir's tags map onto the model: "pystr" -> str,
 // ["py_uniform_list", T] -> list, ["pytuple", T...] -> stuple, ["py_uniform_dict", K, V] -> dict;
@@ -58,6 +67,25 @@ FFIJIT_REFLECT_API Signature ParseMetadata(std::string_view text,
 FFIJIT_REFLECT_API Signature ParseJson(std::string_view text);
 // Sorted keys, no spaces, "v":1, as the emitters write: {"a":[...],"r":[...],"v":1}.
 FFIJIT_REFLECT_API std::string PrintJson(const Signature& sig);
+
+// ---- iree.abi.declaration ----
+// `(sync|async) func @NAME(%n: TYPE[ {attrs}], ...) -> (%n: TYPE[ {attrs}], ...)` as IREE's
+// WrapEntryPoints prints it. TYPE: tensor<DxDx..xE> (D a number or ?; tensor<E> is rank 0,
+// tensor<*xE> unknown rank) -> ndarray; E or a scalar type: i1 i8 i16 i32 i64 (si<N> alike), ui8
+// .. ui64, f16 bf16 f32 f64, index (= i64); !hal.buffer_view -> ndarray<any>; !hal.fence -> ptr.
+// Other integer widths, complex, other element and reference types are refused naming them.
+// Attribute values are skipped except `iree.abi.encoding = TYPE`, which replaces the type (it is
+// what crosses). An argument named anything but input<position> becomes a keyword argument;
+// result names are dropped. `async` appends two ptr arguments, the wait and signal fences. Free
+// text is refused. `function_name`, when given, receives NAME.
+FFIJIT_REFLECT_API Signature ParseDeclaration(std::string_view text,
+                                              std::string* function_name = nullptr);
+// The declaration of `sig` as `function_name`: positional arguments print as %input<N>, keywords
+// as their name, results as %output<N>; two trailing non-nullable ptr arguments print as `async`,
+// other ptrs as !hal.fence; u<N> as ui<N>. Throws ValueError naming the first argument or result
+// with no declaration form (strings, objects, structures, ndarray<any,...> of known rank, ...).
+FFIJIT_REFLECT_API std::string PrintDeclaration(const Signature& sig,
+                                                const std::string& function_name);
 
 // ---- raw function signature (fv = 1) ----
 // `I<len>!<types>R<len>!<types>`; a type is B (buffer: optional `t` element code 0-11, then one

@@ -1,6 +1,6 @@
 // The Signature model: one typed description of a native function's arguments and results.
 //
-// Every call path is driven by a Signature. The three IREE metadata formats and C++ type deduction
+// Every call path is driven by a Signature. The IREE metadata formats and C++ type deduction
 // all produce one; its canonical text is the thunk-cache key and defines equality and hashing.
 #ifndef FFIJIT_SIGNATURE_H_
 #define FFIJIT_SIGNATURE_H_
@@ -42,7 +42,7 @@ enum class TypeKind : uint8_t {
   kDataType,   // DLDataType by value
   kDevice,     // DLDevice by value
   kUnknown,    // any value, passed as `const TVMFFIAny*`
-  kSList,      // fixed-arity list: `elements`
+  kSList,      // fixed-arity list: `elements`, a null slot is a gap
   kSTuple,     // fixed-arity tuple: `elements`, a null slot is a gap
   kSDict,      // named slots: `keys` and `elements` in the order written
   kList,       // homogeneous list of unknown length: `elements[0]`
@@ -62,11 +62,11 @@ struct FFIJIT_REFLECT_API Type {
   std::string name;                      // kNamed keyword, kObject type key
   bool nullable = false;                 // kObject / kStr / kOpaquePtr: None accepted
   std::vector<std::string> keys;         // kSDict slot keys
-  std::vector<TypePtr> elements;         // children (see TypeKind); nullptr only as a kSTuple gap
+  std::vector<TypePtr> elements;  // children (see TypeKind); nullptr only as a kSList/kSTuple gap
 
   // The factories check their arguments and throw ffijit::Error("ValueError", ...) on a
   // contradiction: rank and dims disagreeing, a dim below -1, a scalar of kind kAny, duplicate
-  // sdict keys, a null child other than an stuple gap, an empty or nested keyword.
+  // sdict keys, a null child other than an slist/stuple gap, an empty or nested keyword.
   static TypePtr Scalar(ScalarKind k);
   static TypePtr NDArray(ScalarKind elt, int32_t rank, std::vector<int64_t> dims);
   static TypePtr Simple(TypeKind k);  // kStr, kBytes, kOpaquePtr, kDataType, kDevice, kUnknown
@@ -99,7 +99,8 @@ struct Signature {
 //                  (element unchecked), ndarray<f32,0> (rank 0)
 //   simple         str  bytes  ptr  object  object<type.key>  DataType  Device  any (kUnknown);
 //                  a trailing ? marks nullable str / ptr / object: str?  object<my.T>?
-//   structures     slist<i32,f32>  stuple<i32,null> (null is a gap)  sdict<b:i32,a:f32> (order as
+//   structures     slist<i32,f32>  stuple<i32,null> (null is a gap, in slists too)
+//   sdict<b:i32,a:f32> (order as
 //                  written)  list<i64>  dict<str,f64>
 //   named          a: i64
 // Keys (sdict keys, keywords, type keys) print bare when they match [A-Za-z_][A-Za-z0-9_.]*, and

@@ -165,9 +165,10 @@ def register(name, target, sig, format="auto", *, release_gil=False, override=Fa
     ``target`` is the native: an int address, a ``ctypes`` function pointer, or a
     ``(library_path, symbol)`` pair (the library is loaded with dlopen and stays loaded).
     ``sig`` describes its signature in one of IREE's function-ABI forms: ``iree.abi`` JSON (text
-    or a dict), the raw mangled ``I..R..`` string or ``{"fv":"1","f":"..."}``, or a SIP
-    signature ``{"sip":"...","f":"..."}``; ``format`` is "auto" (detected), "json", "raw" or
-    "sip".
+    or a dict, or ``{"iree.abi": "<that JSON as text>"}``), the raw mangled ``I..R..`` string or
+    ``{"fv":"1","f":"..."}``, a SIP signature ``{"sip":"...","f":"..."}``, or an
+    ``iree.abi.declaration`` (``sync func @f(%input0: tensor<?xf32>) -> (%output0: f32)``);
+    ``format`` is "auto" (detected), "json", "raw", "sip" or "declaration".
 
     ``release_gil=True`` releases the GIL around the native (for long-running natives; it costs
     more than a short call). ``override=True`` replaces an existing global of that name (else

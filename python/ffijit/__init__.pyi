@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar, overload
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-_Format = Literal["auto", "json", "raw", "sip"]
+_Format = Literal["auto", "json", "raw", "sip", "declaration"]
 _Sig = str | bytes | dict[str, Any] | list[Any]
 _Target = int | ctypes.c_void_p | ctypes._CFuncPtr | tuple[str | os.PathLike[str], str]
 

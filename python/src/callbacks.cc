@@ -169,7 +169,8 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
   }
   auto parsed_format = ffijit::MetadataFormatFromName(format);
   if (!parsed_format) {
-    PyErr_Format(PyExc_ValueError, "unknown metadata format '%s': expected auto, json, raw or sip",
+    PyErr_Format(PyExc_ValueError,
+                 "unknown metadata format '%s': expected auto, json, raw, sip or declaration",
                  format);
     return nullptr;
   }

@@ -393,12 +393,12 @@ PyMemberDef kFunctionMembers[] = {
 int FormatCode(PyObject* format) {
   const char* text = PyUnicode_AsUTF8(format);
   if (text == nullptr) return -1;
-  static const char* const kNames[] = {"auto", "json", "raw", "sip"};
-  for (int i = 0; i < 4; ++i) {
+  static const char* const kNames[] = {"auto", "json", "raw", "sip", "declaration"};
+  for (int i = 0; i < 5; ++i) {
     if (std::string(text) == kNames[i]) return i;
   }
-  PyErr_Format(PyExc_ValueError, "unknown metadata format %R: expected auto, json, raw or sip",
-               format);
+  PyErr_Format(PyExc_ValueError,
+               "unknown metadata format %R: expected auto, json, raw, sip or declaration", format);
   return -1;
 }
 

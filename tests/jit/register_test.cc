@@ -270,7 +270,7 @@ TEST(BridgeC, BadArgumentsRaise) {
                                &handle),
             -1);
   EXPECT_EQ(Raised().message(),
-            "unknown metadata format 9 (expected 0 auto, 1 json, 2 raw or 3 sip)");
+            "unknown metadata format 9 (expected 0 auto, 1 json, 2 raw, 3 sip or 4 declaration)");
   EXPECT_EQ(FFIJITMakeFunction(reinterpret_cast<void*>(&add), "I11!S3!t7S3!t7R6!S3!t7", 0, 64, "x",
                                &handle),
             -1);

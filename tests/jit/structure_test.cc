@@ -57,6 +57,17 @@ TEST_P(StructureTest, TupleGapIsCountedButNotPassed) {
   EXPECT_EQ(CallError(f, {Array{1, 2}, 3}).kind(), "ValueError");
 }
 
+// IREE's V1 spec allows gaps in lists too; a list gap behaves as a tuple gap does.
+TEST_P(StructureTest, ListGapIsCountedButNotPassed) {
+  auto list = Type::Sequence(TypeKind::kSList, {nullptr, S(ScalarKind::kI64), S(ScalarKind::kI64)});
+  Function f = Bind("list_gap", nested_digits,
+                    Sig({list, S(ScalarKind::kI64)}, {S(ScalarKind::kI64)}), GetParam());
+  EXPECT_EQ(Call(f, {Array{"ignored", 4, 5}, 6}).cast<int64_t>(), 456);
+  EXPECT_EQ(CallError(f, {Array{4, 5}, 6}).message(),
+            "Mismatched length on argument #0 when calling: `list_gap(slist<null,i64,i64>, i64) -> "
+            "i64`. Expected `slist<null,i64,i64>` with 3 elements but got 2");
+}
+
 TEST_P(StructureTest, WrongContainerType) {
   Function f = NestedList();
   EXPECT_EQ(CallError(f, {5}).message(),

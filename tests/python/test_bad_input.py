@@ -103,6 +103,9 @@ def test_non_contiguous_arrays_keep_their_strides(sum_matrix):
     ("I6!S3!t99R1!", "raw", "raw signature"),
     ('{"sip":"I5!_0","f":"I6!S3!t6R1!"}', "sip", "sip: at offset"),
     ('{"sip":"I3!_0"}', "sip", 'missing "f"'),
+    ("some.python.thing(types_are_overrated)", "declaration",
+     "declaration: at offset 0: expected `sync func @NAME(...) -> (...)`"),
+    ("sync func @f(%input0: i4) -> ()", "auto", "unsupported integer width 4"),
     ('{"a":["i64"],"r":["i64"]}', "nonsense", "unknown metadata format"),
 ])
 def test_malformed_metadata(natives, sig, form, message):

@@ -135,6 +135,11 @@ def test_three_metadata_forms_agree(natives, tier):
         (ADD3_RAW, "raw"),
         ('{"fv":"1","f":"' + ADD3_RAW + '"}', "auto"),
         ({"f": ADD3_RAW, "sip": "I17!S13!k0_0k1_1k2_2R3!_0"}, "sip"),
+        ({"iree.abi": '{"a":["i64","i64","i64"],"r":["i64"]}', "iree.abi.model": "sync"}, "auto"),
+        ("sync func @add3(%input0: i64, %input1: index, %input2: si64) -> (%output0: i64)",
+         "auto"),
+        ({"iree.abi.declaration": "sync func @add3(%input0: i64, %input1: i64, %input2: i64) -> "
+                                  "(%output0: i64)"}, "declaration"),
     ]
     for sig, form in forms:
         func = make(tier, target, sig, format=form)

@@ -24,7 +24,14 @@ TEST(JsonFormat, BadInputClasses) {
     const char* needle;
   };
   const Case cases[] = {
-      {R"({"a":["i33"],"r":[]})", "json: at offset 6: unknown type name \"i33\""},
+      {R"({"a":["i33"],"r":[]})",
+       "json: at offset 6: unsupported integer width 33 (`i33`): no C type holds it"},
+      {R"({"a":["u1"],"r":[]})", "json: at offset 6: unsupported integer width 1 (`u1`)"},
+      {R"({"a":[["ndarray","i4",1,2]],"r":[]})",
+       "json: at offset 17: unsupported integer width 4 (`i4`)"},
+      {R"({"a":[["ndarray","u128",0]],"r":[]})", "unsupported integer width 128 (`u128`)"},
+      {R"({"a":["i"],"r":[]})", "json: at offset 6: unknown type name \"i\""},
+      {R"({"a":["int32"],"r":[]})", "unknown type name \"int32\""},
       {R"({"a":[["nd","f32"]],"r":[]})", "json: at offset 7: unknown type record tag \"nd\""},
       {R"({"a":[["named","x"]],"r":[]})",
        "json: at offset 6: wrong arity: expected [\"named\", key, type], got 1 operand"},
@@ -50,8 +57,10 @@ TEST(JsonFormat, BadInputClasses) {
       {R"({"a":[["sdict_kwargs",["k","i32"]],"i32"],"r":[]})",
        "sdict_kwargs is only allowed as the last"},
       {R"({"a":[["slist",["sdict_kwargs"]]],"r":[]})", "sdict_kwargs is only allowed as the last"},
-      {R"({"a":[null],"r":[]})", "null (a gap) is only allowed as an stuple slot"},
-      {R"({"a":[["slist",null]],"r":[]})", "null (a gap) is only allowed"},
+      {R"({"a":[null],"r":[]})", "null (a gap) is only allowed as an slist or stuple slot"},
+      {R"({"a":[],"r":[null]})", "null (a gap) is only allowed"},
+      {R"({"a":[["sdict",["k",null]]],"r":[]})", "null (a gap) is only allowed"},
+      {R"({"a":[["py_homogeneous_list",null]],"r":[]})", "null (a gap) is only allowed"},
       {R"({"a":[7],"r":[]})",
        "expected a type record (a string, an array or null), got an integer"},
       {R"({"a":[[]],"r":[]})", "expected a compound type record"},
@@ -79,6 +88,22 @@ TEST(JsonFormat, OffsetsPointAtTheOffendingValueDespiteWhitespace) {
   const std::string message = ErrorOf([&] { ParseJson(text); }, "rank 7 disagrees");
   EXPECT_EQ(message.rfind("json: at offset " + std::to_string(text.find('7')) + ":", 0), 0u)
       << message;
+}
+
+// The two V1 forms IREE emits beyond the documented core: an element type IREE's TF importer
+// could not name, and gaps in an slist ("empty slots will have a null type").
+TEST(JsonFormat, UnknownElementsAndListGaps) {
+  const Signature unknown =
+      ParseJson(R"({"a":[["ndarray","unknown",2,null,4]],"r":[["ndarray","unknown",null]]})");
+  EXPECT_EQ(CanonicalString(unknown), "(ndarray<any,[?,4]>) -> ndarray<any>");
+  // "unknown" and null are the same element: any, unchecked.
+  EXPECT_EQ(unknown, ParseJson(R"({"a":[["ndarray",null,2,null,4]],"r":[["ndarray",null,null]]})"));
+  const Signature gaps = ParseJson(R"({"a":[["slist","i32",null,["slist",null]]],"r":[]})");
+  EXPECT_EQ(CanonicalString(gaps), "(slist<i32,null,slist<null>>) -> None");
+  EXPECT_EQ(PrintJson(gaps), R"({"a":[["slist","i32",null,["slist",null]]],"r":[],"v":1})");
+  EXPECT_EQ(ParseJson(PrintJson(gaps)), gaps);
+  // A gap is a slot of its own: slist<i32,null> and slist<i32> differ.
+  EXPECT_NE(gaps, ParseJson(R"({"a":[["slist","i32",["slist"]]],"r":[]})"));
 }
 
 TEST(JsonFormat, NestingLimit) {

@@ -49,9 +49,40 @@ TEST(Metadata, AutoDetection) {
   EXPECT_EQ(ParseMetadata(R"({"f":"I6!S3!t6R1!","sip":"I8!S5!k0_0R1!"})"), expected);
   ErrorOf([] { ParseMetadata(R"({"x":1})"); },
           "json: at offset 0: expected an iree.abi object (keys \"a\", \"r\") or an "
-          "iree.reflection dict");
+          "iree.reflection dict (keys \"iree.abi\", \"f\", \"sip\", \"iree.abi.declaration\")");
   ErrorOf([] { ParseMetadata("{\"a\":"); }, "json: at offset 5: invalid JSON");
   ErrorOf([] { ParseMetadata("nonsense"); }, "raw signature: at offset 1");
+}
+
+// IREE's current emitters attach {"iree.abi": "<the iree.abi JSON as text>", ...}; IREE's
+// runtime reads that key and ignores the others (iree.abi.declaration, iree.abi.model, ...).
+TEST(Metadata, IreeAbiReflectionDict) {
+  const std::string abi = R"({"a":["i32",["named","a","i32"],["named","b","i32"]],"r":["i32"]})";
+  const Signature expected = ParseJson(abi);
+  const std::string dict = nlohmann::json{{"iree.abi", abi}}.dump();
+  EXPECT_EQ(DetectMetadataFormat(dict), MetadataFormat::kJson);
+  EXPECT_EQ(ParseMetadata(dict), expected);
+  EXPECT_EQ(ParseMetadata(dict, MetadataFormat::kJson), expected);
+  const std::string with_others = nlohmann::json{
+      {"iree.abi.declaration", "sync func @f(%input0: f64) -> ()"},
+      {"iree.abi", abi},
+      {"iree.abi.model", "coarse-fences"},
+      {"some.attr", 4}}.dump();
+  EXPECT_EQ(ParseMetadata(with_others), expected);
+  EXPECT_EQ(ParseMetadata(with_others, MetadataFormat::kJson), expected);
+  // Preferred over the older members, as IREE's runtime reads only "iree.abi".
+  EXPECT_EQ(ParseMetadata(nlohmann::json{{"iree.abi", abi}, {"f", "I1!R1!"}}.dump()), expected);
+  // Errors inside the member say where they are, with offsets into the member's text.
+  ErrorOf([] { ParseMetadata(R"({"iree.abi":"{\"a\":[\"i33\"],\"r\":[]}"})"); },
+          "json: at offset 6: unsupported integer width 33 (`i33`): no C type holds it; ffijit "
+          "reads signed widths 1, 8, 16, 32, 64 and unsigned 8, 16, 32, 64 (in the reflection "
+          "dict's \"iree.abi\")");
+  ErrorOf([] { ParseMetadata(R"({"iree.abi":"not json"})"); }, "json: at offset 0: invalid JSON");
+  ErrorOf([] { ParseMetadata(R"({"iree.abi":{"a":[],"r":[]}})"); },
+          "reflection dict: at offset 12: expected \"iree.abi\" to be a string, got an object");
+  // kJson on an object with neither "a"/"r" nor "iree.abi" is read (and refused) as iree.abi.
+  ErrorOf([] { ParseMetadata(R"({"f":"I1!R1!"})", MetadataFormat::kJson); },
+          "json: at offset 1: unknown key \"f\"");
 }
 
 TEST(Metadata, ReflectionDictErrors) {
@@ -84,11 +115,12 @@ TEST(Metadata, FormatNames) {
   EXPECT_STREQ(MetadataFormatName(MetadataFormat::kJson), "json");
   EXPECT_STREQ(MetadataFormatName(MetadataFormat::kRaw), "raw");
   EXPECT_STREQ(MetadataFormatName(MetadataFormat::kSip), "sip");
+  EXPECT_STREQ(MetadataFormatName(MetadataFormat::kDeclaration), "declaration");
 }
 
 TEST(Metadata, FormatsFromTheirNamesOnly) {
-  for (MetadataFormat format :
-       {MetadataFormat::kAuto, MetadataFormat::kJson, MetadataFormat::kRaw, MetadataFormat::kSip}) {
+  for (MetadataFormat format : {MetadataFormat::kAuto, MetadataFormat::kJson, MetadataFormat::kRaw,
+                                MetadataFormat::kSip, MetadataFormat::kDeclaration}) {
     EXPECT_EQ(MetadataFormatFromName(MetadataFormatName(format)), format);
   }
   for (const char* other : {"", "JSON", "xml", "json ", "?"}) {

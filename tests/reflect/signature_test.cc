@@ -114,7 +114,6 @@ TEST(TypeFactories, RejectInconsistentTypes) {
   ErrorOf([] { Type::NDArray(ScalarKind::kF32, 1, {-5}); }, "invalid dim -5");
   ErrorOf([] { Type::Scalar(ScalarKind::kAny); }, "only an ndarray element");
   ErrorOf([] { Type::Simple(TypeKind::kSList); }, "not a simple type");
-  ErrorOf([] { Type::Sequence(TypeKind::kSList, {nullptr}); }, "only allowed in an stuple");
   ErrorOf([] { Type::Sequence(TypeKind::kList, {}); }, "kSList or kSTuple");
   auto i32 = Type::Scalar(ScalarKind::kI32);
   ErrorOf([&] { Type::SDict({"a", "a"}, {i32, i32}); }, "duplicate key `a`");

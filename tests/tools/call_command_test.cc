@@ -295,8 +295,9 @@ TEST(FfijitCall, UsageErrorsExitOne) {
   ExpectFailsWith(RunTool("call libm.so.6"), 1, "ffijit call: missing LIB and SYMBOL\n");
   ExpectFailsWith(Call("libm.so.6", "cos", kCos, "--tier fast 0.5"), 1,
                   "ffijit call: unknown tier 'fast' (expected jit, interp or libffi)\n");
-  ExpectFailsWith(Call("libm.so.6", "cos", kCos, "--format xml 0.5"), 1,
-                  "ffijit call: unknown format 'xml' (expected auto, json, raw or sip)\n");
+  ExpectFailsWith(
+      Call("libm.so.6", "cos", kCos, "--format xml 0.5"), 1,
+      "ffijit call: unknown format 'xml' (expected auto, json, raw, sip or declaration)\n");
   ExpectFailsWith(Call("libm.so.6", "cos", kCos, "--seconds 1 0.5"), 1,
                   "ffijit call: unknown option '--seconds'\n");
   ExpectFailsWith(RunTool("call libm.so.6 cos --sig"), 1, "ffijit call: --sig needs a value\n");

@@ -38,7 +38,8 @@ ToolRun Ffijit(const std::string& args, const std::string& stdin_text = "") {
 TEST(FfijitTool, HelpListsCommandsAndExitCodes) {
   const ToolRun run = Ffijit("--help");
   EXPECT_EQ(run.status, 0);
-  EXPECT_NE(run.out.find("  sig [--format json|raw|sip] [METADATA|-]"), std::string::npos)
+  EXPECT_NE(run.out.find("  sig [--format json|raw|sip|declaration] [METADATA|-]"),
+            std::string::npos)
       << run.out;
   EXPECT_NE(run.out.find("  2  the metadata could not be parsed"), std::string::npos) << run.out;
   EXPECT_EQ(Ffijit("").status, 1);
@@ -80,7 +81,9 @@ TEST(FfijitSig, RawArgumentPrintsEveryForm) {
             "json:      {\"a\":[[\"ndarray\",\"f32\",3,null,128,64]],\"r\":[[\"ndarray\",\"i32\",3,"
             "null,8,64]],\"v\":1}\n"
             "raw:       I15!B11!d-1d128d64R15!B11!t6d-1d8d64\n"
-            "readable:  (Buffer<float32[?x128x64]>) -> (Buffer<sint32[?x8x64]>)\n");
+            "readable:  (Buffer<float32[?x128x64]>) -> (Buffer<sint32[?x8x64]>)\n"
+            "decl:      sync func @f(%input0: tensor<?x128x64xf32>) -> (%output0: "
+            "tensor<?x8x64xi32>)\n");
 }
 
 TEST(FfijitSig, JsonFromStdinWithoutRawForm) {
@@ -90,7 +93,8 @@ TEST(FfijitSig, JsonFromStdinWithoutRawForm) {
             "format:    json\n"
             "canonical: (x: i32) -> None\n"
             "json:      {\"a\":[[\"named\",\"x\",\"i32\"]],\"r\":[],\"v\":1}\n"
-            "raw:       (none: raw signature: argument #0 (`x: i32`) has no raw form)\n");
+            "raw:       (none: raw signature: argument #0 (`x: i32`) has no raw form)\n"
+            "decl:      sync func @f(%x: i32) -> ()\n");
   EXPECT_EQ(Ffijit("sig", "{\"a\":[],\"r\":[]}").status, 0);  // no argument: stdin too
 }
 
@@ -105,9 +109,52 @@ TEST(FfijitSig, SipDictPrintsSignatureAndStructure) {
             "json:      {\"a\":[\"i32\",\"f64\"],\"r\":[\"i64\"],\"v\":1}\n"
             "raw:       I11!S3!t6S3!t2R6!S3!t7\n"
             "readable:  (sint32, float64) -> (sint64)\n"
+            "decl:      sync func @f(%input0: i32, %input1: f64) -> (%output0: i64)\n"
             "sip:       I12!S9!k0_0k1_1R3!_0\n"
             "sip inputs (IREE readable):\n:[\n  0=raw(0),\n  1=raw(1),\n],\n"
             "sip results (IREE readable):\n=raw(0),\n");
+}
+
+// IREE's declaration, bare or in its reflection dict: detected, named as it was, round-tripped.
+TEST(FfijitSig, DeclarationPrintsEveryFormUnderItsOwnName) {
+  const std::string decl =
+      "sync func @exportEncodings(%input0: tensor<?x8x8x3xf32> {iree.abi.encoding = "
+      "tensor<?x8x8x3xi32>}) -> (%output0: tensor<?x8x8x3xf32> {iree.abi.encoding = "
+      "tensor<?x8x8x3xi32>})";
+  const std::string expected =
+      "format:    declaration\n"
+      "canonical: (ndarray<i32,[?,8,8,3]>) -> ndarray<i32,[?,8,8,3]>\n"
+      "json:      {\"a\":[[\"ndarray\",\"i32\",4,null,8,8,3]],\"r\":[[\"ndarray\",\"i32\",4,null,"
+      "8,8,3]],\"v\":1}\n"
+      "raw:       I16!B12!t6d-1d8d8d3R16!B12!t6d-1d8d8d3\n"
+      "readable:  (Buffer<sint32[?x8x8x3]>) -> (Buffer<sint32[?x8x8x3]>)\n"
+      "decl:      sync func @exportEncodings(%input0: tensor<?x8x8x3xi32>) -> (%output0: "
+      "tensor<?x8x8x3xi32>)\n";
+  for (const char* args : {"sig", "sig --format declaration", "sig -"}) {
+    const ToolRun run = Ffijit(args, decl + "\n");
+    EXPECT_EQ(run.status, 0) << args;
+    EXPECT_EQ(run.out, expected) << args;
+  }
+  const std::string dict =
+      "{\"iree.abi.declaration\": \"" + decl + "\", \"iree.abi.model\": \"coarse-fences\"}";
+  const ToolRun from_dict = Ffijit("sig", dict);
+  EXPECT_EQ(from_dict.status, 0);
+  EXPECT_EQ(from_dict.out, expected);
+  // The printed declaration reads back to the same signature.
+  const ToolRun again =
+      Ffijit("sig " + ShellQuote("sync func @exportEncodings(%input0: tensor<?x8x8x3xi32>) -> "
+                                 "(%output0: tensor<?x8x8x3xi32>)"));
+  EXPECT_EQ(again.out, expected);
+  // async: the two fences are ptr arguments, which have no raw form.
+  const ToolRun async = Ffijit("sig " + ShellQuote("async func @main(%input0: index) -> ()"));
+  EXPECT_EQ(async.status, 0);
+  EXPECT_NE(async.out.find("canonical: (i64, ptr, ptr) -> None\n"), std::string::npos) << async.out;
+  EXPECT_NE(async.out.find("decl:      async func @main(%input0: i64) -> ()\n"), std::string::npos)
+      << async.out;
+  // The iree.abi reflection dict.
+  const ToolRun abi = Ffijit("sig " + ShellQuote(R"({"iree.abi":"{\"a\":[\"i32\"],\"r\":[]}"})"));
+  EXPECT_EQ(abi.status, 0);
+  EXPECT_EQ(abi.out.rfind("format:    json\ncanonical: (i32) -> None\n", 0), 0u) << abi.out;
 }
 
 TEST(FfijitSig, BareSipPrintsStructureOnly) {
@@ -136,6 +183,20 @@ TEST(FfijitSig, BadMetadataExitsTwoWithTheParserMessage) {
   EXPECT_EQ(sip.status, 2);
   EXPECT_NE(sip.out.find("sip: at offset"), std::string::npos) << sip.out;
   EXPECT_EQ(Ffijit("sig", "").status, 2);
+  const ToolRun free_text =
+      Ffijit("sig --format declaration " + ShellQuote("some.python.thing(types_are_overrated)"));
+  EXPECT_EQ(free_text.status, 2);
+  EXPECT_EQ(free_text.out.rfind("ffijit sig: ValueError: declaration: at offset 0: expected `sync "
+                                "func @NAME(...) -> (...)`",
+                                0),
+            0u)
+      << free_text.out;
+  const ToolRun decl = Ffijit("sig " + ShellQuote("sync func @f(%input0: i4) -> ()"));
+  EXPECT_EQ(decl.status, 2);
+  EXPECT_EQ(decl.out,
+            "ffijit sig: ValueError: declaration: at offset 22: unsupported integer width 4 "
+            "(`i4`): no C type holds it; ffijit reads signed widths 1, 8, 16, 32, 64 and unsigned "
+            "8, 16, 32, 64\n");
 }
 
 TEST(FfijitSig, UsageErrorsExitOne) {
