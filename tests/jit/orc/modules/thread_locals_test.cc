@@ -1,12 +1,15 @@
 // C++ thread-locals in COMDAT section groups (fixtures/grouped_thread_locals.cc, gcc and clang,
 // plain and -g): right values on the main thread and on others, each thread its own copy, the
 // destructors run at thread exit; a thread-local aligned beyond the runtime's copies refused at
-// load; unloading a module whose thread-locals were used on several threads (its destructors
-// run, refused while another live thread holds some, then loaded again afresh).
+// load; the main thread's destructors at process exit; unloading a module whose thread-locals
+// were used on several threads (its destructors run, refused while another live thread holds
+// some, then loaded again afresh); an initialiser that made one and threw.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <string>
@@ -231,6 +234,38 @@ TEST_P(UnloadThreadLocalsTest, DestructorsRunAndTheModuleLoadsAgainAfresh) {
 
 INSTANTIATE_TEST_SUITE_P(Compilers, UnloadThreadLocalsTest, ::testing::Values("gcc", "clang"),
                          [](const auto& info) { return info.param; });
+
+// The main thread's thread_local objects are destroyed at process exit, by the module's code,
+// before the modules' static destructors (in a child process, which exits).
+TEST(ThreadLocalExitTest, MainThreadDestructorsRunAtProcessExit) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string path = Fixture("clang", "grouped_thread_locals.o");
+  EXPECT_EXIT(
+      {
+        static int destroyed = 0;
+        ffijit::SetGlobalFunction("tlg.on_destroy", Function::FromTyped([] {
+                                    std::fprintf(stderr, "tlg destroyed %d\n", ++destroyed);
+                                  }),
+                                  true);
+        JitModule mod = JitModule::Load(path);
+        const GroupedFns fns = Resolve(mod);
+        UseAll(fns, 1);
+        std::exit(fns.destroyed() == 0 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "tlg destroyed 3");
+}
+
+// An initialiser that made a thread_local on the loading thread and threw: the object goes, and
+// the thread_local's destructor runs first, not at this thread's exit after the code is freed.
+TEST_P(UnloadThreadLocalsTest, AFailedInitialiserDestroysItsThreadLocalsAtOnce) {
+  const std::string path = Fixture(GetParam(), "throwing_thread_local_init.o");
+  const int64_t start = g_host_destroyed.load();
+  ffijit::Error refused = CatchError([&] { JitModule::Create("throws").AddFile(path); });
+  EXPECT_EQ(refused.kind(), "RuntimeError");
+  EXPECT_NE(refused.message().find("the initialiser gives up"), std::string::npos)
+      << refused.message();
+  EXPECT_EQ(g_host_destroyed.load() - start, 1);
+}
 
 // The module tests' own fixture (thread_locals.cc: __thread, static, a C++ thread_local with a
 // destructor) unloads too once its threads are done.
