@@ -369,9 +369,13 @@ void PrepareThreadLocals(std::string& bytes, const std::string& file, const llvm
       const uint32_t symbol = rela.getSymbol(false);
       const size_t at = static_cast<size_t>(reinterpret_cast<const char*>(&rela) - bytes.data());
       // Debug information locates a thread-local by its offset in the block; nothing here reads
-      // debug information, so those references are dropped instead of linked.
-      if (!applies_to_loaded && arch == llvm::Triple::x86_64 &&
-          (type == llvm::ELF::R_X86_64_DTPOFF32 || type == llvm::ELF::R_X86_64_DTPOFF64)) {
+      // debug information, so those references are dropped instead of linked (R_*_NONE is 0 on
+      // both architectures).
+      const bool debug_offset =
+          arch == llvm::Triple::x86_64
+              ? type == llvm::ELF::R_X86_64_DTPOFF32 || type == llvm::ELF::R_X86_64_DTPOFF64
+              : type == llvm::ELF::R_AARCH64_TLS_DTPREL64;
+      if (!applies_to_loaded && debug_offset) {
         patches.push_back(Patch{at, llvm::ELF::R_X86_64_NONE, 0});
         continue;
       }
