@@ -33,9 +33,11 @@ std::string Fixture(const std::string& compiler, const std::string& file) {
 
 using IntFn = int64_t (*)();
 using WhatFn = const char* (*)(int64_t);
+using TextFn = const char* (*)();
 
 struct GroupedFns {
   WhatFn what;
+  TextFn inline_pointer;
   IntFn template_bump, holder_append, inline_bump, inline_tracked_append, local_tracked_append,
       zeroed_bump, destroyed;
 };
@@ -43,6 +45,7 @@ struct GroupedFns {
 GroupedFns Resolve(const JitModule& mod) {
   GroupedFns fns{};
   fns.what = reinterpret_cast<WhatFn>(mod.Lookup("tlg_what"));
+  fns.inline_pointer = reinterpret_cast<TextFn>(mod.Lookup("tlg_inline_pointer"));
   fns.template_bump = reinterpret_cast<IntFn>(mod.Lookup("tlg_template_bump"));
   fns.holder_append = reinterpret_cast<IntFn>(mod.Lookup("tlg_holder_append"));
   fns.inline_bump = reinterpret_cast<IntFn>(mod.Lookup("tlg_inline_bump"));
@@ -63,7 +66,7 @@ GroupedFns Resolve(const JitModule& mod) {
 
 // What one thread's first use of every variable returns: each starts from its initial value.
 struct FirstUse {
-  std::string what, what_again;
+  std::string what, what_again, pointer;
   int64_t template_bump = 0, holder = 0, inline_bump = 0, inline_tracked = 0, local_tracked = 0,
           zeroed = 0;
 };
@@ -72,6 +75,7 @@ FirstUse UseAll(const GroupedFns& fns, int64_t n) {
   FirstUse use;
   use.what = fns.what(n);
   use.what_again = fns.what(n + 10);
+  use.pointer = fns.inline_pointer();
   use.template_bump = fns.template_bump();
   use.holder = fns.holder_append();
   use.inline_bump = fns.inline_bump();
@@ -84,12 +88,13 @@ FirstUse UseAll(const GroupedFns& fns, int64_t n) {
 void ExpectFirstUse(const FirstUse& use, int64_t n) {
   EXPECT_EQ(use.what, "x" + std::to_string(n));
   EXPECT_EQ(use.what_again, "x" + std::to_string(n + 10));
-  EXPECT_EQ(use.template_bump, 8);   // 7, then ++
-  EXPECT_EQ(use.holder, 8);          // "tracked" + "+"
-  EXPECT_EQ(use.inline_bump, 43);    // 42, then ++
-  EXPECT_EQ(use.inline_tracked, 9);  // "tracked" + "++"
-  EXPECT_EQ(use.local_tracked, 10);  // "tracked" + "+++"
-  EXPECT_EQ(use.zeroed, 1);          // 0, then ++
+  EXPECT_EQ(use.pointer, "pointed");  // the initial image's relocated address
+  EXPECT_EQ(use.template_bump, 8);    // 7, then ++
+  EXPECT_EQ(use.holder, 8);           // "tracked" + "+"
+  EXPECT_EQ(use.inline_bump, 43);     // 42, then ++
+  EXPECT_EQ(use.inline_tracked, 9);   // "tracked" + "++"
+  EXPECT_EQ(use.local_tracked, 10);   // "tracked" + "+++"
+  EXPECT_EQ(use.zeroed, 1);           // 0, then ++
 }
 
 // Each use of the fixture makes three Tracked objects on the thread: Holder<3>::tracked,
@@ -139,6 +144,7 @@ TEST_P(GroupedThreadLocalTest, PerThreadValuesAndThreadExitDestructors) {
   EXPECT_EQ(fns.inline_bump(), 44);
   EXPECT_EQ(fns.zeroed_bump(), 2);
   EXPECT_EQ(fns.holder_append(), 9);
+  EXPECT_STREQ(fns.inline_pointer(), "moved");
 }
 
 INSTANTIATE_TEST_SUITE_P(
