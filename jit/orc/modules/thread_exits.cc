@@ -1,6 +1,7 @@
 // Per-thread lists of JIT modules' thread-exit destructors (thread_exits.h).
 #include "orc/modules/thread_exits.h"
 
+#include <cstddef>
 #include <mutex>
 #include <unordered_set>
 #include <vector>
@@ -43,21 +44,25 @@ class ThreadExits {
     all.live.insert(this);
     t_state = State::kLive;
   }
-  // Runs the thread's destructors newest first; one may register another, which runs too.
+  // Runs the thread's destructors newest first; one may register another, which runs next. Each
+  // stays listed until it has returned: an unload on another thread meanwhile is refused.
   ~ThreadExits() {
     AllThreads& all = All();
     for (;;) {
       Entry entry{};
+      size_t index = 0;
       {
         std::lock_guard lock(all.mutex);
         if (entries_.empty()) {
           all.live.erase(this);
           break;
         }
-        entry = entries_.back();
-        entries_.pop_back();
+        index = entries_.size() - 1;
+        entry = entries_[index];
       }
       entry.function(entry.object);
+      std::lock_guard lock(all.mutex);  // entries registered meanwhile came after `index`
+      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(index));
     }
     t_state = State::kGone;
   }
