@@ -22,8 +22,8 @@
 //     template's static, an inline variable; -fdata-sections too) live in .tdata.<name> and
 //     .tbss.<name>, which it misses: the first access logs "orc runtime error: No thread local
 //     data section for key" and dereferences null;
-//   - the runtime never forgets a range, so after an unload the next object placed there fails to
-//     link ("Overlapping .tdata sections").
+//   - the runtime never forgets a range, so after an unload an object placed where the old one's
+//     thread-local data was would fail to link ("Overlapping .tdata sections").
 // The plugin therefore gathers every .tdata* and .tbss* section of an object into one section the
 // platform does not look for, zero-filled ones made explicit so that they lie together, and
 // after the fixups copies it into a block of host memory that is never freed (the object's
