@@ -275,7 +275,7 @@ TEST_P(UnloadThreadLocalsTest, AFailedInitialiserDestroysItsThreadLocalsAtOnce) 
 
 // The module tests' own fixture (thread_locals.cc: __thread, static, a C++ thread_local with a
 // destructor) unloads too once its threads are done.
-TEST(UnloadThreadLocalsTest, UngroupedThreadLocalsUnload) {
+TEST(UngroupedThreadLocalsTest, UnloadAfterUseOnTwoThreads) {
   JitModule mod = JitModule::Create("ungrouped");
   mod.AddFile(Fixture("gcc", "thread_locals.o"));
   auto bump = reinterpret_cast<IntFn>(mod.Lookup("tl_bump"));
