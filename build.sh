@@ -3,6 +3,10 @@
 #
 #   ./build.sh demo    build and run the headline example (the main job)
 #   ./build.sh test    build and run the whole test suite
+#   ./build.sh wheel   package the test build (build/test, built if needed) as a wheel in
+#                      build/dist, install it into a fresh venv and run the Python suites and
+#                      examples against the installed package, from outside the checkout; then
+#                      check that `pip install --no-build-isolation .` installs a working package
 #   ./build.sh asan    build and run the test suite under ASan + UBSan (LeakSanitizer on)
 #   ./build.sh nojit   build without LLVM (the interpreted bridge alone) and run its test suite
 #   ./build.sh e98b94e1  the suite of a build for the other TVM FFI ABI revision, e98b94e1 (without
@@ -22,7 +26,8 @@ cd "$(dirname "$0")"
 
 PACKAGES=(cmake ninja-build g++ llvm-19-dev clang-19 libclang-rt-19-dev nlohmann-json3-dev
           libffi-dev libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev gnuplot-nox python3
-          python3-dev python3-numpy python3-pytest python3-cffi)
+          python3-dev python3-numpy python3-pytest python3-cffi python3-setuptools python3-wheel
+          python3-build python3-venv python3-pip)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
@@ -94,6 +99,49 @@ aarch64_sysroot() {
   fi
 }
 
+# wheel_lane BUILD_DIR: the Python package as users install it, made from BUILD_DIR's compiled
+# code (FFIJIT_CMAKE_BUILD_DIR: setup.py builds nothing twice) with Debian's setuptools, offline.
+wheel_lane() {
+  local build_dir=$PWD/$1 python=/usr/bin/python3 work
+  work=$(mktemp -d /tmp/ffijit-wheel.XXXXXX)
+  rm -rf build/dist
+  FFIJIT_CMAKE_BUILD_DIR=$build_dir $python -m build --wheel --no-isolation --outdir build/dist \
+    >"$work/build.log" || { cat "$work/build.log"; rm -rf "$work"; return 1; }
+  local wheel
+  wheel=$(ls build/dist/ffijit-*.whl)
+  echo "build.sh: built $wheel"
+  # numpy and pytest come from Debian's packages: the venv sees the system's site-packages, and
+  # its own ffijit (the wheel) shadows nothing else, as there is no other.
+  $python -m venv --system-site-packages "$work/venv"
+  "$work/venv/bin/python" -m pip install --quiet --no-index --no-deps "$wheel"
+  local status=0
+  (
+    cd "$work"  # outside the checkout: nothing but the installed package can be imported
+    "$work/venv/bin/python" -c 'import ffijit, sys
+assert ffijit.__file__.startswith(sys.prefix + "/"), ffijit.__file__
+print("build.sh: ffijit", ffijit.__version__, "installed at", ffijit.__file__)'
+    # shellcheck disable=SC2046
+    env $(cat "$build_dir/tests/python/fixtures.env") PYTHONDONTWRITEBYTECODE=1 FFIJIT_JIT_LOG=0 \
+      "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$OLDPWD/tests/python"
+    for example in "$OLDPWD"/examples/python/*.py; do
+      echo "build.sh: example $(basename "$example")"
+      FFIJIT_JIT_LOG=0 "$work/venv/bin/python" "$example" >"$work/example.log" ||
+        { cat "$work/example.log"; exit 1; }
+    done
+  ) || status=$?
+  if [ $status = 0 ]; then
+    # The other way users install: pip building from the checkout (reusing the same build).
+    $python -m venv --system-site-packages "$work/venv-pip"
+    FFIJIT_CMAKE_BUILD_DIR=$build_dir "$work/venv-pip/bin/python" -m pip install --quiet \
+      --no-build-isolation "$PWD" >"$work/pip.log" 2>&1 || { cat "$work/pip.log"; status=1; }
+    [ $status = 0 ] && (cd "$work" && "$work/venv-pip/bin/python" -c \
+      'import ffijit, sys; assert ffijit.__file__.startswith(sys.prefix + "/"); print("build.sh: pip install . gave ffijit", ffijit.__version__)') ||
+      status=1
+  fi
+  rm -rf "$work"
+  return $status
+}
+
 cmd=${1:-test}
 case "$cmd" in
   deps) deps ;;
@@ -106,6 +154,11 @@ case "$cmd" in
     deps
     build build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo
     run_tests build/test
+    ;;
+  wheel)
+    deps
+    build build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    wheel_lane build/test
     ;;
   asan)
     deps
@@ -188,7 +241,7 @@ case "$cmd" in
     bench/report "${@:2}"
     ;;
   *)
-    echo "usage: $0 demo|test|asan|tsan|nojit|e98b94e1|fuzz|aarch64|bench|report|deps" >&2
+    echo "usage: $0 demo|test|wheel|asan|tsan|nojit|e98b94e1|fuzz|aarch64|bench|report|deps" >&2
     exit 2
     ;;
 esac

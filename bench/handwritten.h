@@ -5,11 +5,12 @@
  * Each obeys the conversion contract a JIT thunk obeys: the arity and every tag checked, the i32
  * range-checked, the value-validity rules (an object tag carries a non-NULL object whose header
  * type_index is the tag; a small string's length is at most 7; a tensor of rank > 0 has a shape),
- * the result boxed. Each reads the native from the Function object (handle + 40, where a
- * registered function keeps it) and is installed as the function's safe_call, exactly as a thunk
- * is. Anything else -- a rare form or an error -- goes to the slow path given to
- * FFIJITBenchHandwrittenInit (the function's interpreter entry), as a thunk's does, so errors are
- * the same byte for byte. C99, compiled -O2. The bodies are in handwritten_calls.h.
+ * a string for a C string parameter holds no NUL inside, the result boxed. Each reads the native
+ * from the Function object (handle + 40, where a registered function keeps it) and is installed as
+ * the function's safe_call, exactly as a thunk is. Anything else -- a rare form or an error -- goes
+ * to the slow path given to FFIJITBenchHandwrittenInit (the function's interpreter entry), as a
+ * thunk's does, so errors are the same byte for byte. C99, compiled -O2. The bodies are in
+ * handwritten_calls.h.
  */
 #ifndef FFIJIT_BENCH_HANDWRITTEN_H_
 #define FFIJIT_BENCH_HANDWRITTEN_H_

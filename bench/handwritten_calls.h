@@ -11,6 +11,7 @@
 #define FFIJIT_BENCH_HANDWRITTEN_CALLS_H_
 
 #include <stddef.h>
+#include <string.h>
 
 #include "ffijit/c_ext.h"
 #include "handwritten.h"
@@ -106,10 +107,12 @@ int FFIJIT_BENCH_HANDWRITTEN(Str)(void* handle, const TVMFFIAny* args, int32_t n
                                   TVMFFIAny* result) {
   if (LIKELY(num_args == 1)) {
     const char* s = NULL;
+    /* A NUL inside a Str or SmallStr would cut the C string short: the slow path refuses it. */
     if (IsObject(&args[0], kTVMFFIStr)) {
-      s = ((const FFIJITBytesCell*)(args[0].v_obj + 1))->data;
+      const FFIJITBytesCell* cell = (const FFIJITBytesCell*)(args[0].v_obj + 1);
+      if (LIKELY(memchr(cell->data, 0, cell->size) == NULL)) s = cell->data;
     } else if (args[0].type_index == kTVMFFISmallStr && args[0].small_str_len <= 7) {
-      s = args[0].v_bytes;
+      if (memchr(args[0].v_bytes, 0, args[0].small_str_len) == NULL) s = args[0].v_bytes;
     } else if (args[0].type_index == kTVMFFIRawStr) {
       s = args[0].v_c_str; /* NULL stays NULL: the slow path decides */
     }

@@ -105,6 +105,9 @@ int FFIJITRaiseArgumentError(const ffijit::BoundFunction* fn, int32_t param, con
 int FFIJITRaiseRangeError(const ffijit::BoundFunction* fn, int32_t param, const TVMFFIAny* got);
 // ValueError: a string that does not parse as the parameter's DataType / Device.
 int FFIJITRaiseParseError(const ffijit::BoundFunction* fn, int32_t param, const TVMFFIAny* got);
+// ValueError: a SmallStr or Str with a NUL inside for a `str` parameter (a C string, which the
+// NUL would cut short).
+int FFIJITRaiseInnerNulError(const ffijit::BoundFunction* fn, int32_t param, const TVMFFIAny* got);
 // ValueError: the tensor's element type, rank or a static dim differs from the parameter's.
 int FFIJITRaiseTensorError(const ffijit::BoundFunction* fn, int32_t param, const DLTensor* got);
 // ValueError: `got` breaks the value-validity contract (details::FindAnyDefect). `steps` is the

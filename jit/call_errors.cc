@@ -174,6 +174,18 @@ int FFIJITRaiseParseError(const BoundFunction* fn, int32_t param, const TVMFFIAn
   });
 }
 
+int FFIJITRaiseInnerNulError(const BoundFunction* fn, int32_t param, const TVMFFIAny* got) {
+  return ffijit::Raise("ValueError", [&] {
+    const CallPlan& plan = *fn->plan;
+    const std::string_view text = ffijit::details::ViewChars(*got);
+    return "Invalid value on argument " + ffijit::FullLabel(plan, param) + " when calling: `" +
+           plan.declaration + "`. The str contains a NUL character (at byte " +
+           std::to_string(text.find('\0')) + " of " + std::to_string(text.size()) +
+           "), which a `str` parameter (a C string) would cut short; pass bytes to a `bytes` "
+           "parameter instead";
+  });
+}
+
 int FFIJITRaiseTensorError(const BoundFunction* fn, int32_t param, const DLTensor* got) {
   return ffijit::Raise("ValueError", [&] {
     const CallPlan& plan = *fn->plan;

@@ -160,6 +160,8 @@ int FFIJITConvertParam(const BoundFunction* fn, int32_t param, const TVMFFIAny* 
       return FFIJITRaiseParseError(fn, param, value);
     case ConvertStatus::kMalformed:
       return FFIJITRaiseMalformedError(fn, param, p.path_size, value);
+    case ConvertStatus::kInnerNul:
+      return FFIJITRaiseInnerNulError(fn, param, value);
   }
   return FFIJITRaiseArgumentError(fn, param, value);
 }

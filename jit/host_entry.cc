@@ -64,6 +64,14 @@ void RequireCompleteModel(const FFIJITHostModel& m) {
   };
   for (const auto& o : offsets) require_offset(o.offset, o.field, false);
   require_offset(m.self_function_offset, "self_function_offset", true);
+  if (m.lock_holder != nullptr) {
+    if (m.lock_calls == nullptr) {
+      throw ffijit::ValueError(
+          "FFIJITHostEntryCompile: the host model's lock_calls is NULL while "
+          "lock_holder is given");
+    }
+    require_offset(m.self_name_offset, "self_name_offset", false);
+  }
   require_offset(m.str_flags_offset, "str_flags_offset", true);
   if (m.str_flags_offset != -1) {
     require_offset(m.str_length_offset, "str_length_offset", false);

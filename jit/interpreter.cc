@@ -123,15 +123,19 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
         break;
       case InterpOpcode::kStr:
         // The validity contract inline: a Str's object exists and is a Str; a SmallStr fits and
-        // ends in NUL. Anything else is the general path's to convert or reject.
+        // ends in NUL; and neither holds a NUL inside, which would cut the C string short.
+        // Anything else is the general path's to convert or reject.
         if (value->type_index == kTVMFFIStr) {
           const TVMFFIObject* obj = value->v_obj;
           if (__builtin_expect(obj == nullptr || obj->type_index != kTVMFFIStr, 0)) break;
+          if (__builtin_expect(StrObjectHasNul(obj), 0)) break;
           frame[op.dest] = reinterpret_cast<uintptr_t>(CellOf<FFIJITBytesCell>(value->v_obj)->data);
           continue;
         }
         if (value->type_index == kTVMFFISmallStr) {
-          if (__builtin_expect(value->small_str_len > 7 || value->v_bytes[7] != 0, 0)) break;
+          if (__builtin_expect(
+                  value->small_str_len > 7 || value->v_bytes[7] != 0 || SmallStrHasNul(*value), 0))
+            break;
           frame[op.dest] = reinterpret_cast<uintptr_t>(value->v_bytes);
           continue;
         }

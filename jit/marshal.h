@@ -25,6 +25,7 @@ enum class ConvertStatus : uint8_t {
   kBadTensor,  // a tensor of the wrong dtype/rank/dims: ValueError
   kBadString,  // a string that does not parse as a DataType / Device: ValueError
   kMalformed,  // the value breaks the validity contract (details::FindAnyDefect): ValueError
+  kInnerNul,   // a string with a NUL inside for a C string, which would cut it short: ValueError
 };
 
 // Slow forms, out of line (convert.cc): strings parsed as DataType / Device. They leave no error
@@ -92,6 +93,27 @@ inline bool TensorMatches(const TensorCheck& check, const DLTensor* t) {
     if (want >= 0 && t->shape[i] != want) return false;
   }
   return true;
+}
+
+// Whether a well-formed SmallStr (at most 7 bytes, eighth byte NUL) has a NUL among its
+// small_str_len bytes. Branch-free: the bytes at and past the length are set, then the classic
+// has-a-zero-byte test runs on the word.
+inline bool SmallStrHasNul(const TVMFFIAny& v) {
+  uint64_t word;
+  std::memcpy(&word, v.v_bytes, sizeof word);
+  const uint64_t past_end = ~uint64_t{0} << (8 * (v.small_str_len & 7));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  word |= past_end;
+#else
+  word |= __builtin_bswap64(past_end);
+#endif
+  return ((word - 0x0101010101010101ull) & ~word & 0x8080808080808080ull) != 0;
+}
+
+// Whether a Str object's bytes hold a NUL: a C string would end there.
+inline bool StrObjectHasNul(const TVMFFIObject* str) {
+  const auto* cell = reinterpret_cast<const FFIJITBytesCell*>(str + 1);
+  return std::memchr(cell->data, 0, cell->size) != nullptr;
 }
 
 // Range-checks an integer for an integer conversion and stores it extended to 64 bits.
@@ -175,10 +197,13 @@ inline ConvertStatus ConvertValue(const NativeParam& p, const TVMFFIAny* v, uint
           out[0] = reinterpret_cast<uintptr_t>(v->v_c_str);
           return ConvertStatus::kOk;
         case kTVMFFISmallStr:
-          // Inline bytes are followed by zeros (unused bytes are zero), so this is NUL-terminated.
+          // The eighth byte is NUL (the validity contract), so this is NUL-terminated; a NUL
+          // inside would end the native's string early. (A RawStr cannot hold one.)
+          if (SmallStrHasNul(*v)) return ConvertStatus::kInnerNul;
           out[0] = reinterpret_cast<uintptr_t>(v->v_bytes);
           return ConvertStatus::kOk;
         case kTVMFFIStr:
+          if (StrObjectHasNul(v->v_obj)) return ConvertStatus::kInnerNul;
           out[0] = reinterpret_cast<uintptr_t>(CellOf<FFIJITBytesCell>(v->v_obj)->data);
           return ConvertStatus::kOk;
         case kTVMFFINone:

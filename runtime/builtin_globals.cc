@@ -361,16 +361,19 @@ void RegisterCoreGlobals() {
     return MapIterator(NonNullMap(map, "ffi.MapForwardIterFunctor"), "ffi.MapForwardIterFunctor");
   });
   RegisterTyped("ffi.FunctionListGlobalNamesFunctor", []() {
-    auto names = std::make_shared<std::vector<std::string>>(ListGlobalFunctions());
+    // The registry's own name Strings, shared by the Array: a listing copies no name.
+    TVMFFIObjectHandle handle = nullptr;
+    CheckCall(FFIJITFunctionListGlobals(&handle));
+    Array names(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle)));
     return Function::FromTyped(
         [names](int64_t i) -> Any {
-          if (i < 0) return Any(static_cast<int64_t>(names->size()));
-          if (i >= static_cast<int64_t>(names->size())) {
+          if (i < 0) return Any(names.size());
+          if (i >= names.size()) {
             throw Error("IndexError", "ffi.FunctionListGlobalNamesFunctor: index " +
                                           std::to_string(i) + " out of range for " +
-                                          std::to_string(names->size()) + " names");
+                                          std::to_string(names.size()) + " names");
           }
-          return Any((*names)[static_cast<size_t>(i)]);
+          return names[i].ToOwned();
         },
         "ffi.FunctionListGlobalNamesFunctor functor");
   });

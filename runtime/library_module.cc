@@ -493,10 +493,15 @@ std::vector<std::pair<std::string, void*>> ContextSymbolsSnapshot() {
 }
 
 tvm::ffi::Module LoadSharedLibrary(const std::string& path) {
-  // Before dlopen: with lazy binding a module of the other revision would load and then fail at
-  // its first object or error, not here.
-  CheckCall(FFIJITCheckModuleAbiFile(path.c_str()));
-  void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  // A library already in the process is taken as it is: it was checked when it came in (or the
+  // program linked it), and reading its file again would cost a thousand times the lookup.
+  void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (handle == nullptr) {
+    // Before dlopen: with lazy binding a module of the other revision would load and then fail
+    // at its first object or error, not here.
+    CheckCall(FFIJITCheckModuleAbiFile(path.c_str()));
+    handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  }
   if (handle == nullptr) {
     const char* reason = dlerror();
     throw Error("InternalError", "Failed to load dynamic shared library " + path + ": " +

@@ -3,9 +3,12 @@
 // TVMFFIErrorCreate with different prototypes and lay out objects differently, so such a module
 // would not fail to load: it would corrupt memory at its first object or error.
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,10 +47,11 @@ void RefuseIfOtherRevision(const std::string& module_name,
                   "TVM FFI " FFIJIT_TVM_FFI_ABI_NAME);
 }
 
-// A byte range of the file, checked against its size before every read.
+// The file mapped read-only (only the pages the symbol tables sit on are ever touched), each
+// read checked against its size.
 class FileBytes {
  public:
-  explicit FileBytes(std::string bytes) : bytes_(std::move(bytes)) {}
+  explicit FileBytes(std::string_view bytes) : bytes_(bytes) {}
   template <typename T>
   bool Read(uint64_t offset, T* out) const {
     if (offset > bytes_.size() || bytes_.size() - offset < sizeof(T)) return false;
@@ -64,21 +68,56 @@ class FileBytes {
     if (end == nullptr) return {};
     return std::string_view(begin, static_cast<const char*>(end) - begin);
   }
+  bool IsElf64() const {
+    return bytes_.size() >= sizeof(Elf64_Ehdr) &&
+           std::memcmp(bytes_.data(), ELFMAG, SELFMAG) == 0 && bytes_[EI_CLASS] == ELFCLASS64;
+  }
 
  private:
-  std::string bytes_;
+  std::string_view bytes_;
 };
 
-// The other revision's functions among the undefined symbols of every symbol table of an ELF64
-// file (SHT_DYNSYM of a shared library, SHT_SYMTAB of a relocatable object).
+// A regular file mapped read-only for the scan; empty when it cannot be opened or mapped (dlopen
+// or the object loader then reports why).
+class MappedFile {
+ public:
+  explicit MappedFile(const char* path) {
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat info {};
+    if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
+      void* data = mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (data != MAP_FAILED) {
+        data_ = data;
+        size_ = static_cast<size_t>(info.st_size);
+      }
+    }
+    close(fd);
+  }
+  ~MappedFile() {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// The other revision's functions among the undefined symbols of an ELF64 file: those of SHT_DYNSYM
+// in a shared library (its SHT_SYMTAB, when not stripped, only repeats them), SHT_SYMTAB in a
+// relocatable object.
 std::vector<std::string> TellingUndefinedSymbols(const FileBytes& file) {
   std::vector<std::string> telling;
   Elf64_Ehdr header;
   if (!file.Read(0, &header) || header.e_shentsize != sizeof(Elf64_Shdr)) return telling;
+  const uint32_t wanted = header.e_type == ET_REL ? SHT_SYMTAB : SHT_DYNSYM;
   for (uint16_t i = 0; i < header.e_shnum; ++i) {
     Elf64_Shdr section;
     if (!file.Read(header.e_shoff + uint64_t{i} * sizeof(Elf64_Shdr), &section)) break;
-    if (section.sh_type != SHT_DYNSYM && section.sh_type != SHT_SYMTAB) continue;
+    if (section.sh_type != wanted) continue;
     Elf64_Shdr strings;
     if (section.sh_link >= header.e_shnum || section.sh_entsize != sizeof(Elf64_Sym) ||
         !file.Read(header.e_shoff + uint64_t{section.sh_link} * sizeof(Elf64_Shdr), &strings)) {
@@ -97,11 +136,6 @@ std::vector<std::string> TellingUndefinedSymbols(const FileBytes& file) {
     }
   }
   return telling;
-}
-
-bool IsElf64(const std::string& bytes) {
-  return bytes.size() >= sizeof(Elf64_Ehdr) && std::memcmp(bytes.data(), ELFMAG, SELFMAG) == 0 &&
-         bytes[EI_CLASS] == ELFCLASS64;
 }
 
 }  // namespace
@@ -129,11 +163,9 @@ extern "C" int FFIJITCheckModuleAbiSymbols(const char* module_name, const TVMFFI
 extern "C" int FFIJITCheckModuleAbiFile(const char* path) {
   return internal::GuardCBoundary([&] {
     internal::RequireNonNull(path, "FFIJITCheckModuleAbiFile", "path");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return;
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!internal::IsElf64(bytes)) return;
-    internal::RefuseIfOtherRevision(
-        path, internal::TellingUndefinedSymbols(internal::FileBytes(std::move(bytes))));
+    const internal::MappedFile mapped(path);
+    const internal::FileBytes file(mapped.bytes());
+    if (!file.IsElf64()) return;
+    internal::RefuseIfOtherRevision(path, internal::TellingUndefinedSymbols(file));
   });
 }

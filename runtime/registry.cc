@@ -28,7 +28,8 @@ class GlobalTable {
   void Set(const std::string& name, ObjectPtr<> func, std::string metadata, bool allow_override) {
     ObjectPtr<> replaced;  // released after the lock: its deleter may call back into the registry
     std::lock_guard lock(mutex_);
-    auto [it, inserted] = table_.try_emplace(name, Entry{func, metadata});
+    auto [it, inserted] = table_.try_emplace(name, Entry{func, metadata, Any()});
+    if (inserted) it->second.name = Any(name);
     if (!inserted) {
       if (!allow_override) {
         // TVM FFI's kind and wording, so callers matching either runtime's text agree.
@@ -64,18 +65,21 @@ class GlobalTable {
     return true;
   }
 
-  std::vector<std::string> Names() const {
+  // A new Array of every registered name, sorted: it retains the entries' own Strings rather than
+  // copying them, under the lock, so a concurrent removal cannot free one in between.
+  int ListNames(TVMFFIObjectHandle* out) const {
     std::lock_guard lock(mutex_);
-    std::vector<std::string> names;
+    std::vector<TVMFFIAny> names;
     names.reserve(table_.size());
-    for (const auto& entry : table_) names.push_back(entry.first);
-    return names;
+    for (const auto& entry : table_) names.push_back(entry.second.name.raw());
+    return FFIJITArrayCreate(names.data(), static_cast<int64_t>(names.size()), out);
   }
 
  private:
   struct Entry {
     ObjectPtr<> func;  // NULL for a None method, which lookups report as missing
     std::string metadata;
+    Any name;  // the key as a String, handed out by listings without a copy
   };
   mutable std::mutex mutex_;
   std::map<std::string, Entry> table_;
@@ -180,18 +184,7 @@ int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name) {
 int FFIJITFunctionListGlobals(TVMFFIObjectHandle* out) {
   return internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "FFIJITFunctionListGlobals", "out");
-    std::vector<std::string> names = GlobalTable::Get().Names();
-    std::vector<TVMFFIAny> items(names.size());
-    struct Releaser {
-      std::vector<TVMFFIAny>& items;
-      ~Releaser() {
-        for (auto& item : items) internal::ReleaseAny(&item);
-      }
-    } releaser{items};
-    for (size_t i = 0; i < names.size(); ++i) {
-      internal::MakeOwnedBytes(true, names[i].data(), names[i].size(), &items[i]);
-    }
-    CheckCall(FFIJITArrayCreate(items.data(), static_cast<int64_t>(items.size()), out));
+    CheckCall(GlobalTable::Get().ListNames(out));
   });
 }
 

@@ -6,9 +6,8 @@ folder, loads the .o through ffijit's JIT linker and calls its functions as attr
 of the module, one of them calling back into Python. Exits non-zero when a result is wrong or
 the C source cannot be compiled.
 
-Environment: CC (default `cc`); FFIJIT_INCLUDE_DIRS, colon-separated folders holding
-`ffijit/c_api.h` and what it includes (default: the repository's include/ beside this script
-plus $FFIJIT_BUILD_DIR/include, where the build generates `ffijit/tvm_ffi_abi_config.h`).
+Environment: CC, the C compiler (default `cc`). The headers come with the package:
+`ffijit.include_dirs()`.
 """
 
 import os
@@ -67,25 +66,13 @@ def check(condition, what):
         sys.exit(1)
 
 
-def include_dirs():
-    listed = os.environ.get("FFIJIT_INCLUDE_DIRS")
-    if listed:
-        return [folder for folder in listed.split(":") if folder]
-    here = os.path.dirname(os.path.abspath(__file__))
-    folders = [os.path.normpath(os.path.join(here, "..", "..", "include"))]
-    build_dir = os.environ.get("FFIJIT_BUILD_DIR")
-    if build_dir:
-        folders.append(os.path.join(build_dir, "include"))
-    return folders
-
-
 def compile_object(folder):
     source = os.path.join(folder, "scale_module.c")
     obj = os.path.join(folder, "scale_module.o")
     with open(source, "w") as out:
         out.write(MODULE_SOURCE)
     command = shlex.split(os.environ.get("CC", "cc")) + ["-c", "-fPIC", "-O1"]
-    command += [f"-I{folder}" for folder in include_dirs()] + [source, "-o", obj]
+    command += [f"-I{folder}" for folder in ffijit.include_dirs()] + [source, "-o", obj]
     # The compiler is not the Python process: a sanitizer runtime preloaded into the interpreter
     # (the sanitizer test lanes) stays out of it.
     compiler_env = {key: value for key, value in os.environ.items() if key != "LD_PRELOAD"}
@@ -97,7 +84,6 @@ def compile_object(folder):
     if done.returncode != 0:
         print("FAILED: cannot compile the module:", " ".join(command))
         print(done.stderr.strip())
-        print("(set FFIJIT_BUILD_DIR to the build folder, or FFIJIT_INCLUDE_DIRS)")
         sys.exit(1)
     return obj
 

@@ -47,10 +47,10 @@ def main():
         check(False, "a str for an f64 must raise TypeError")
     try:
         hypot(3.0, z=4.0)
-    except KeyError as error:
-        print(f"hypot(3.0, z=4.0) -> KeyError: {error}")
+    except TypeError as error:
+        print(f"hypot(3.0, z=4.0) -> TypeError: {error}")
     else:
-        check(False, "an unknown keyword must raise KeyError")
+        check(False, "an unknown keyword must raise TypeError")
 
     ffijit.remove_global_func("example.hypot")
     print("OK")

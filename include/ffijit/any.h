@@ -298,10 +298,21 @@ struct TypeTraits<const char*> {
   static void ToAny(const char* value, TVMFFIAny* out) {
     *out = value ? String(value).release() : TVMFFIAny{};
   }
+  // A SmallStr or Str with a NUL inside would end the C string early: a ValueError, never cut
+  // short (a RawStr cannot hold one).
   static const char* FromAny(const TVMFFIAny& any) {
     if (!details::IsStrForm(any.type_index)) details::ThrowMismatch(kName, any);
     details::RequireWellFormed(any, nullptr);
-    return any.type_index == kTVMFFIRawStr ? any.v_c_str : details::ViewChars(any).data();
+    if (any.type_index == kTVMFFIRawStr) return any.v_c_str;
+    const std::string_view chars = details::ViewChars(any);
+    const size_t nul = chars.find('\0');
+    if (nul != std::string_view::npos) {
+      throw Error("ValueError", "the str contains a NUL character (at byte " + std::to_string(nul) +
+                                    " of " + std::to_string(chars.size()) +
+                                    "), which a C string would cut short; take it as a "
+                                    "std::string or pass bytes instead");
+    }
+    return chars.data();
   }
 };
 

@@ -90,6 +90,14 @@ typedef struct FFIJITHostModel {
   void (*acquire_lock)(void* state);
   /* The host's generic path, given exactly the entry's arguments. */
   void* (*fallback)(void* self, void* const* args, intptr_t nargs, void* kwnames);
+  /* Optional (lock_holder NULL: nothing recorded). Around a call made without
+   * kFFIJITHostEntryReleaseLock, the entry stores the pointer `self` holds at self_name_offset
+   * into *lock_holder (the previous value restored after the call) and adds one to *lock_calls,
+   * both as relaxed atomic word stores: a thread waiting for the host's lock can tell that a call
+   * holds it, which one, and whether it is still the same call. */
+  const void** lock_holder;
+  uint64_t* lock_calls;
+  int32_t self_name_offset;
 } FFIJITHostModel;
 
 /*! Flags of FFIJITHostEntryCompile. */

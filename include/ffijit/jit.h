@@ -184,6 +184,11 @@ class FFIJIT_JIT_API NativeCallback {
   NativeCallback& operator=(const NativeCallback&) = delete;
 
   void* pointer() const { return pointer_; }
+  // With the plain convention, `handler(data, declaration)` runs on the calling thread after a
+  // failed call, the error still raised (the handler may take it and raise it again): where the
+  // caller cannot be told, the handler reports it (Python's front end to sys.unraisablehook).
+  // nullptr: none. Not for the status convention, whose caller sees -1.
+  void SetUnreportedErrorHandler(void (*handler)(void* data, const char* declaration), void* data);
   template <typename F>
   F* as() const {
     return reinterpret_cast<F*>(pointer_);

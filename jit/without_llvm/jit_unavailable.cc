@@ -68,6 +68,9 @@ NativeCallback::NativeCallback(const Function&, const Signature&, JitEngine&) {
   throw Error("RuntimeError", std::string("cannot make a native callback: ") + kNoJit);
 }
 
+// Never constructed here (the constructor throws): nothing to tell.
+void NativeCallback::SetUnreportedErrorHandler(void (*)(void*, const char*), void*) {}
+
 // Never constructed here (the constructor throws), but the destructor stays honest.
 NativeCallback::~NativeCallback() {
   delete state_;

@@ -11,6 +11,37 @@ function pointers (:func:`callback`). Modules (``.so``, ``.o``, ``.bc``, ``.ll``
 import collections.abc as _abc
 import ctypes as _ctypes
 import json as _json
+import os as _os
+import sys as _sys
+from typing import NamedTuple as _NamedTuple
+
+from . import _build_info
+
+
+def _built_for_another_python():
+    """The ImportError an interpreter the extension was not built for gets, or None."""
+    import sysconfig
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    built = "_core" + _build_info.EXTENSION_SUFFIX
+    wanted = sysconfig.get_config_var("EXT_SUFFIX")
+    if wanted == _build_info.EXTENSION_SUFFIX or not _os.path.exists(_os.path.join(here, built)):
+        return None
+    return ImportError(
+        f"ffijit {_build_info.VERSION} was built for Python {_build_info.PYTHON_VERSION} "
+        f"({_build_info.PYTHON_EXECUTABLE}; its extension is {built}), but this is Python "
+        f"{_sys.version.split()[0]} at {_sys.executable}, which loads only extensions named "
+        f"*{wanted}. Run it with {_build_info.PYTHON_EXECUTABLE}, or build ffijit for this "
+        "interpreter: `python -m pip install --no-build-isolation <ffijit checkout>` with it, "
+        "or CMake -DFFIJIT_PYTHON=<interpreter>.", name="ffijit._core", path=here)
+
+
+try:
+    from . import _core
+except ImportError as _failure:
+    _other = _built_for_another_python()
+    if _other is None:
+        raise
+    raise _other from _failure
 
 from ._core import (  # noqa: F401  (re-exported)
     Array,
@@ -31,14 +62,43 @@ from ._core import (  # noqa: F401  (re-exported)
     remove_global_func,
     system_lib,
 )
-from . import _core
 
 __all__ = [
     "Array", "DataType", "Device", "Error", "Function", "Map", "Module", "NativeCallback",
-    "Object", "Tensor", "callback", "from_dlpack", "function", "get_global_func",
-    "jit_available", "list_global_funcs", "load_module", "register", "register_func",
-    "remove_global_func", "system_lib",
+    "Object", "Tensor", "TvmFfiAbi", "__version__", "callback", "from_dlpack", "function",
+    "get_global_func", "include_dirs", "jit_available", "list_global_funcs", "load_module",
+    "register", "register_func", "remove_global_func", "system_lib", "tvm_ffi_abi",
 ]
+
+#: The package's version (the project version of ffijit's CMakeLists.txt).
+__version__ = _build_info.VERSION
+
+
+class TvmFfiAbi(_NamedTuple):
+    """The TVM FFI ABI revision this build implements (CMake FFIJIT_TVM_FFI_ABI)."""
+
+    name: str
+    """The revision's short name: "v0.1.13" or "e98b94e1"."""
+    commit: str
+    """The apache/tvm-ffi commit of that revision."""
+    version: str
+    """The TVM FFI package version at that commit."""
+
+
+#: The TVM FFI ABI revision the runtime was built for, as the runtime reports it: modules and
+#: programs compiled against another revision lay out every object differently.
+tvm_ffi_abi = TvmFfiAbi(*_core._tvm_ffi_abi)
+
+
+def include_dirs():
+    """The folders to compile C or C++ against ffijit's headers with (``-I``), as a list.
+
+    They hold ``ffijit/c_api.h`` (the TVM FFI C ABI of this build's revision), ffijit's C++
+    headers and ``dlpack/dlpack.h``: what a TVM FFI module loaded with :func:`load_module` is compiled
+    against.
+    """
+    return [_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "include")]
+
 
 _abc.Sequence.register(Array)
 _abc.Mapping.register(Map)
@@ -115,7 +175,8 @@ def register(name, target, sig, format="auto", *, release_gil=False, override=Fa
     says the native returns int (0 = success), writes results through out-pointers and raises
     errors through the TVM FFI C API.
 
-    Bad metadata is a ValueError naming what is wrong; a missing library a ValueError, a
+    Bad metadata is a ValueError naming what is wrong; a library that does not exist a
+    FileNotFoundError and one dlopen refuses an OSError (``filename`` is the library); a
     missing symbol an AttributeError. C, C++ and modules find the function by name too.
     """
     return _core._make_function(_address_of(target), _metadata_text(sig), format,
@@ -169,8 +230,9 @@ def callback(func, sig, format="auto", *, status_convention=False):
     Returns a :class:`NativeCallback`; hand its ``address`` (an int) to C code that takes a
     function pointer, and keep the object alive while the pointer may be called. Arguments are
     converted from C to Python values, the result back per ``sig``. With the default plain
-    convention a Python exception cannot unwind through C frames: the pointer returns a zero
-    value and the error stays raised in the thread's TVM FFI error slot; with
-    ``status_convention=True`` the pointer returns 0 or -1.
+    convention the native caller cannot be told of an exception: the pointer returns a zero
+    value, the exception goes to ``sys.unraisablehook`` (with its traceback, as ctypes does) and
+    stays raised in the thread's TVM FFI error slot; with ``status_convention=True`` the pointer
+    returns 0 or -1, and the exception reaches a Python caller as the same object.
     """
     return NativeCallback(func, _metadata_text(sig), format, status_convention)

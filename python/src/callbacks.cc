@@ -7,8 +7,12 @@
 // Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
 
+#include <time.h>
+
+#include <cstdlib>
 #include <new>
 #include <string>
+#include <unordered_map>
 
 #include "ffijit/jit.h"
 #include "ffijit/metadata.h"
@@ -17,14 +21,60 @@ namespace ffijit::python {
 
 namespace {
 
+// The Python callable behind each Function made by FunctionFromCallable, by its handle, for the
+// cycle collector (the callable is a reference the handle owns, invisible to Python otherwise).
+// Guarded by the GIL; an entry leaves when its Function is deleted.
+std::unordered_map<TVMFFIObject*, PyObject*>* g_callables = nullptr;
+
+// A callback Function's `self`: its callable, and its handle to unlist when it goes.
+struct PythonCallback {
+  PyObject* callable;
+  TVMFFIObject* handle;
+};
+
+// How long a callback on a thread without the GIL waits while one call holds it
+// (FFIJIT_CALLBACK_GIL_WAIT_MS, read at import).
+int64_t g_gil_wait_ms = 1000;
+
+// Before a thread that lacks the GIL waits for it: when a native call holds the GIL (registered
+// with release_gil=False) and that very call is still running after g_gil_wait_ms, the thread
+// would most likely wait forever (the native waits for this thread: the usual pattern of a native
+// that starts threads calling back and joins them). false then, with a RuntimeError raised that
+// names the function and the fix. Any other holder of the GIL (Python code, a call that ends)
+// hands it over in the ordinary way.
+bool MayWaitForTheGil() {
+  const void* holder = __atomic_load_n(&g_lock_holder, __ATOMIC_RELAXED);
+  if (holder == nullptr || PyGILState_Check()) return true;
+  const uint64_t calls = __atomic_load_n(&g_lock_calls, __ATOMIC_RELAXED);
+  for (int64_t waited = 0; waited < g_gil_wait_ms; ++waited) {
+    timespec one_ms{0, 1000000};
+    nanosleep(&one_ms, nullptr);
+    if (__atomic_load_n(&g_lock_holder, __ATOMIC_RELAXED) != holder ||
+        __atomic_load_n(&g_lock_calls, __ATOMIC_RELAXED) != calls) {
+      return true;
+    }
+  }
+  std::string message =
+      "a Python callback called from a thread without the GIL cannot run: the GIL is held by a "
+      "call of `" +
+      std::string(static_cast<const char*>(holder)) +
+      "`, which does not release it (release_gil=False) and has not returned in " +
+      std::to_string(g_gil_wait_ms) +
+      " ms; a native that calls Python back from threads of its own, and waits for them, must be "
+      "registered with release_gil=True";
+  TVMFFIErrorSetRaisedFromCStr("RuntimeError", message.c_str());
+  return false;
+}
+
 int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   if (!PythonIsAvailable()) {
     TVMFFIErrorSetRaisedFromCStr("RuntimeError",
                                  "a Python callback was called while Python is shutting down");
     return -1;
   }
+  if (!MayWaitForTheGil()) return -1;
   PyGILState_STATE state = PyGILState_Ensure();
-  auto* callable = static_cast<PyObject*>(self);
+  PyObject* callable = static_cast<PythonCallback*>(self)->callable;
   int rc = -1;
   PyObject* inline_stack[8];
   PyObject** stack = inline_stack;
@@ -56,9 +106,16 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
 }
 
 void CallbackDeleter(void* self) {
-  if (!PythonIsAvailable()) return;  // Python's objects are gone already
+  auto* callback = static_cast<PythonCallback*>(self);
+  if (!PythonIsAvailable()) {  // Python's objects are gone already
+    delete callback;
+    return;
+  }
   PyGILState_STATE state = PyGILState_Ensure();
-  Py_DECREF(static_cast<PyObject*>(self));
+  if (callback->handle != nullptr) g_callables->erase(callback->handle);
+  PyObject* callable = callback->callable;
+  delete callback;
+  Py_DECREF(callable);
   PyGILState_Release(state);
 }
 
@@ -66,8 +123,35 @@ void CallbackDeleter(void* self) {
 
 struct PyNativeCallback {
   PyObject_HEAD ffijit::NativeCallback* callback;
-  PyObject* function;  // the ffijit.Function it calls
+  PyObject* function;     // the ffijit.Function it calls
+  PyObject* description;  // for repr(): what it calls and its C signature, a str
 };
+
+// The plain convention's errors, which the native caller cannot see, go to sys.unraisablehook.
+void ReportUnraisable(void* data, const char* declaration) {
+  if (!PythonIsAvailable()) return;
+  PyGILState_STATE state = PyGILState_Ensure();
+  auto* self = static_cast<PyNativeCallback*>(data);
+  PyFFIFunction* function = self->function != nullptr ? FunctionOf(self->function) : nullptr;
+  PyObject* callable = function != nullptr ? CallableOf(function->base.handle) : nullptr;
+  WriteUnraisableFromRaised(declaration, callable != nullptr ? callable : self->function);
+  PyGILState_Release(state);
+}
+
+// "<callable's qualified name><canonical signature>", e.g. "compare(ptr, ptr) -> i32".
+PyObject* DescribeCallback(PyObject* func, const ffijit::Signature& signature) {
+  PyObject* name = PyObject_GetAttrString(func, "__qualname__");
+  if (name == nullptr || !PyUnicode_Check(name)) {
+    PyErr_Clear();
+    Py_XDECREF(name);
+    name = PyObject_Repr(func);
+    if (name == nullptr) return nullptr;
+  }
+  std::string text = ffijit::CanonicalString(signature);
+  PyObject* described = PyUnicode_FromFormat("%U%s", name, text.c_str());
+  Py_DECREF(name);
+  return described;
+}
 
 PyTypeObject* g_native_callback_type = nullptr;
 
@@ -102,21 +186,30 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
     return nullptr;
   }
   ffijit::NativeCallback* callback = nullptr;
+  PyObject* description = nullptr;
   try {
     ffijit::Signature signature =
         ffijit::ParseMetadata(std::string_view(sig, static_cast<size_t>(sig_size)), *parsed_format);
     if (status) signature.convention = ffijit::CallConvention::kStatus;
+    description = DescribeCallback(func, signature);
+    if (description == nullptr) {
+      Py_DECREF(function);
+      return nullptr;
+    }
     TVMFFIObject* handle = FunctionOf(function)->base.handle;
     TVMFFIObjectIncRef(handle);
     callback = new ffijit::NativeCallback(ffijit::Function::Adopt(handle), signature);
   } catch (const ffijit::Error& e) {
+    Py_XDECREF(description);
     Py_DECREF(function);
     e.SetRaised();
     return RaiseFromFFI();
   } catch (const std::bad_alloc&) {
+    Py_XDECREF(description);
     Py_DECREF(function);
     return PyErr_NoMemory();
   } catch (const std::exception& e) {
+    Py_XDECREF(description);
     Py_DECREF(function);
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return nullptr;
@@ -124,28 +217,75 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
   PyObject* self = type->tp_alloc(type, 0);
   if (self == nullptr) {
     delete callback;
+    Py_DECREF(description);
     Py_DECREF(function);
     return nullptr;
   }
   reinterpret_cast<PyNativeCallback*>(self)->callback = callback;
   reinterpret_cast<PyNativeCallback*>(self)->function = function;
+  reinterpret_cast<PyNativeCallback*>(self)->description = description;
+  if (!status) callback->SetUnreportedErrorHandler(ReportUnraisable, self);
   return self;
 }
 
-void NativeCallbackDealloc(PyObject* self) {
+PyObject* NativeCallbackRepr(PyObject* self) {
   auto* me = reinterpret_cast<PyNativeCallback*>(self);
+  if (me->callback == nullptr) {
+    return PyUnicode_FromFormat("<ffijit.NativeCallback %U (cleared)>", me->description);
+  }
+  return PyUnicode_FromFormat("<ffijit.NativeCallback %U at %p>", me->description,
+                              me->callback->pointer());
+}
+
+// The callable is owned through the Function's handle, which the native callback's state holds
+// too: visited here when this object is all that holds the Function (its builtin and wrapper
+// held once each, the handle by them and the state), so the collector sees every reference.
+int NativeCallbackTraverse(PyObject* self, visitproc visit, void* arg) {
+  auto* me = reinterpret_cast<PyNativeCallback*>(self);
+  Py_VISIT(Py_TYPE(self));
+  if (me->function == nullptr) return 0;
+  PyFFIFunction* function = FunctionOf(me->function);
+  if (function != nullptr && me->callback != nullptr && Py_REFCNT(me->function) == 1 &&
+      (me->function == reinterpret_cast<PyObject*>(function) ||
+       Py_REFCNT(reinterpret_cast<PyObject*>(function)) == 1) &&
+      FFIJITHeaderStrongCount(function->base.handle) == 2) {
+    Py_VISIT(CallableOf(function->base.handle));
+  }
+  Py_VISIT(me->function);
+  return 0;
+}
+
+int NativeCallbackClear(PyObject* self) {
+  auto* me = reinterpret_cast<PyNativeCallback*>(self);
+  ffijit::NativeCallback* callback = me->callback;
+  me->callback = nullptr;
+  delete callback;
+  Py_CLEAR(me->function);
+  return 0;
+}
+
+void NativeCallbackDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
-  delete me->callback;
-  Py_XDECREF(me->function);
+  PyObject_GC_UnTrack(self);
+  NativeCallbackClear(self);
+  Py_XDECREF(reinterpret_cast<PyNativeCallback*>(self)->description);
   type->tp_free(self);
   Py_DECREF(type);
 }
 
+bool Cleared(PyObject* self) {
+  if (reinterpret_cast<PyNativeCallback*>(self)->callback != nullptr) return false;
+  PyErr_SetString(PyExc_ValueError, "the NativeCallback was cleared by the garbage collector");
+  return true;
+}
+
 PyObject* NativeCallbackAddress(PyObject* self, void*) {
+  if (Cleared(self)) return nullptr;
   return PyLong_FromVoidPtr(reinterpret_cast<PyNativeCallback*>(self)->callback->pointer());
 }
 
 PyObject* NativeCallbackFunction(PyObject* self, void*) {
+  if (Cleared(self)) return nullptr;
   return Py_NewRef(reinterpret_cast<PyNativeCallback*>(self)->function);
 }
 
@@ -168,6 +308,9 @@ PyType_Slot kNativeCallbackSlots[] = {
          "function pointer; keep this object alive as long as the pointer may be called.")},
     {Py_tp_new, reinterpret_cast<void*>(NativeCallbackNew)},
     {Py_tp_dealloc, reinterpret_cast<void*>(NativeCallbackDealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(NativeCallbackTraverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(NativeCallbackClear)},
+    {Py_tp_repr, reinterpret_cast<void*>(NativeCallbackRepr)},
     {Py_tp_getset, kNativeCallbackGetSet},
     {Py_nb_int, reinterpret_cast<void*>(NativeCallbackInt)},
     {Py_nb_index, reinterpret_cast<void*>(NativeCallbackInt)},
@@ -176,19 +319,49 @@ PyType_Slot kNativeCallbackSlots[] = {
 }  // namespace
 
 TVMFFIObject* FunctionFromCallable(PyObject* callable) {
+  auto* self = new (std::nothrow) PythonCallback{callable, nullptr};
+  if (self == nullptr) {
+    PyErr_NoMemory();
+    return nullptr;
+  }
   TVMFFIObjectHandle out = nullptr;
   Py_INCREF(callable);
-  // On failure the runtime has already released `callable` through CallbackDeleter.
-  if (TVMFFIFunctionCreate(callable, CallbackSafeCall, CallbackDeleter, &out) != 0) {
+  // On failure the runtime has already released `self` through CallbackDeleter.
+  if (TVMFFIFunctionCreate(self, CallbackSafeCall, CallbackDeleter, &out) != 0) {
     RaiseFromFFI();
     return nullptr;
   }
-  return static_cast<TVMFFIObject*>(out);
+  auto* handle = static_cast<TVMFFIObject*>(out);
+  try {
+    g_callables->emplace(handle, callable);
+    self->handle = handle;
+  } catch (const std::bad_alloc&) {
+    TVMFFIObjectDecRef(handle);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  return handle;
+}
+
+PyObject* CallableOf(TVMFFIObject* handle) {
+  auto found = g_callables->find(handle);
+  return found != g_callables->end() ? found->second : nullptr;
 }
 
 bool InitCallbacks(PyObject* module) {
-  PyType_Spec spec{"ffijit.NativeCallback", sizeof(PyNativeCallback), 0, Py_TPFLAGS_DEFAULT,
-                   kNativeCallbackSlots};
+  g_callables = new std::unordered_map<TVMFFIObject*, PyObject*>();
+  if (const char* wait = std::getenv("FFIJIT_CALLBACK_GIL_WAIT_MS"); wait != nullptr) {
+    char* end = nullptr;
+    long long ms = std::strtoll(wait, &end, 10);
+    if (end == wait || *end != '\0' || ms < 0) {
+      PyErr_Format(PyExc_ValueError,
+                   "FFIJIT_CALLBACK_GIL_WAIT_MS must be a number of milliseconds, not '%s'", wait);
+      return false;
+    }
+    g_gil_wait_ms = ms;
+  }
+  PyType_Spec spec{"ffijit.NativeCallback", sizeof(PyNativeCallback), 0,
+                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, kNativeCallbackSlots};
   g_native_callback_type =
       reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, nullptr));
   return g_native_callback_type != nullptr &&

@@ -65,17 +65,10 @@ bool FromStr(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
                  WhereText(where, text));
     return false;
   }
-  // A `str` parameter takes a C string, which a NUL inside would cut short: refused rather than
-  // truncated.
+  // A NUL inside travels with the length (a SmallStr or a Str object), never as a RawStr that
+  // would end there: a `str` parameter (a C string) then refuses it in the executor, with the
+  // message every caller gets.
   bool has_nul = std::memchr(data, 0, static_cast<size_t>(size)) != nullptr;
-  if (has_nul && pack != nullptr && pack->IsCStringArgument(where)) {
-    char text[48];
-    PyErr_Format(PyExc_ValueError,
-                 "%s: the str contains a NUL character, which a `str` parameter (a C string) "
-                 "would cut short; pass bytes to a `bytes` parameter instead",
-                 WhereText(where, text));
-    return false;
-  }
   if (size <= 7) {
     SetPod(out, kTVMFFISmallStr);
     out->small_str_len = static_cast<uint32_t>(size);
@@ -228,12 +221,48 @@ bool FromCtypesPointer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
   return true;
 }
 
+// At a scalar parameter, what Python's numeric protocols make of `obj` (as ctypes takes it):
+// __index__ at an integer parameter, __float__ (or __index__) at a floating-point one, before
+// the tensor path would make a numpy scalar array or a 0-d tensor a Tensor. 1 converted, 0 not
+// a number there (the usual conversion decides), -1 error set.
+int FromNumber(PyObject* obj, TVMFFIAny* out, int number_kind, Py_ssize_t where) {
+  PyNumberMethods* number = Py_TYPE(obj)->tp_as_number;
+  if (number == nullptr) return 0;
+  if (number_kind == 1) {
+    if (number->nb_index == nullptr) return 0;
+    PyObject* index = PyNumber_Index(obj);
+    if (index == nullptr) {
+      // An array of several elements or of floats has __index__ but no index: not a number.
+      if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+      PyErr_Clear();
+      return 0;
+    }
+    bool ok = FromInt(index, out, where);
+    Py_DECREF(index);
+    return ok ? 1 : -1;
+  }
+  if (number->nb_float == nullptr && number->nb_index == nullptr) return 0;
+  double value = PyFloat_AsDouble(obj);
+  if (value == -1.0 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+    PyErr_Clear();
+    return 0;
+  }
+  SetPod(out, kTVMFFIFloat);
+  out->v_float64 = value;
+  return 1;
+}
+
 bool ConvertSlow(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
   if (PyLong_Check(obj)) return FromInt(obj, out, where);  // int subclasses (IntEnum)
   if (PyFloat_Check(obj)) {
     SetPod(out, kTVMFFIFloat);
     out->v_float64 = PyFloat_AS_DOUBLE(obj);
     return true;
+  }
+  if (int number_kind = pack != nullptr ? pack->NumberArgument(where) : 0; number_kind != 0) {
+    int converted = FromNumber(obj, out, number_kind, where);
+    if (converted != 0) return converted > 0;
   }
   if (PyUnicode_Check(obj)) return FromStr(obj, out, pack, where);
   if (PyBytes_Check(obj)) {
@@ -289,6 +318,8 @@ bool ConvertSlow(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where)
 }  // namespace
 
 bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where) {
+  if (pack != nullptr && pack->IsPointerArgument(where))
+    return pack->ConvertPointer(obj, out, where);
   PyTypeObject* type = Py_TYPE(obj);
   // Exact types first, in the order calls use them; subclasses go to ConvertSlow.
   if (type == &PyLong_Type) return FromInt(obj, out, where);
@@ -323,6 +354,75 @@ bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where
     return true;
   }
   return ConvertSlow(obj, out, pack, where);
+}
+
+bool ArgPack::ConvertPointer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
+  char text[48];
+  if (obj == Py_None) {
+    SetPod(out, kTVMFFINone);
+    return true;
+  }
+  if (PyLong_Check(obj) && !PyBool_Check(obj)) {  // an address, as ctypes takes it
+    void* address = PyLong_AsVoidPtr(obj);
+    if (address == nullptr && PyErr_Occurred()) {
+      PyErr_Format(PyExc_ValueError, "%s: the address %R does not fit a pointer",
+                   WhereText(where, text), obj);
+      return false;
+    }
+    SetPod(out, address == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr);
+    out->v_ptr = address;
+    return true;
+  }
+  int is_pointer = IsCtypesPointer(obj);
+  if (is_pointer < 0) return false;
+  if (is_pointer > 0) return FromCtypesPointer(obj, out, where);
+  PyTypeObject* meta = Py_TYPE(reinterpret_cast<PyObject*>(Py_TYPE(obj)));
+  const bool ctypes_object =
+      meta != &PyType_Type || std::strcmp(Py_TYPE(obj)->tp_name, "CArgObject") == 0;
+  if (ctypes_object) {
+    // ctypes.cast(obj, c_void_p) takes exactly what c_void_p's from_param does (pointers,
+    // arrays, byref(), c_char_p) and gives its address; the argument keeps the memory alive.
+    PyObject* ctypes = PyImport_ImportModule("ctypes");
+    PyObject* cast = ctypes != nullptr ? PyObject_GetAttrString(ctypes, "cast") : nullptr;
+    Py_XDECREF(ctypes);
+    PyObject* pointer =
+        cast != nullptr ? PyObject_CallFunctionObjArgs(cast, obj, CtypesVoidPointerType(), nullptr)
+                        : nullptr;
+    Py_XDECREF(cast);
+    if (pointer != nullptr) {
+      bool ok = FromCtypesPointer(pointer, out, where);
+      Py_DECREF(pointer);
+      return ok;
+    }
+    PyErr_Clear();  // ctypes' ArgumentError: said below, naming the argument
+  } else if (PyObject_CheckBuffer(obj)) {
+    if (buffers_ == nullptr) {
+      buffers_ =
+          static_cast<Py_buffer*>(PyMem_Malloc(static_cast<size_t>(capacity_) * sizeof(Py_buffer)));
+      if (buffers_ == nullptr) {
+        PyErr_NoMemory();
+        return false;
+      }
+    }
+    Py_buffer* view = &buffers_[num_buffers_];
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE) == 0) {
+      ++num_buffers_;
+      SetPod(out, view->buf == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr);
+      out->v_ptr = view->buf;
+      return true;
+    }
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "%s: a `ptr` parameter takes a writable buffer; the `%s` is read-only (the "
+                 "native may write through the pointer)",
+                 WhereText(where, text), Py_TYPE(obj)->tp_name);
+    return false;
+  }
+  PyErr_Format(PyExc_TypeError,
+               "%s: a `ptr` parameter takes None, an int address, a ctypes pointer, array, byref() "
+               "or c_char_p, or an object with a writable buffer, not `%s`",
+               WhereText(where, text), Py_TYPE(obj)->tp_name);
+  return false;
 }
 
 int ArgPack::BorrowTensor(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
@@ -378,6 +478,8 @@ bool BorrowTensorView(PyObject* obj, TensorView* borrowed, TVMFFIAny* out) {
 
 void ArgPack::ReleaseAll() {
   for (int i = 0; i < num_views_; ++i) PyBuffer_Release(&views_[i].buffer);
+  for (int i = 0; i < num_buffers_; ++i) PyBuffer_Release(&buffers_[i]);
+  PyMem_Free(buffers_);
   for (Py_ssize_t i = 0; i < num_owned_; ++i) TVMFFIObjectDecRef(owned_[i]);
   if (values_ != inline_values_) PyMem_Free(values_);
   if (owned_ != inline_owned_) PyMem_Free(owned_);

@@ -242,6 +242,9 @@ bool InitEntries(PyObject*) {
   m.release_lock = As<void* (*)()>(PyEval_SaveThread);
   m.acquire_lock = As<void (*)(void*)>(PyEval_RestoreThread);
   m.fallback = As<void* (*)(void*, void* const*, intptr_t, void*)>(GenericEntry);
+  m.lock_holder = &g_lock_holder;
+  m.lock_calls = &g_lock_calls;
+  m.self_name_offset = static_cast<int32_t>(offsetof(PyFFIFunction, lock_name));
   const JitOptions options = DefaultJitOptions();
   switch (options.policy) {
     case JitPolicy::kNever:

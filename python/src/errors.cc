@@ -73,6 +73,14 @@ PyObject* TakeInFlight(TVMFFIObject* error) {
   return nullptr;
 }
 
+// The exception carried by `error`, or NULL (a new reference; the entry stays).
+PyObject* PeekInFlight(TVMFFIObject* error) {
+  for (const InFlight& entry : *g_in_flight) {
+    if (entry.first == error) return Py_NewRef(entry.second);
+  }
+  return nullptr;
+}
+
 struct KindType {
   const char* kind;
   PyObject** type;
@@ -94,23 +102,109 @@ void AddNote(PyObject* exc, const std::string& note) {
   Py_XDECREF(done);
 }
 
-// Python's formatted traceback of `tb` ("  File ..., line N, in f\n    code\n"...).
-std::string FormatTraceback(PyObject* tb) {
-  if (tb == nullptr || tb == Py_None) return "";
+// The first `limit` entries of Python's formatted traceback `tb` ("  File ..., line N, in f\n
+// code\n"...), through traceback.format_tb (tests count the entries it formats).
+std::string FormatTraceback(PyObject* tb, Py_ssize_t limit) {
+  if (tb == nullptr || tb == Py_None || limit == 0) return "";
   PyObject* module = PyImport_ImportModule("traceback");
-  PyObject* lines = module == nullptr ? nullptr : PyObject_CallMethod(module, "format_tb", "O", tb);
+  PyObject* lines =
+      module == nullptr ? nullptr : PyObject_CallMethod(module, "format_tb", "On", tb, limit);
   Py_XDECREF(module);
   std::string text;
-  if (lines != nullptr) {
-    for (Py_ssize_t i = 0; i < PyList_Size(lines); ++i) {
+  if (lines != nullptr && PyList_Check(lines)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(lines); ++i) {
       Py_ssize_t size;
       const char* line = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(lines, i), &size);
       if (line != nullptr) text.append(line, static_cast<size_t>(size));
     }
-    Py_DECREF(lines);
   }
+  Py_XDECREF(lines);
   PyErr_Clear();
   return text;
+}
+
+// An exception that crosses Python <-> native frames many times (a callback raising through N
+// levels of callback -> native -> callback) carries a traceback that grows by a few entries per
+// level. Each crossing formats only the entries added since the exception last crossed, and
+// reuses the text formatted then, so N crossings format O(N) entries, not O(N^2). Keyed by the
+// exception, checked through a weak reference (a dead or reused address never matches); the
+// previous traceback head is recognised by its address and the length of the chain behind it
+// (the exception holds that chain, so the address stays its while the chain is unchanged).
+struct FormattedTraceback {
+  PyObject* alive;    // a weak reference to the exception
+  PyObject* head;     // the traceback entry formatted first, never dereferenced when stale
+  Py_ssize_t length;  // entries in the chain from `head`
+  std::string text;
+};
+std::vector<FormattedTraceback>* g_formatted = nullptr;
+constexpr size_t kMaxFormatted = 16;
+constexpr size_t kMaxTracebackText = 16 * 1024;
+
+Py_ssize_t ChainLength(PyObject* tb) {
+  Py_ssize_t n = 0;
+  for (; tb != nullptr && tb != Py_None;
+       tb = reinterpret_cast<PyObject*>(reinterpret_cast<PyTracebackObject*>(tb)->tb_next)) {
+    ++n;
+  }
+  return n;
+}
+
+std::string TracebackText(PyObject* exc, PyObject* tb) {
+  if (tb == nullptr || tb == Py_None) return "";
+  const Py_ssize_t length = ChainLength(tb);
+  FormattedTraceback* known = nullptr;
+  for (size_t i = 0; i < g_formatted->size();) {
+    FormattedTraceback& entry = (*g_formatted)[i];
+    PyObject* target = PyWeakref_GetObject(entry.alive);
+    if (target == nullptr || target == Py_None) {
+      PyErr_Clear();
+      Py_DECREF(entry.alive);
+      g_formatted->erase(g_formatted->begin() + static_cast<std::ptrdiff_t>(i));
+      continue;
+    }
+    if (target == exc) known = &entry;
+    ++i;
+  }
+  Py_ssize_t fresh = length;  // entries in front of what was formatted before
+  if (known != nullptr) {
+    PyObject* at = tb;
+    for (Py_ssize_t i = 0; at != nullptr && at != Py_None; ++i) {
+      if (at == known->head && length - i == known->length) {
+        fresh = i;
+        break;
+      }
+      at = reinterpret_cast<PyObject*>(reinterpret_cast<PyTracebackObject*>(at)->tb_next);
+    }
+  }
+  std::string text = FormatTraceback(tb, fresh);
+  if (fresh < length && known != nullptr) text += known->text;
+  // Native callers get the innermost entries (where it was raised) up to a bound, so that each
+  // crossing copies a bounded text: the Python exception keeps its whole traceback.
+  bool cut = false;
+  if (text.size() > kMaxTracebackText) {
+    size_t from = text.find("\n  File ", text.size() - kMaxTracebackText);
+    text.erase(0, from == std::string::npos ? text.size() - kMaxTracebackText : from + 1);
+    cut = true;
+  }
+  const char* const kCutMark =
+      "  [outer entries omitted; the Python exception has the whole traceback]\n";
+  if (known == nullptr) {
+    PyObject* ref = PyWeakref_NewRef(exc, nullptr);
+    if (ref == nullptr) {  // an exception type without weak references: formatted in full
+      PyErr_Clear();
+      return cut ? kCutMark + text : text;
+    }
+    if (g_formatted->size() == kMaxFormatted) {
+      Py_DECREF(g_formatted->front().alive);
+      g_formatted->erase(g_formatted->begin());
+    }
+    g_formatted->push_back(FormattedTraceback{ref, nullptr, 0, {}});
+    known = &g_formatted->back();
+  }
+  known->head = tb;
+  known->length = length;
+  known->text = text;
+  return cut ? kCutMark + text : text;
 }
 
 }  // namespace
@@ -163,25 +257,15 @@ PyObject* ExceptionTypeForKind(const char* kind, size_t size) {
   return type != nullptr ? type : g_error_base;
 }
 
-PyObject* RaiseFromFFI() {
-  TVMFFIObjectHandle handle = nullptr;
-  TVMFFIErrorMoveFromRaised(&handle);
-  auto* error = static_cast<TVMFFIObject*>(handle);
-  if (error == nullptr) {
-    PyErr_SetString(PyExc_RuntimeError, "ffijit: a call failed without raising an error");
-    return nullptr;
-  }
-  if (PyObject* exc = TakeInFlight(error)) {
-    TVMFFIObjectDecRef(error);
-    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc)), exc);
-    Py_DECREF(exc);
-    return nullptr;
-  }
+namespace {
+
+// A new exception for an error no Python exception is carried by: the type its kind names, its
+// message, its native backtrace as a note. NULL with an exception set.
+PyObject* ExceptionFromError(TVMFFIObject* error) {
   const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(error + 1);
   std::string kind = View(cell->kind);
   std::string message = View(cell->message);
   std::string backtrace = View(cell->FFIJIT_ERROR_BACKTRACE);
-  TVMFFIObjectDecRef(error);
   PyObject* type = ExceptionTypeForKind(kind.data(), kind.size());
   PyObject* text = StrFromBytes(message.data(), message.size());
   PyObject* exc = text == nullptr ? nullptr : PyObject_CallOneArg(type, text);
@@ -193,9 +277,50 @@ PyObject* RaiseFromFFI() {
     Py_XDECREF(kind_text);
   }
   if (!backtrace.empty()) AddNote(exc, "Native backtrace:\n" + backtrace);
-  PyErr_SetObject(type, exc);
+  return exc;
+}
+
+}  // namespace
+
+PyObject* RaiseFromFFI() {
+  TVMFFIObjectHandle handle = nullptr;
+  TVMFFIErrorMoveFromRaised(&handle);
+  auto* error = static_cast<TVMFFIObject*>(handle);
+  if (error == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "ffijit: a call failed without raising an error");
+    return nullptr;
+  }
+  PyObject* exc = TakeInFlight(error);
+  if (exc == nullptr) exc = ExceptionFromError(error);
+  TVMFFIObjectDecRef(error);
+  if (exc == nullptr) return nullptr;
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc)), exc);
   Py_DECREF(exc);
   return nullptr;
+}
+
+void WriteUnraisableFromRaised(const char* declaration, PyObject* obj) {
+  TVMFFIObjectHandle handle = nullptr;
+  TVMFFIErrorMoveFromRaised(&handle);
+  auto* error = static_cast<TVMFFIObject*>(handle);
+  if (error == nullptr) return;
+  PyObject *saved_type, *saved_value, *saved_tb;
+  PyErr_Fetch(&saved_type, &saved_value, &saved_tb);
+  PyObject* exc = PeekInFlight(error);
+  if (exc == nullptr) exc = ExceptionFromError(error);
+  if (exc != nullptr) {
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc)), exc);
+    Py_DECREF(exc);
+  }
+  std::string what = std::string("on calling ffijit callback `") + declaration + "`";
+#if PY_VERSION_HEX >= 0x030D0000
+  PyErr_FormatUnraisable("Exception ignored %s: %R", what.c_str(), obj);
+#else
+  _PyErr_WriteUnraisableMsg(what.c_str(), obj);
+#endif
+  PyErr_Restore(saved_type, saved_value, saved_tb);
+  TVMFFIErrorSetRaised(error);  // still the thread's error, for a native caller that checks
+  TVMFFIObjectDecRef(error);
 }
 
 void RaisePythonErrorAsFFI() {
@@ -232,7 +357,7 @@ void RaisePythonErrorAsFFI() {
     Py_DECREF(text);
   }
   PyErr_Clear();
-  std::string traceback = FormatTraceback(tb);
+  std::string traceback = TracebackText(value, tb);
   Py_XDECREF(type);
   Py_XDECREF(tb);
   TVMFFIObject* error = nullptr;
@@ -250,6 +375,7 @@ void RaisePythonErrorAsFFI() {
 
 bool InitErrors(PyObject* module) {
   g_in_flight = new std::deque<std::pair<TVMFFIObject*, PyObject*>>();
+  g_formatted = new std::vector<FormattedTraceback>();
   g_kind_types = PyDict_New();
   if (g_kind_types == nullptr) return false;
   g_error_base = PyErr_NewExceptionWithDoc(

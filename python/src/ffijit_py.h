@@ -26,11 +26,15 @@ struct PyFFIObject {
 
 // What the front end knows of a function made from metadata, per positional argument (bit i for
 // argument #i, the first 64): which are `ndarray` parameters, read only during the call, so a
-// numpy array may travel as a DLTensor view of its buffer; which are `str` parameters, given to
-// the native as a C string, so a str with a NUL inside would be cut short.
+// numpy array may travel as a DLTensor view of its buffer; which are `ptr` parameters, which
+// take what ctypes' c_void_p takes (ints, ctypes pointers, arrays, byref, buffers); which are
+// integer and floating-point scalar parameters, which take what Python's numeric protocols give
+// (__index__, __float__: numpy scalars and 0-d arrays).
 struct ArgumentKinds {
   uint64_t tensor_views = 0;
-  uint64_t c_strings = 0;
+  uint64_t pointers = 0;
+  uint64_t integers = 0;
+  uint64_t floats = 0;
 };
 
 // ffijit.Function adds its vectorcall entry, whether calls release the GIL, its arguments' kinds,
@@ -47,7 +51,34 @@ struct PyFFIFunction {
   PyMethodDef method;
   int64_t calls_until_entry;  // counted down by CountingEntry
   PyObject* name;             // a str holding method.ml_name's text
+  PyObject* doc;              // a str holding method.ml_doc's text, or NULL
+  const char* lock_name;      // ml_name's text, interned for the life of the process
 };
+
+// Which call holds the GIL without releasing it: the lock_name of the function a thread calls
+// with the GIL held (NULL: none), and how many such calls began, written by that thread (the
+// generic path and generated entries) as relaxed atomic words and read by callbacks from native
+// threads that wait for the GIL.
+extern const void* g_lock_holder;
+extern uint64_t g_lock_calls;
+// Records a call made with the GIL held for its duration.
+class HoldingLock {
+ public:
+  explicit HoldingLock(const char* name)
+      : previous_(__atomic_load_n(&g_lock_holder, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&g_lock_holder, static_cast<const void*>(name), __ATOMIC_RELAXED);
+    __atomic_store_n(&g_lock_calls, __atomic_load_n(&g_lock_calls, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+  }
+  ~HoldingLock() { __atomic_store_n(&g_lock_holder, previous_, __ATOMIC_RELAXED); }
+  HoldingLock(const HoldingLock&) = delete;
+  HoldingLock& operator=(const HoldingLock&) = delete;
+
+ private:
+  const void* previous_;
+};
+// `name`'s text kept for the life of the process (one copy per distinct name).
+const char* InternName(const char* name);
 
 struct PyFFIDevice {
   PyObject_HEAD DLDevice device;
@@ -79,9 +110,11 @@ int IsCtypesPointer(PyObject* obj);
 inline TVMFFIObject* HandleOf(PyObject* self) {
   return reinterpret_cast<PyFFIObject*>(self)->handle;
 }
-// A heap type of ffijit.Object's layout, subclassable, added to `module` as `attribute`.
+// A heap type of ffijit.Object's layout (or a larger one beginning with it: `size`),
+// subclassable, added to `module` as `attribute`.
 PyTypeObject* MakeObjectType(PyObject* module, const char* name, PyType_Slot* slots,
-                             PyTypeObject* base, const char* attribute);
+                             PyTypeObject* base, const char* attribute,
+                             int size = sizeof(PyFFIObject));
 // A new Python wrapper of `handle` of the most specific wrapper type; steals the reference.
 PyObject* WrapObject(TVMFFIObject* handle);
 // A new wrapper of `handle` (stolen) of exactly `type`.
@@ -99,6 +132,9 @@ inline void ReleaseAny(TVMFFIAny* any) {
 PyObject* StrFromBytes(const char* data, size_t size);
 bool InitObjectTypes(PyObject* module);
 bool InitModuleType(PyObject* module);
+// False, with the OSError Python's open() would raise (FileNotFoundError, PermissionError,
+// IsADirectoryError; `filename` is `path`), when the file `path` (a str) cannot be read.
+bool CheckFileReadable(PyObject* path);
 
 // ---- Device and DataType (dtypes.cc) ----
 bool InitValueTypes(PyObject* module);
@@ -131,6 +167,10 @@ PyObject* RaiseFromFFI();
 // Raises the current Python exception as the thread's TVM FFI error (for a callback's -1). The
 // exception object is remembered, so the same object comes back to a Python caller.
 void RaisePythonErrorAsFFI();
+// Reports the thread's raised error (a plain-convention callback's, which its native caller
+// cannot see) to sys.unraisablehook as "Exception ignored on calling ffijit callback `decl`",
+// with `obj`; the error stays raised. The original exception when it came from Python.
+void WriteUnraisableFromRaised(const char* declaration, PyObject* obj);
 // The Python exception type for a TVM FFI error kind.
 PyObject* ExceptionTypeForKind(const char* kind, size_t size);
 bool InitErrors(PyObject* module);
@@ -228,7 +268,7 @@ class ArgPack {
   explicit ArgPack(ArgumentKinds kinds = {}) : kinds_(kinds) {}
   ~ArgPack() {
     if (num_owned_ != 0 || values_ != inline_values_ || bytes_overflow_ != nullptr ||
-        num_views_ != 0) {
+        num_views_ != 0 || num_buffers_ != 0) {
       ReleaseAll();
     }
   }
@@ -239,8 +279,22 @@ class ArgPack {
   TVMFFIAny* values() { return values_; }
   // Converts `obj` into values()[i]; false with a Python exception set naming argument #i.
   bool Convert(PyObject* obj, Py_ssize_t i) {
+    if (kinds_.pointers != 0 && IsPointerArgument(i)) return ConvertPointer(obj, &values_[i], i);
     return ConvertScalar(obj, &values_[i]) || ConvertAsciiStr(obj, &values_[i]) ||
            ConvertDeviceOrDataType(obj, &values_[i]) || ConvertValue(obj, &values_[i], this, i);
+  }
+  // Converts `obj` for the `ptr` parameter #where as ctypes' c_void_p would take it (None, an int
+  // address, a ctypes pointer, array, byref() or c_char_p, an object with a writable buffer, held
+  // until the call returns); false with a TypeError naming the argument for anything else.
+  bool ConvertPointer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where);
+  bool IsPointerArgument(Py_ssize_t where) const {
+    return where >= 0 && where < 64 && (kinds_.pointers >> where & 1) != 0;
+  }
+  // 1: argument #where is an integer parameter; 2: a floating-point one; 0: neither.
+  int NumberArgument(Py_ssize_t where) const {
+    if (where < 0 || where >= 64) return 0;
+    if ((kinds_.integers >> where & 1) != 0) return 1;
+    return (kinds_.floats >> where & 1) != 0 ? 2 : 0;
   }
   // Takes ownership of an object reference released after the call; false (the reference
   // released, MemoryError set) when it cannot be recorded.
@@ -250,10 +304,6 @@ class ArgPack {
   // Tries to pass `obj` (a numpy array) as a DLTensor view of its buffer, held until the call
   // returns: 1 done, 0 not possible here (the caller makes a Tensor), -1 error set.
   int BorrowTensor(PyObject* obj, TVMFFIAny* out, Py_ssize_t where);
-  // Whether argument #where is a `str` parameter (a C string: a NUL inside is refused).
-  bool IsCStringArgument(Py_ssize_t where) const {
-    return where >= 0 && where < 64 && (kinds_.c_strings >> where & 1) != 0;
-  }
 
  private:
   // An exact str of ASCII characters, read in place (its bytes are its UTF-8); false for any
@@ -262,7 +312,7 @@ class ArgPack {
     if (Py_TYPE(obj) != &PyUnicode_Type || !PyUnicode_IS_COMPACT_ASCII(obj)) return false;
     Py_ssize_t size = PyUnicode_GET_LENGTH(obj);
     const char* data = static_cast<const char*>(PyUnicode_DATA(obj));
-    // A NUL inside: ConvertValue decides (a Str object, or refused for a `str` parameter).
+    // A NUL inside: ConvertValue keeps the length (a SmallStr or a Str object).
     if (std::memchr(data, 0, static_cast<size_t>(size)) != nullptr) return false;
     out->zero_padding = 0;
     if (size <= 7) {
@@ -312,6 +362,9 @@ class ArgPack {
   ArgumentKinds kinds_;
   int num_views_ = 0;
   TensorView views_[2];
+  // Buffers exported for `ptr` parameters, released after the call.
+  int num_buffers_ = 0;
+  Py_buffer* buffers_ = nullptr;  // room for one per argument, allocated at the first
 };
 
 // What a converted value is, for messages: an argument's position (>= 0) or one of these.
@@ -332,10 +385,15 @@ bool InitFunctionType(PyObject* module);
 PyObject* WrapFunction(TVMFFIObject* handle);
 // A new Function object (owned) calling the Python callable `callable`; NULL with error set.
 TVMFFIObject* FunctionFromCallable(PyObject* callable);
+// The Python callable a Function made by FunctionFromCallable calls (borrowed), else NULL.
+PyObject* CallableOf(TVMFFIObject* handle);
 bool InitCallbacks(PyObject* module);
 
 // Calls `func` with packed values, the GIL held or released, and boxes the result.
-PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil);
+// `lock_name`: the function named when a call holding the GIL makes a native thread's callback
+// give up waiting for it.
+PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil,
+                     const char* lock_name = "a function");
 // After a packed call returned rc != 0: the Python exception for it. Always returns NULL.
 PyObject* RaiseCallFailure(int rc);
 // The ffijit.Function behind a Python callable: the Function object itself or the builtin

@@ -13,9 +13,12 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <structmember.h>
@@ -23,6 +26,7 @@
 #include "ffijit/bridge.h"
 #include "ffijit/host_entry.h"
 #include "ffijit/metadata.h"
+#include "ffijit/signature.h"
 
 namespace ffijit::python {
 
@@ -42,6 +46,9 @@ struct FunctionTraits {
   // is converted by the kind of the parameter it names.
   std::vector<std::string> names;
   std::string function_name;  // the builtin's __name__
+  // The builtin's docstring: a text signature (`name(a, b, /)`, for inspect.signature and help)
+  // when the names allow one, then the declaration (`name(a: i64, b: i64) -> i64`).
+  std::string doc;
   EntryState entry;
 };
 std::unordered_map<TVMFFIObject*, FunctionTraits>* g_function_traits = nullptr;
@@ -68,14 +75,77 @@ void RecordTraits(TVMFFIObject* handle, FunctionTraits traits) {
   it->second = std::move(traits);
 }
 
-// The kinds of a signature's first 64 top-level arguments (a keyword argument's as its type's).
-// The function was made from this metadata, so it parses; if it somehow does not, nothing is
-// assumed.
-void DescribeArguments(std::string_view metadata, ffijit::MetadataFormat format,
+// Whether `name` can be a Python parameter's name: an identifier that is not a keyword.
+bool IsParameterName(const std::string& name) {
+  static const char* const kKeywords[] = {
+      "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+      "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+      "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+                    (i > 0 && c >= '0' && c <= '9');
+    if (!ok) return false;
+  }
+  for (const char* keyword : kKeywords) {
+    if (name == keyword) return false;
+  }
+  return true;
+}
+
+// The builtin's docstring. CPython reads a text signature from a docstring that starts with the
+// name after its last dot and "(" and ends it with ")\n--\n\n". Keyword arguments (the
+// metadata's `named` ones) are positional-or-keyword parameters; the others positional-only,
+// named `argN`; every parameter before the last positional-only one is positional-only too, as
+// Python requires (a keyword still binds to such a name, as it does in the call). Text
+// signatures carry no annotations: the declaration after them states the types.
+std::string MakeDoc(const std::string& function_name, const ffijit::Signature& sig,
+                    const std::vector<std::string>& names) {
+  const std::string shown = function_name.empty() ? "function" : function_name;
+  const std::string declaration = ffijit::DeclarationString(shown, sig);
+  const size_t dot = shown.rfind('.');
+  const std::string short_name = dot == std::string::npos ? shown : shown.substr(dot + 1);
+  std::vector<std::string> params;
+  size_t positional_only = 0;  // parameters before the "/"
+  for (size_t i = 0; i < sig.args.size(); ++i) {
+    const std::string& name = i < names.size() ? names[i] : std::string();
+    // argN is the generated name of an argument without one: taken by no keyword.
+    const bool generated = name.size() > 3 && name.compare(0, 3, "arg") == 0 &&
+                           name.find_first_not_of("0123456789", 3) == std::string::npos;
+    if (IsParameterName(name) && !generated) {
+      params.push_back(name);
+    } else {
+      params.push_back("arg" + std::to_string(i));
+      positional_only = i + 1;
+    }
+  }
+  std::string doc;
+  if (IsParameterName(short_name)) {
+    doc = short_name + "(";
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (i > 0) doc += ", ";
+      doc += params[i];
+      if (i + 1 == positional_only) doc += ", /";
+    }
+    doc += ")\n--\n\n";
+  }
+  doc += declaration;
+  if (sig.convention == ffijit::CallConvention::kStatus) doc += " [status]";
+  doc += "\n\nA native function made by ffijit (ffijit.Function.of(f) is its ffijit.Function).";
+  return doc;
+}
+
+// The kinds of a signature's first 64 top-level arguments (a keyword argument's as its type's),
+// and the docstring. The function was made from this metadata, so it parses; if it somehow does
+// not, nothing is assumed.
+void DescribeArguments(std::string_view metadata, ffijit::MetadataFormat format, bool status,
                        FunctionTraits* traits) {
   try {
     ffijit::Signature sig = ffijit::ParseMetadata(metadata, format);
-    for (size_t i = 0; i < sig.args.size() && i < 64; ++i) {
+    if (status) sig.convention = ffijit::CallConvention::kStatus;
+    for (size_t i = 0; i < sig.args.size(); ++i) {
       const ffijit::Type* type = sig.args[i].get();
       std::string name;
       if (type != nullptr && type->kind == ffijit::TypeKind::kNamed && !type->elements.empty()) {
@@ -83,13 +153,21 @@ void DescribeArguments(std::string_view metadata, ffijit::MetadataFormat format,
         type = type->elements[0].get();
       }
       traits->names.push_back(std::move(name));
-      if (type == nullptr) continue;
+      if (type == nullptr || i >= 64) continue;
       if (type->kind == ffijit::TypeKind::kNDArray) traits->kinds.tensor_views |= uint64_t{1} << i;
-      if (type->kind == ffijit::TypeKind::kStr) traits->kinds.c_strings |= uint64_t{1} << i;
+      if (type->kind == ffijit::TypeKind::kOpaquePtr) traits->kinds.pointers |= uint64_t{1} << i;
+      if (type->kind == ffijit::TypeKind::kScalar) {
+        const bool floating =
+            type->scalar == ffijit::ScalarKind::kF16 || type->scalar == ffijit::ScalarKind::kF32 ||
+            type->scalar == ffijit::ScalarKind::kF64 || type->scalar == ffijit::ScalarKind::kBF16;
+        (floating ? traits->kinds.floats : traits->kinds.integers) |= uint64_t{1} << i;
+      }
     }
+    traits->doc = MakeDoc(traits->function_name, sig, traits->names);
   } catch (...) {
     traits->kinds = ArgumentKinds{};
     traits->names.clear();
+    traits->doc.clear();
   }
 }
 
@@ -124,11 +202,18 @@ Py_ssize_t KeywordPosition(TVMFFIObject* handle, const char* name) {
         PyMem_Malloc(static_cast<size_t>(num_kwargs) * sizeof(const char*)));
     if (names == nullptr) return PyErr_NoMemory();
   }
+  const bool names_known = g_function_traits->count(function->base.handle) != 0;
   for (Py_ssize_t k = 0; k < num_kwargs; ++k) {
     names[k] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
-    if (names[k] == nullptr ||
-        !ConvertValue(args[num_args + k], &pack.values()[num_args + k], &pack,
-                      KeywordPosition(function->base.handle, names[k]))) {
+    Py_ssize_t position =
+        names[k] == nullptr ? kWhereKeyword : KeywordPosition(function->base.handle, names[k]);
+    if (names[k] != nullptr && names_known && position == kWhereKeyword) {
+      // As Python says it of its own functions.
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'",
+                   function->method.ml_name, names[k]);
+    }
+    if (PyErr_Occurred() ||
+        !ConvertValue(args[num_args + k], &pack.values()[num_args + k], &pack, position)) {
       if (names != inline_names) PyMem_Free(names);
       return nullptr;
     }
@@ -145,6 +230,7 @@ Py_ssize_t KeywordPosition(TVMFFIObject* handle, const char* name) {
                                 static_cast<int32_t>(num_kwargs), &result);
     Py_END_ALLOW_THREADS;
   } else {
+    HoldingLock holding(function->lock_name);
     rc = FFIJITCallWithKeywords(function->base.handle, pack.values(),
                                 static_cast<int32_t>(num_args), names, pack.values() + num_args,
                                 static_cast<int32_t>(num_kwargs), &result);
@@ -162,10 +248,24 @@ PyObject* FunctionVectorcall(PyObject* self, PyObject* const* args, size_t nargs
   return entry(self, args, PyVectorcall_NARGS(nargsf), kwnames);
 }
 
+// A Function made from a Python callable owns the callable through its handle: visited while
+// this wrapper is all that holds the handle, so a cycle through the callable (an object keeping
+// a Function of its own bound method) is found and freed. No tp_clear: the handle stays valid as
+// long as the wrapper; the cycle's other members (an instance's __dict__, a closure's cell) are
+// cleared instead.
+int FunctionTraverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  TVMFFIObject* handle = reinterpret_cast<PyFFIFunction*>(self)->base.handle;
+  if (handle != nullptr && FFIJITHeaderStrongCount(handle) == 1) Py_VISIT(CallableOf(handle));
+  return 0;
+}
+
 void FunctionDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   auto* function = reinterpret_cast<PyFFIFunction*>(self);
+  PyObject_GC_UnTrack(self);
   Py_XDECREF(function->name);
+  Py_XDECREF(function->doc);
   if (function->base.handle != nullptr) TVMFFIObjectDecRef(function->base.handle);
   type->tp_free(self);
   Py_DECREF(type);
@@ -207,7 +307,7 @@ PyObject* GenericEntry(PyObject* self, PyObject* const* args, Py_ssize_t num_arg
   }
   if (num_kwargs != 0) return CallWithKeywords(function, pack, args, num_args, kwnames);
   return CallPacked(function->base.handle, pack.values(), static_cast<int32_t>(num_args),
-                    function->release_gil);
+                    function->release_gil, function->lock_name);
 }
 
 namespace {
@@ -238,6 +338,12 @@ PyObject* FunctionReleasesGil(PyObject* self, void*) {
   return PyBool_FromLong(reinterpret_cast<PyFFIFunction*>(self)->release_gil);
 }
 
+PyObject* FunctionOfPython(PyObject*, PyObject* obj) {
+  PyFFIFunction* function = FunctionOf(obj);
+  if (function == nullptr) Py_RETURN_NONE;
+  return Py_NewRef(reinterpret_cast<PyObject*>(function));
+}
+
 PyMethodDef kFunctionMethods[] = {
     {"compile_now", FunctionCompileNow, METH_NOARGS,
      "compile_now()\n--\n\nCompiles this function's JIT thunk now and switches calls to it.\n"
@@ -248,6 +354,9 @@ PyMethodDef kFunctionMethods[] = {
      "by the JIT policy, after FFIJIT_JIT's count of calls from Python) and switches calls to\n"
      "it. RuntimeError says why when there can be none (an argument the entry does not convert\n"
      "inline, a function not made from metadata by ffijit, a build without LLVM)."},
+    {"of", FunctionOfPython, METH_O | METH_STATIC,
+     "of(obj)\n--\n\nThe ffijit.Function behind `obj` (a function ffijit made, or a Function\n"
+     "itself), else None: how to recognise an ffijit function."},
     {"describe", FunctionDescribe, METH_NOARGS,
      "describe()\n--\n\nThe readable call plan of a function made from metadata: what each\n"
      "argument accepts and where it goes."},
@@ -270,6 +379,7 @@ PyType_Slot kFunctionSlots[] = {
                        "and with keywords where its metadata names the arguments.")},
     {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
     {Py_tp_dealloc, reinterpret_cast<void*>(FunctionDealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(FunctionTraverse)},
     {Py_tp_methods, kFunctionMethods},
     {Py_tp_getset, kFunctionGetSet},
     {0, nullptr}};
@@ -328,7 +438,8 @@ PyObject* MakeFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   traits.release_gil = release_gil != 0;
   traits.function_name = global_name != nullptr ? global_name : name != nullptr ? name : "";
   DescribeArguments(std::string_view(metadata, static_cast<size_t>(metadata_size)),
-                    static_cast<ffijit::MetadataFormat>(format), &traits);
+                    static_cast<ffijit::MetadataFormat>(format),
+                    (flags & kFFIJITStatusConvention) != 0, &traits);
   RecordTraits(handle, std::move(traits));
   return WrapFunction(handle);
 }
@@ -440,14 +551,28 @@ PyObject* DlSym(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_ssize_t size;
   if (!Utf8Of(args[0], "library path", &path, &size)) return nullptr;
   if (!Utf8Of(args[1], "symbol", &symbol, &size)) return nullptr;
+  // A path (not a name dlopen searches for) that cannot be opened: the OSError open() raises.
+  if (std::strchr(path, '/') != nullptr && !CheckFileReadable(args[0])) return nullptr;
   void* library;
   Py_BEGIN_ALLOW_THREADS;  // a library's initialisers may run Python callbacks on other threads
   library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   Py_END_ALLOW_THREADS;
   if (library == nullptr) {
     const char* reason = dlerror();
-    PyErr_Format(PyExc_ValueError, "cannot load the library %R: %s", args[0],
-                 reason != nullptr ? reason : "unknown reason");
+    if (reason == nullptr) reason = "unknown reason";
+    // glibc ends the reason with strerror() of the failed open: a name found nowhere on the
+    // search path is ENOENT (FileNotFoundError); any other failure (not an ELF file, a missing
+    // dependency or symbol) ELIBBAD, a plain OSError. Both carry the library in `filename`.
+    const char* missing = std::strerror(ENOENT);
+    size_t reason_size = std::strlen(reason), missing_size = std::strlen(missing);
+    bool not_found = reason_size >= missing_size &&
+                     std::strcmp(reason + reason_size - missing_size, missing) == 0;
+    PyObject* error =
+        PyObject_CallFunction(PyExc_OSError, "isO", not_found ? ENOENT : ELIBBAD, reason, args[0]);
+    if (error != nullptr) {
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error)), error);
+      Py_DECREF(error);
+    }
     return nullptr;
   }
   dlerror();
@@ -461,7 +586,16 @@ PyObject* DlSym(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 }  // namespace
 
-PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil) {
+const void* g_lock_holder = nullptr;
+uint64_t g_lock_calls = 0;
+
+const char* InternName(const char* name) {
+  static auto* names = new std::unordered_set<std::string>();  // never freed: read without the GIL
+  return names->insert(name).first->c_str();
+}
+
+PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil,
+                     const char* lock_name) {
   TVMFFIAny result;
   result.type_index = kTVMFFINone;
   result.zero_padding = 0;
@@ -473,6 +607,7 @@ PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool releas
     rc = safe_call(func, args, n, &result);
     Py_END_ALLOW_THREADS;
   } else {
+    HoldingLock holding(lock_name);
     rc = safe_call(func, args, n, &result);
   }
   if (rc != 0) return RaiseCallFailure(rc);
@@ -528,6 +663,7 @@ PyObject* WrapFunction(TVMFFIObject* handle) {
   self->release_gil = known && found->second.release_gil;
   self->kinds = known ? found->second.kinds : ArgumentKinds{};
   self->name = nullptr;
+  self->doc = nullptr;
   self->calls_until_entry = -1;
   self->method =
       PyMethodDef{"function", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(GenericEntry)),
@@ -539,6 +675,15 @@ PyObject* WrapFunction(TVMFFIObject* handle) {
       return nullptr;
     }
   }
+  if (known && !found->second.doc.empty()) {
+    self->doc = PyUnicode_FromStringAndSize(found->second.doc.data(),
+                                            static_cast<Py_ssize_t>(found->second.doc.size()));
+    if (self->doc == nullptr || (self->method.ml_doc = PyUnicode_AsUTF8(self->doc)) == nullptr) {
+      Py_DECREF(self);
+      return nullptr;
+    }
+  }
+  self->lock_name = InternName(self->method.ml_name);
   ChooseFirstEntry(self);
   PyObject* callable = PyCFunction_NewEx(&self->method, reinterpret_cast<PyObject*>(self), nullptr);
   Py_DECREF(self);  // the builtin holds it
@@ -573,7 +718,7 @@ bool InitFunctionType(PyObject* module) {
   slots[n++] = {Py_tp_members, kFunctionMembers};
   slots[n] = {0, nullptr};
   PyType_Spec spec{"ffijit.Function", sizeof(PyFFIFunction), 0,
-                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, slots};
+                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC, slots};
   PyObject* bases = PyTuple_Pack(1, reinterpret_cast<PyObject*>(g_object_type));
   if (bases == nullptr) return false;
   g_function_type = reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, bases));

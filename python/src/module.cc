@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include "ffijit/bridge.h"
+#include "ffijit/c_ext.h"
 #include "ffijit/jit.h"
 
 namespace ffijit::python {
@@ -50,6 +51,13 @@ int CoreExec(PyObject* module) {
     return -1;
   }
   if (PyModule_AddFunctions(module, kCoreMethods) != 0) return -1;
+  // The TVM FFI ABI revision, as the runtime reports it: (name, commit, TVM FFI version).
+  const FFIJITTvmFfiAbi* abi = FFIJITGetTvmFfiAbi();
+  PyObject* revision = Py_BuildValue("(sss)", abi->name, abi->commit, abi->version);
+  if (revision == nullptr) return -1;
+  int added = PyModule_AddObjectRef(module, "_tvm_ffi_abi", revision);
+  Py_DECREF(revision);
+  if (added != 0) return -1;
   // Deleters of callbacks and buffers may run after Python is gone (a static C++ object
   // releasing a Function at exit); from then on they leave Python alone.
   Py_AtExit(MarkExited);

@@ -15,6 +15,7 @@ namespace {
 
 void ObjectDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
+  if (PyType_IS_GC(type)) PyObject_GC_UnTrack(self);
   TVMFFIObject* handle = HandleOf(self);
   if (handle != nullptr) TVMFFIObjectDecRef(handle);
   type->tp_free(self);
@@ -165,8 +166,28 @@ PyObject* ArrayRichCompare(PyObject* self, PyObject* other, int op) {
   return ObjectRichCompare(self, other, op);
 }
 
+// An Array that only this wrapper holds owns its elements: the Python callables of the callback
+// Functions that only the Array holds are visited, so a cycle through an Array of callbacks
+// (an object keeping an Array of its own bound methods) is found. No tp_clear: the cycle's other
+// members are cleared instead, as for Function.
+int ArrayTraverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  TVMFFIObject* handle = HandleOf(self);
+  if (handle == nullptr || FFIJITHeaderStrongCount(handle) != 1) return 0;
+  const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(handle + 1);
+  for (int64_t i = 0; cell->data != nullptr && i < cell->size; ++i) {
+    const TVMFFIAny& item = cell->data[i];
+    if (item.type_index == kTVMFFIFunction && item.v_obj != nullptr &&
+        FFIJITHeaderStrongCount(item.v_obj) == 1) {
+      Py_VISIT(CallableOf(item.v_obj));
+    }
+  }
+  return 0;
+}
+
 PyType_Slot kArraySlots[] = {
     {Py_tp_doc, const_cast<char*>("An immutable TVM FFI Array: a sequence of values.")},
+    {Py_tp_traverse, reinterpret_cast<void*>(ArrayTraverse)},
     {Py_sq_length, reinterpret_cast<void*>(ArrayLength)},
     {Py_sq_item, reinterpret_cast<void*>(ArrayItem)},
     {Py_tp_repr, reinterpret_cast<void*>(ArrayRepr)},
@@ -330,8 +351,13 @@ PyType_Slot kMapSlots[] = {
 }  // namespace
 
 PyTypeObject* MakeObjectType(PyObject* module, const char* name, PyType_Slot* slots,
-                             PyTypeObject* base, const char* attribute) {
-  PyType_Spec spec{name, sizeof(PyFFIObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+                             PyTypeObject* base, const char* attribute, int size) {
+  // Types that say how to traverse what they hold take part in cyclic GC.
+  unsigned int flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  for (const PyType_Slot* slot = slots; slot->slot != 0; ++slot) {
+    if (slot->slot == Py_tp_traverse) flags |= Py_TPFLAGS_HAVE_GC;
+  }
+  PyType_Spec spec{name, size, 0, flags, slots};
   PyObject* bases = base == nullptr ? nullptr : PyTuple_Pack(1, base);
   auto* type = reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, bases));
   Py_XDECREF(bases);

@@ -17,6 +17,11 @@ void* ptr_echo(void* p) {
 int64_t str_length(const char* s) {
   return s == nullptr ? -1 : static_cast<int64_t>(std::strlen(s));
 }
+int g_str_pair_calls = 0;
+int64_t str_pair_length(const char* a, const char* b) {
+  ++g_str_pair_calls;
+  return static_cast<int64_t>(std::strlen(a) * 100 + std::strlen(b));
+}
 const char* str_greeting(int64_t which) {
   return which == 0 ? nullptr : "hello, a string longer than seven bytes";
 }
@@ -92,6 +97,84 @@ TEST_P(ValueTest, StringsInEveryForm) {
       CallRawError(f, {RawStr(nullptr)}).message(),
       "Mismatched type on argument #0 when calling: `len(str) -> i64`. Expected `str` but got "
       "`None`");
+}
+
+// A Str or SmallStr carries its length; a `const char*` native would stop at a NUL inside, so
+// such a string is refused (ValueError), never cut short, on every path and wherever the NUL is.
+TEST_P(ValueTest, StringWithANulInsideIsRefusedNotCutShort) {
+  Function f = Bind("len2", str_pair_length,
+                    Sig({T(TypeKind::kStr), T(TypeKind::kStr)}, {S(ScalarKind::kI64)}), GetParam(),
+                    {"a", "b"});
+  auto message = [](int position, size_t at, size_t size) {
+    return "Invalid value on argument #" + std::to_string(position) +
+           " when calling: `len2(a: str, b: str) -> i64`. The str contains a NUL character (at "
+           "byte " +
+           std::to_string(at) + " of " + std::to_string(size) +
+           "), which a `str` parameter (a C string) would cut short; pass bytes to a `bytes` "
+           "parameter instead";
+  };
+  std::string long_text(40, 'x');  // a Str object, longer than the thunks' short strings
+  std::string long_nul = long_text;
+  long_nul[37] = '\0';
+  struct Case {
+    std::string text;
+    size_t at;
+  } cases[] = {
+      {std::string("\0bc", 3), 0},          // SmallStr, first byte
+      {std::string("ab\0cd", 5), 2},        // SmallStr, middle
+      {std::string("abc\0", 4), 3},         // SmallStr, last byte
+      {std::string("abcdef\0", 7), 6},      // SmallStr of 7, last byte
+      {std::string("a\0cdefg", 7), 1},      // SmallStr of 7, second byte
+      {std::string("\0", 1), 0},            // SmallStr, a lone NUL
+      {std::string("\0bcdefgh", 8), 0},     // Str, first byte
+      {std::string("abcdefg\0", 8), 7},     // Str, last byte
+      {long_nul, 37},                       // Str of 40, near the end
+      {std::string(long_text + '\0'), 40},  // Str, last byte
+  };
+  g_str_pair_calls = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.at);
+    Any bad{c.text};
+    ASSERT_EQ(bad.type_index(), c.text.size() <= 7 ? kTVMFFISmallStr : kTVMFFIStr);
+    Error first = CallError(f, {bad, "ok"});
+    EXPECT_EQ(first.kind(), "ValueError");
+    EXPECT_EQ(first.message(), message(0, c.at, c.text.size()));
+    Error second = CallError(f, {long_text, bad});
+    EXPECT_EQ(second.kind(), "ValueError");
+    EXPECT_EQ(second.message(), message(1, c.at, c.text.size()));
+  }
+  EXPECT_EQ(g_str_pair_calls, 0) << "the native never runs with a string cut short";
+  // Strings without a NUL inside still pass, in every form and length.
+  EXPECT_EQ(Call(f, {"abcdefg", long_text}).cast<int64_t>(), 740);
+  EXPECT_EQ(Call(f, {"", std::string("abcdefgh")}).cast<int64_t>(), 8);
+  EXPECT_EQ(CallRaw(f, {RawStr("raw"), RawStr("")}).cast<int64_t>(), 300);
+  EXPECT_EQ(g_str_pair_calls, 3);
+
+  // A nullable `str` refuses one too; a `bytes` parameter carries a length and takes it.
+  auto nullable = std::make_shared<Type>(*T(TypeKind::kStr));
+  nullable->nullable = true;
+  Function n = Bind("len", str_length, Sig({nullable}, {S(ScalarKind::kI64)}), GetParam());
+  EXPECT_EQ(CallError(n, {std::string("ab\0cd", 5)}).kind(), "ValueError");
+  EXPECT_EQ(Call(n, {"abcd"}).cast<int64_t>(), 4);
+  Function d =
+      Bind("d", bytes_digest, Sig({T(TypeKind::kBytes)}, {S(ScalarKind::kI64)}), GetParam());
+  EXPECT_EQ(Call(d, {std::string("a\0b", 3)}).cast<int64_t>(), 3000 + 97 + 98);
+  EXPECT_EQ(Call(d, {long_nul}).cast<int64_t>(), 40000 + (39 * 120) % 1000);
+}
+
+// A string reached through a structure is held to the same rule, its label the element's.
+TEST_P(ValueTest, StringWithANulInsideAStructureIsRefused) {
+  Function f = Bind("pair", str_pair_length,
+                    Sig({Type::Sequence(TypeKind::kSList, {T(TypeKind::kStr), T(TypeKind::kStr)})},
+                        {S(ScalarKind::kI64)}),
+                    GetParam(), {"p"});
+  EXPECT_EQ(Call(f, {Array{Any("ab"), Any(std::string(20, 'y'))}}).cast<int64_t>(), 220);
+  Error e = CallError(f, {Array{Any("ab"), Any(std::string("yy\0yyyyyyyy", 11))}});
+  EXPECT_EQ(e.kind(), "ValueError");
+  EXPECT_EQ(e.message(),
+            "Invalid value on argument #0[1] when calling: `pair(p: slist<str,str>) -> i64`. The "
+            "str contains a NUL character (at byte 2 of 11), which a `str` parameter (a C string) "
+            "would cut short; pass bytes to a `bytes` parameter instead");
 }
 
 TEST_P(ValueTest, NullableStringAcceptsNone) {

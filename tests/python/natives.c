@@ -343,3 +343,96 @@ EXPORT int64_t py_call_global(const char* name, int64_t x) {
   }
   return out.type_index == kTVMFFIInt ? out.v_int64 : -3;
 }
+
+/* ---- exceptions through nested callbacks (test_callback_errors.py) ---- */
+
+/* Plain convention: returns f(x); a failing callback's zero result passes through. */
+EXPORT int64_t py_nest_plain(int64_t (*f)(int64_t), int64_t x) {
+  return f(x);
+}
+/* Status convention, {"a":["ptr","i64"],"r":["i64"]}: f is a status-convention callback
+ * `int f(int64_t x, int64_t* out)`; its -1 (the error still raised) is returned untouched. */
+EXPORT int py_nest_status(int (*f)(int64_t, int64_t*), int64_t x, int64_t* out) {
+  int64_t result = 0;
+  int rc = f(x, &result);
+  if (rc != 0) return rc;
+  *out = result;
+  return 0;
+}
+/* Status convention, {"a":["object","i64"],"r":["i64"]}: calls the packed Function func(x); its
+ * failure (the error still raised) is returned untouched. */
+EXPORT int py_nest_packed(TVMFFIObject* func, int64_t x, int64_t* out) {
+  TVMFFIAny in, result;
+  in.type_index = kTVMFFIInt;
+  in.zero_padding = 0;
+  in.v_int64 = x;
+  result.type_index = kTVMFFINone;
+  result.zero_padding = 0;
+  result.v_int64 = 0;
+  int rc = TVMFFIFunctionCall(func, &in, 1, &result);
+  if (rc != 0) return rc;
+  if (result.type_index >= kTVMFFIStaticObjectBegin) TVMFFIObjectDecRef(result.v_obj);
+  *out = result.type_index == kTVMFFIInt ? result.v_int64 : -1;
+  return 0;
+}
+
+/* ---- pointer parameters (test_semantics.py) ---- */
+
+/* The address it was given, so a test sees what a `ptr` argument became. */
+EXPORT int64_t py_address(void* p) {
+  return (int64_t)(intptr_t)p;
+}
+/* Writes n bytes of `value` at p: the native writes through a `ptr` argument. */
+EXPORT void py_fill(void* p, int64_t n, int64_t value) {
+  memset(p, (int)value, (size_t)n);
+}
+/* Status convention, no arguments: returns -1 when an error is raised in this thread (left by a
+ * plain-convention callback), which its caller then receives; 0 when none is. */
+EXPORT int py_take_raised(void) {
+  TVMFFIObjectHandle error = NULL;
+  TVMFFIErrorMoveFromRaised(&error);
+  if (error == NULL) return 0;
+  TVMFFIErrorSetRaised(error);
+  TVMFFIObjectDecRef(error);
+  return -1;
+}
+
+/* ---- a native that calls back from a thread of its own and joins it (test_threads.py) ---- */
+
+struct PointerCall {
+  int (*f)(int64_t, int64_t*);
+  int64_t x, result;
+  int rc;
+  TVMFFIObjectHandle error;
+};
+
+static void* CallPointerOnThread(void* arg) {
+  struct PointerCall* call = (struct PointerCall*)arg;
+  call->error = NULL;
+  call->rc = call->f(call->x, &call->result);
+  if (call->rc != 0) TVMFFIErrorMoveFromRaised(&call->error);
+  return NULL;
+}
+
+/* Status convention, {"a":["ptr","i64"],"r":["i64"]}: calls the status-convention callback f(x)
+ * on a new thread and waits for it; the thread's error is raised in the calling thread. */
+EXPORT int py_call_pointer_on_thread(int (*f)(int64_t, int64_t*), int64_t x, int64_t* out) {
+  struct PointerCall call = {f, x, 0, 0, NULL};
+  pthread_t id;
+  if (pthread_create(&id, NULL, CallPointerOnThread, &call) != 0) {
+    TVMFFIErrorSetRaisedFromCStr("RuntimeError", "py_call_pointer_on_thread: no thread");
+    return -1;
+  }
+  pthread_join(id, NULL);
+  if (call.rc != 0) {
+    if (call.error != NULL) {
+      TVMFFIErrorSetRaised(call.error);
+      TVMFFIObjectDecRef(call.error);
+    } else {
+      TVMFFIErrorSetRaisedFromCStr("RuntimeError", "the thread's callback failed without an error");
+    }
+    return -1;
+  }
+  *out = call.result;
+  return 0;
+}

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -51,6 +52,28 @@ TEST(FunctionTest, TypedFunctionReportsArgumentPositionAndName) {
   EXPECT_EQ(range.kind(), "ValueError");
   EXPECT_NE(range.message().find("value 300 is out of range for `i8`"), std::string::npos)
       << range.what();
+}
+
+// A `const char*` parameter of a typed C++ callable takes a string only whole: one with a NUL
+// inside (a SmallStr or a Str) is a ValueError, never the part before the NUL.
+TEST(FunctionTest, TypedCStringParameterRefusesANulInside) {
+  Function length = Function::FromTyped(
+      [](const char* s) { return static_cast<int64_t>(std::strlen(s)); }, "length");
+  EXPECT_EQ(length("abc").cast<int64_t>(), 3);
+  EXPECT_EQ(length(std::string("a longer string object")).cast<int64_t>(), 22);
+  for (const std::string& text : {std::string("ab\0cd", 5), std::string("\0", 1),
+                                  std::string("a longer string object\0", 23)}) {
+    Error e = CatchError([&] { length(text); });
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_EQ(e.message(),
+              "Mismatched type on argument #0 when calling `length`: the str contains "
+              "a NUL character (at byte " +
+                  std::to_string(text.find('\0')) + " of " + std::to_string(text.size()) +
+                  "), which a C string would cut short; take it as a std::string or "
+                  "pass bytes instead");
+  }
+  EXPECT_EQ(CatchError([] { Any(std::string("x\0y", 3)).cast<const char*>(); }).kind(),
+            "ValueError");
 }
 
 TEST(FunctionTest, CppExceptionsBecomeErrorsAtTheBoundary) {
@@ -341,6 +364,46 @@ TEST(FunctionTest, NullDeleterMeansNothingRunsAtDestruction) {
   f = Function();  // the last reference: destroyed without a deleter call
   EXPECT_EQ(state.calls, 1);
   EXPECT_EQ(state.deleted, 0);
+}
+
+// Listings hand out the registry's own name Strings: two listings, and the functor TVM FFI's
+// Python package lists through, share one object per name instead of copying it.
+TEST(RegistryTest, ListingsShareTheRegistrysNameObjects) {
+  const std::string name = "registry_test.a_name_longer_than_a_small_string";
+  SetGlobalFunction(name, Function::FromTyped([](int x) { return x; }));
+  auto name_object = [&](const ffijit::Array& names) -> const TVMFFIObject* {
+    for (int64_t i = 0; i < names.size(); ++i) {
+      const ffijit::AnyView item = names[i];
+      if (item.raw().type_index == kTVMFFIStr && item.cast<std::string>() == name) {
+        return item.raw().v_obj;
+      }
+    }
+    return nullptr;
+  };
+  auto list = [] {
+    TVMFFIObjectHandle handle = nullptr;
+    EXPECT_EQ(FFIJITFunctionListGlobals(&handle), 0);
+    return ffijit::Array(ffijit::ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle)));
+  };
+  const ffijit::Array first = list();
+  const ffijit::Array second = list();
+  const TVMFFIObject* shared = name_object(first);
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(name_object(second), shared);
+
+  Function functor =
+      GetGlobalFunctionOrThrow("ffi.FunctionListGlobalNamesFunctor")().cast<Function>();
+  const int64_t count = functor(-1).cast<int64_t>();
+  EXPECT_EQ(count, first.size());
+  bool found = false;
+  for (int64_t i = 0; i < count; ++i) {
+    Any item = functor(i);
+    if (item.raw().type_index == kTVMFFIStr && item.raw().v_obj == shared) found = true;
+  }
+  EXPECT_TRUE(found);
+  RemoveGlobalFunction(name);
+  // A listing taken before the removal keeps its names alive (ASan would see a freed String).
+  EXPECT_EQ(name_object(first), shared);
 }
 
 TEST(RegistryTest, SetGetListRemove) {

@@ -6,7 +6,9 @@
 # A sanitized ffijit needs a consumer built with the same sanitizers (their runtime must come first).
 # A cross build (the AArch64 lane) passes its toolchain file in FFIJIT_CONSUMER_TOOLCHAIN and its
 # emulator command in FFIJIT_CONSUMER_RUNNER: the consumer is cross-built the same way and run
-# under the emulator.
+# under the emulator. With FFIJIT_INSTALL_TEST_PYTHON (the interpreter), FFIJIT_INSTALL_TEST_PYTHON_DIR
+# (the package's folder in the prefix) and FFIJIT_INSTALL_TEST_PYTHON_ENV (variables it runs with),
+# the installed Python package must import from elsewhere and load the prefix's libraries.
 set -euo pipefail
 build_dir=$1
 consumer_dir=$2
@@ -52,3 +54,26 @@ for name in libtvm_ffi.so libffijit_runtime.so; do
     exit 1
   fi
 done
+
+# The Python package, from outside the build tree and without LD_LIBRARY_PATH: its extension finds
+# the installed libraries through its rpath, not the build tree's.
+if [ -n "${FFIJIT_INSTALL_TEST_PYTHON:-}" ]; then
+  site="$work/prefix/$FFIJIT_INSTALL_TEST_PYTHON_DIR"
+  [ -f "$site/ffijit/__init__.py" ] || { echo "install_test: no Python package in $site" >&2; exit 1; }
+  read -r -a python_env <<<"${FFIJIT_INSTALL_TEST_PYTHON_ENV:-}"
+  (cd "$work" && env -u LD_LIBRARY_PATH "${python_env[@]}" PYTHONPATH="$site" \
+    INSTALL_PREFIX="$work/prefix" "$FFIJIT_INSTALL_TEST_PYTHON" -c '
+import os, sys
+import ffijit
+site = sys.path[sys.path.index(os.environ["PYTHONPATH"])]
+assert ffijit.__file__.startswith(site + "/"), ffijit.__file__
+cos = ffijit.function(("libm.so.6", "cos"), {"a": ["f64"], "r": ["f64"]})
+assert cos(0.0) == 1.0
+prefix = os.environ["INSTALL_PREFIX"]
+with open("/proc/self/maps") as maps:
+    runtimes = {line.split()[-1] for line in maps if line.rstrip().endswith("/libffijit_runtime.so")}
+assert runtimes and all(path.startswith(prefix + "/") for path in runtimes), (prefix, runtimes)
+assert os.path.isfile(os.path.join(ffijit.include_dirs()[0], "ffijit", "c_api.h"))
+print("install_test: the installed Python package", ffijit.__version__, "works")
+')
+fi

@@ -261,6 +261,25 @@ TEST(FfijitCall, ArgumentsThatDoNotMatchTheSignatureExitFive) {
   ExpectFails(CallTest("device_id", R"({"a":["Device"],"r":["i32"]})", Quote(R"("bogus:3")")), 5,
               "ffijit call: ValueError: Invalid value on argument #0 when calling: "
               "`device_id(Device) -> i32`. Expected `Device` but got \"bogus:3\"");
+  // A JSON string with a NUL inside reaches a C string parameter on no tier, short or long.
+  for (const char* tier : {"", "--tier interp ", "--tier libffi ", "--tier jit "}) {
+#if !FFIJIT_TOOL_HAS_JIT
+    if (std::string(tier) == "--tier jit ") continue;
+#endif
+    ExpectFails(
+        CallTest("str_len", R"({"a":["str"],"r":["i64"]})", tier + Quote(R"("ab\u0000cd")")), 5,
+        "ffijit call: ValueError: Invalid value on argument #0 when calling: "
+        "`str_len(str) -> i64`. The str contains a NUL character (at byte 2 of 5), which "
+        "a `str` parameter (a C string) would cut short; pass bytes to a `bytes` "
+        "parameter instead");
+    ExpectFails(CallTest("str_len", R"({"a":["str"],"r":["i64"]})",
+                         tier + Quote(R"("a longer string with a NUL\u0000")")),
+                5,
+                "ffijit call: ValueError: Invalid value on argument #0 when calling: "
+                "`str_len(str) -> i64`. The str contains a NUL character (at byte 26 of 27), "
+                "which a `str` parameter (a C string) would cut short; pass bytes to a `bytes` "
+                "parameter instead");
+  }
 }
 
 TEST(FfijitCall, FailingNativeCallExitsSix) {

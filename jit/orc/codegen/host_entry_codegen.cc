@@ -453,8 +453,25 @@ std::string EmitHostEntry(const CallPlan& plan, const void* function, const FFIJ
   b.CreateStore(b.getInt64(0), result);
   b.CreateStore(b.getInt64(0), at(result, kValueOffset));
   auto* safe_call_type = llvm::FunctionType::get(i32, {ptr, ptr, i32, ptr}, false);
+  // Which call holds the host's lock, for a thread that waits for it (model.lock_holder).
+  const bool record_holder = !release_lock && model.lock_holder != nullptr;
+  auto relaxed_store = [&](llvm::Value* value, llvm::Value* where) {
+    llvm::StoreInst* store = b.CreateStore(value, where);
+    store->setAtomic(llvm::AtomicOrdering::Monotonic);
+    store->setAlignment(llvm::Align(8));
+  };
+  llvm::Value* previous_holder = nullptr;
+  if (record_holder) {
+    llvm::Value* holder = constant(model.lock_holder);
+    previous_holder = b.CreateAlignedLoad(ptr, holder, llvm::Align(8));
+    relaxed_store(b.CreateLoad(ptr, at(self, model.self_name_offset)), holder);
+    llvm::Value* calls = constant(model.lock_calls);
+    relaxed_store(b.CreateAdd(b.CreateAlignedLoad(i64, calls, llvm::Align(8)), b.getInt64(1)),
+                  calls);
+  }
   llvm::Value* rc = b.CreateCall(
       safe_call_type, thunk, {handle, anys, b.getInt32(static_cast<uint32_t>(num_args)), result});
+  if (record_holder) relaxed_store(previous_holder, constant(model.lock_holder));
   if (release_lock) {
     call(model.acquire_lock, llvm::FunctionType::get(b.getVoidTy(), {ptr}, false), {lock_state});
   }

@@ -90,11 +90,13 @@ void ThunkEmitter::CheckParam(int32_t index) {
     RequireZero(b_.CreateAnd(tag, b_.getInt32(~uint32_t{kTVMFFIOpaquePtr})));
   } else if (c == Conversion::kStr) {
     // A NULL RawStr is the fallback's to accept (nullable) or reject. The object form's check
-    // implies its tag (a wrong tag reads the zero stand-in's header).
+    // implies its tag (a wrong tag reads the zero stand-in's header). A string with a NUL inside
+    // (a RawStr cannot hold one) is the fallback's to refuse: the native would see it cut short.
     llvm::Value* raw =
         b_.CreateAnd(TagIs(tag, kTVMFFIRawStr), b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
     Require(b_.CreateOr(b_.CreateOr(raw, WellFormedSmall(tag, value, kTVMFFISmallStr)),
                         ObjectHeaderIs(tag, payload, kTVMFFIStr)));
+    RequireNoNulInside(tag, value, payload);
   } else if (c == Conversion::kBytes) {
     llvm::Value* array = b_.CreateAnd(TagIs(tag, kTVMFFIByteArrayPtr),
                                       b_.CreateIsNotNull(b_.CreateLoad(i64_, payload)));
@@ -176,6 +178,44 @@ llvm::Value* ThunkEmitter::WellFormedSmall(llvm::Value* tag, llvm::Value* value,
     length = b_.CreateOr(length, b_.CreateShl(last, 3));
   }
   return b_.CreateAnd(TagIs(tag, small_tag), b_.CreateICmpULE(length, b_.getInt32(7)));
+}
+// Whether a SmallStr's small_str_len bytes hold no NUL, without a branch: the bytes at and past
+// the length are set, then the classic has-a-zero-byte test runs on the word.
+llvm::Value* ThunkEmitter::SmallStrNulFree(llvm::Value* value) {
+  llvm::Value* word = Load(i64_, value, kAnyValueOffset);
+  llvm::Value* length = b_.CreateZExt(Load(i32_, value, kAnySmallLenOffset), i64_);
+  llvm::Value* shift = b_.CreateShl(length, b_.getInt64(3));  // < 64: the form check held
+  llvm::Value* past_end = module_.getDataLayout().isLittleEndian()
+                              ? b_.CreateShl(b_.getInt64(~uint64_t{0}), shift)
+                              : b_.CreateLShr(b_.getInt64(~uint64_t{0}), shift);
+  word = b_.CreateOr(word, past_end);
+  llvm::Value* zero_bytes = b_.CreateAnd(
+      b_.CreateAnd(b_.CreateSub(word, b_.getInt64(0x0101010101010101ull)), b_.CreateNot(word)),
+      b_.getInt64(0x8080808080808080ull));
+  return b_.CreateICmpEQ(zero_bytes, b_.getInt64(0));
+}
+// A string accepted by the form check holds no NUL inside, which would end the native's C string
+// early: a Str object's bytes by libc's memchr, a SmallStr's word in line (a RawStr cannot hold
+// one). Once the checks so far hold, so the object is known to be a Str and the small length to
+// fit; a branch per form, so each form pays only for its own test.
+void ThunkEmitter::RequireNoNulInside(llvm::Value* tag, llvm::Value* value, llvm::Value* payload) {
+  Flush();
+  auto* scan = NewBlock();
+  auto* not_object = NewBlock();
+  auto* small = NewBlock();
+  auto* next = NewBlock();
+  b_.CreateCondBr(TagIs(tag, kTVMFFIStr), scan, not_object);
+  b_.SetInsertPoint(scan);
+  llvm::Value* object = b_.CreateLoad(ptr_, payload);
+  llvm::Value* data = Load(ptr_, object, kObjectCellOffset);
+  llvm::Value* size = Load(i64_, object, kObjectCellOffset + 8);
+  llvm::Value* nul = CallHelper("memchr", ptr_, {ptr_, i32_, i64_}, {data, b_.getInt32(0), size});
+  CondBr(b_.CreateIsNull(nul), next, fallback_);
+  b_.SetInsertPoint(not_object);
+  b_.CreateCondBr(TagIs(tag, kTVMFFISmallStr), small, next);
+  b_.SetInsertPoint(small);
+  CondBr(SmallStrNulFree(value), next, fallback_);
+  b_.SetInsertPoint(next);
 }
 // A DLTensor (or the zero stand-in) has ndim >= 0 and a shape when ndim > 0. With a checked
 // rank, ndim == rank settles the sign: only a positive rank needs the shape test.

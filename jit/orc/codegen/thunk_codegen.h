@@ -27,7 +27,7 @@ class Module;
 namespace ffijit::orc {
 
 // Bumped whenever the generated code changes: part of every persistent-cache key.
-inline constexpr const char* kThunkCodegenVersion = "thunk-v9";
+inline constexpr const char* kThunkCodegenVersion = "thunk-v10";
 
 // How EmitThunk specialises the thunk. The defaults make the cold tier's shared thunk.
 struct ThunkOptions {

@@ -163,6 +163,8 @@ class ThunkEmitter {
   llvm::Value* ReadableObject(llvm::Value* tag, llvm::Value* payload, int32_t type_index);
   llvm::Value* ObjectHeaderIsTag(llvm::Value* tag, llvm::Value* payload);
   llvm::Value* WellFormedSmall(llvm::Value* tag, llvm::Value* value, int32_t small_tag);
+  llvm::Value* SmallStrNulFree(llvm::Value* value);
+  void RequireNoNulInside(llvm::Value* tag, llvm::Value* value, llvm::Value* payload);
   void RequireWellFormedTensor(const TensorCheck& check, llvm::Value* tensor);
   void RequireWellFormedAny(llvm::Value* value);
   llvm::Value* BranchToTensor(llvm::Value* tag, llvm::Value* payload);

@@ -20,6 +20,9 @@ struct details::NativeCallbackState {
   details::JitEngineImpl* impl = nullptr;
   orc::UnitCompiler* engine = nullptr;
   orc::CodeUnit* unit = nullptr;
+  // Told of a plain-convention callback's error, left raised, that the caller cannot see.
+  void (*unreported)(void* data, const char* declaration) = nullptr;
+  void* unreported_data = nullptr;
 };
 
 namespace {
@@ -184,7 +187,9 @@ struct OwnedResult {
   }
 };
 
-void Invoke(details::NativeCallbackState* state, const uint64_t* words, uint64_t* returned) {
+// false: the packed function failed, and its error is still raised, untouched: the very error
+// object reaches whoever takes it (a Python caller finds the original exception by it).
+bool Invoke(details::NativeCallbackState* state, const uint64_t* words, uint64_t* returned) {
   const CallPlan& plan = state->plan;
   const size_t num_params = plan.params.size();
   std::vector<TVMFFIAny> args(num_params);
@@ -193,10 +198,10 @@ void Invoke(details::NativeCallbackState* state, const uint64_t* words, uint64_t
   OwnedResult result;
   if (TVMFFIFunctionCall(state->function, args.data(), static_cast<int32_t>(num_params),
                          &result.any) != 0) {
-    throw Error::MoveFromRaised();
+    return false;
   }
   const size_t num_results = plan.results.size();
-  if (num_results == 0) return;
+  if (num_results == 0) return true;
   // Out-pointers follow the argument parameters, in result order (by_return results have none).
   std::vector<void*> out_pointers(num_results, nullptr);
   size_t native = num_params;
@@ -213,7 +218,7 @@ void Invoke(details::NativeCallbackState* state, const uint64_t* words, uint64_t
   };
   if (num_results == 1) {
     deliver(0, result.any);
-    return;
+    return true;
   }
   if (details::FindAnyDefect(result.any) != details::AnyDefect::kNone) {
     ThrowMalformedResult(plan, 0, result.any);
@@ -236,6 +241,7 @@ void Invoke(details::NativeCallbackState* state, const uint64_t* words, uint64_t
                      std::to_string(cell->size));
   }
   for (size_t r = 0; r < num_results; ++r) deliver(r, cell->data[r]);
+  return true;
 }
 
 // The generated code's entry: never lets an exception reach the native caller's frames.
@@ -243,14 +249,16 @@ int InvokeFromNative(void* opaque, const uint64_t* words, uint64_t* returned) {
   returned[0] = returned[1] = 0;
   auto* state = static_cast<details::NativeCallbackState*>(opaque);
   try {
-    Invoke(state, words, returned);
-    return 0;
+    if (Invoke(state, words, returned)) return 0;
   } catch (const Error& e) {
     e.SetRaised();
   } catch (const std::exception& e) {
     TVMFFIErrorSetRaisedFromCStr("RuntimeError", e.what());
   }
   returned[0] = returned[1] = 0;  // a plain-convention caller sees a zero result
+  if (state->plan.return_kind != ReturnKind::kStatus && state->unreported != nullptr) {
+    state->unreported(state->unreported_data, state->plan.declaration.c_str());
+  }
   return -1;
 }
 
@@ -296,6 +304,12 @@ NativeCallback::NativeCallback(const Function& function_ref, const Signature& si
   state->impl->CallbackCreated();
   pointer_ = compiled.address;
   state_ = state.release();
+}
+
+void NativeCallback::SetUnreportedErrorHandler(void (*handler)(void* data, const char* declaration),
+                                               void* data) {
+  state_->unreported = handler;
+  state_->unreported_data = data;
 }
 
 NativeCallback::~NativeCallback() {

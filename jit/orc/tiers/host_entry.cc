@@ -56,7 +56,7 @@ std::string ModelKey(const FFIJITHostModel& m, int flags) {
   for (int32_t offset :
        {m.type_offset, m.float_value_offset, m.device_value_offset, m.dtype_value_offset,
         m.plain_refcount, m.tensor_slot_size, m.self_function_offset, m.str_flags_offset,
-        m.str_length_offset, m.str_inline_data_offset}) {
+        m.str_length_offset, m.str_inline_data_offset, m.self_name_offset}) {
     add(offset);
   }
   add(m.str_inline_mask);
@@ -73,7 +73,8 @@ std::string ModelKey(const FFIJITHostModel& m, int flags) {
         reinterpret_cast<const void*>(m.new_float), reinterpret_cast<const void*>(m.new_ref),
         reinterpret_cast<const void*>(m.box_result), reinterpret_cast<const void*>(m.raise_error),
         reinterpret_cast<const void*>(m.release_lock),
-        reinterpret_cast<const void*>(m.acquire_lock), reinterpret_cast<const void*>(m.fallback)}) {
+        reinterpret_cast<const void*>(m.acquire_lock), reinterpret_cast<const void*>(m.fallback),
+        static_cast<const void*>(m.lock_holder), static_cast<const void*>(m.lock_calls)}) {
     add(function);
   }
   return key;

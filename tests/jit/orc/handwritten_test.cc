@@ -63,6 +63,9 @@ std::vector<std::vector<TVMFFIAny>> Variants(const CallCase& c, std::vector<Any>
       Any(Device(kDLCPU, 0)),
       Any(std::string("short")),
       Any(std::string("a string long enough to be an object")),
+      // A NUL inside, which a C string would end at: refused, never cut short.
+      Any(std::string("a\0b", 3)),
+      Any(std::string("a string object with a NUL\0 inside", 35)),
       Any(Tensor::Empty({4, 8}, DataType::Float(32))),
       Any(Tensor::Empty({4, 8}, DataType::Int(32))),
       Any(Tensor::Empty({2, 2, 2}, DataType::Float(32))),

@@ -3,6 +3,7 @@
 // the lock released around the call. No Python: the entry knows only what the model tells it.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -34,6 +35,16 @@ int64_t toy_sub3(int64_t a, int64_t b, int64_t c) {
 }
 int64_t toy_first_byte(const char* s) {
   return static_cast<unsigned char>(s[0]) + 1000 * static_cast<int64_t>(std::strlen(s));
+}
+// What the model's lock_holder and lock_calls say while the native runs.
+const void* g_lock_holder = nullptr;
+uint64_t g_lock_calls = 0;
+const void* g_holder_seen = nullptr;
+uint64_t g_calls_seen = 0;
+int64_t toy_watch_holder(int64_t x) {
+  g_holder_seen = g_lock_holder;
+  g_calls_seen = g_lock_calls;
+  return x;
 }
 }
 
@@ -278,6 +289,48 @@ TEST_F(HostEntry, ReleasesTheLockAroundTheCall) {
   ToyObject other{1, &kOtherType, {0}};
   Call(add3, &other, toy_.Int(1), toy_.Int(1));  // never reaches the call
   EXPECT_EQ(toy_.releases, 1);
+}
+
+// A call that keeps the lock records, while it runs, the name `self` holds and one more call;
+// the previous holder comes back after it. A call that releases the lock records nothing.
+TEST_F(HostEntry, RecordsWhichCallHoldsTheLock) {
+  struct NamedSelf {
+    intptr_t refcount;
+    const char* name;
+  } self{1, "toy.watch"};
+  FFIJITHostModel model = ToyModel();
+  model.lock_holder = &g_lock_holder;
+  model.lock_calls = &g_lock_calls;
+  model.self_name_offset = offsetof(NamedSelf, name);
+  TVMFFIObjectHandle f =
+      Make(reinterpret_cast<void*>(&toy_watch_holder), R"({"a":["i64"],"r":["i64"],"v":1})");
+  Entry watch = Compile(f, model);
+  ASSERT_NE(watch, nullptr);
+  const char* outer = "outer";
+  g_lock_holder = outer;
+  g_lock_calls = 7;
+  void* args[] = {toy_.Int(5)};
+  auto* r = static_cast<ToyObject*>(watch(&self, args, 1, nullptr));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->i, 5);
+  EXPECT_EQ(g_holder_seen, static_cast<const void*>(self.name));
+  EXPECT_EQ(g_calls_seen, 8u);
+  EXPECT_EQ(g_lock_holder, static_cast<const void*>(outer));
+  EXPECT_EQ(g_lock_calls, 8u);
+
+  Entry released = Compile(f, model, kFFIJITHostEntryReleaseLock);
+  ASSERT_NE(released, nullptr);
+  g_holder_seen = nullptr;
+  static_cast<void>(released(&self, args, 1, nullptr));
+  EXPECT_EQ(g_holder_seen, static_cast<const void*>(outer));
+  EXPECT_EQ(g_lock_calls, 8u);
+  g_lock_holder = nullptr;
+
+  model.lock_calls = nullptr;  // lock_holder without lock_calls
+  FFIJITHostEntry* entry = nullptr;
+  EXPECT_NE(FFIJITHostEntryCompile(f, &model, 0, &entry), 0);
+  EXPECT_NE(std::string(Error::MoveFromRaised().what()).find("lock_calls is NULL"),
+            std::string::npos);
 }
 
 // The host object an entry is called with, holding its function.

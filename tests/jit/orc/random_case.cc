@@ -477,6 +477,13 @@ TVMFFIAny CaseGenerator::WrongValue(const Type& type, ObjectPool& pool) {
       return pool.String(Chance(0.5) ? "nodev:1" : "cuda:x");
     case TypeKind::kObject:
       return type.name == "ffi.String" ? pool.Array({}) : Int(3);
+    case TypeKind::kStr: {
+      // A NUL inside (first, middle or last byte), which the native's C string would end at: a
+      // SmallStr or a Str object, both refused.
+      std::string text = kTexts[Uniform(1, 4)];
+      text[static_cast<size_t>(Uniform(0, static_cast<int64_t>(text.size()) - 1))] = '\0';
+      return pool.String(text);
+    }
     case TypeKind::kSList:
     case TypeKind::kSTuple: {
       std::vector<TVMFFIAny> items;

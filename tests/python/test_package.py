@@ -1,0 +1,298 @@
+"""The package as users install it: version, ABI revision, headers, stub, the message another
+interpreter gets, file errors and unload(). Runs against the build tree's package under ctest and
+against the installed wheel in CI's wheel lane (./build.sh wheel)."""
+import ast
+import errno
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+
+import ffijit
+from conftest import needs_jit
+
+SOURCE_ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PACKAGE_DIR = os.path.dirname(os.path.abspath(ffijit.__file__))
+
+
+def compiler_env():
+    # The compiler is not the Python process: a sanitizer runtime preloaded into the interpreter
+    # (the sanitizer lanes) stays out of it.
+    return {key: value for key, value in os.environ.items() if key != "LD_PRELOAD"}
+
+
+def test_version_is_the_cmake_project_version():
+    with open(os.path.join(SOURCE_ROOT, "CMakeLists.txt")) as cmake_lists:
+        version = re.search(r"^project\(ffijit VERSION ([0-9.]+)", cmake_lists.read(), re.M)
+    assert ffijit.__version__ == version.group(1)
+
+
+def test_tvm_ffi_abi_is_the_revision_of_the_headers_it_ships():
+    abi = ffijit.tvm_ffi_abi
+    assert isinstance(abi, ffijit.TvmFfiAbi)
+    assert abi.name in ("v0.1.13", "e98b94e1")
+    assert re.fullmatch(r"[0-9a-f]{40}", abi.commit), abi.commit
+    assert abi.version and abi.commit.startswith(abi.name) == (abi.name == "e98b94e1")
+    # The generated configuration header the package ships names the same revision.
+    config = os.path.join(ffijit.include_dirs()[0], "ffijit", "tvm_ffi_abi_config.h")
+    with open(config) as header:
+        macro = re.search(r"#define FFIJIT_TVM_FFI_ABI (FFIJIT_TVM_FFI_ABI_\w+)", header.read())
+    assert macro.group(1) == "FFIJIT_TVM_FFI_ABI_" + abi.name.upper().replace(".", "_")
+
+
+MODULE_C = r"""
+#include <ffijit/c_api.h>
+int __tvm_ffi_add_one(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  (void)self;
+  if (num_args != 1 || args[0].type_index != kTVMFFIInt) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "add_one(int)");
+    return -1;
+  }
+  result->type_index = kTVMFFIInt;
+  result->zero_padding = 0;
+  result->v_int64 = args[0].v_int64 + 1;
+  return 0;
+}
+"""
+
+
+def test_include_dirs_compile_a_module(tmp_path):
+    # A shared library: loading one needs no JIT, so every build checks its headers this way.
+    source = tmp_path / "add_one.c"
+    source.write_text(MODULE_C)
+    library = tmp_path / "add_one.so"
+    command = [os.environ.get("CC", "cc"), "-shared", "-fPIC", "-std=c99", "-Wall", "-Werror",
+               *(f"-I{folder}" for folder in ffijit.include_dirs()), str(source), "-o",
+               str(library)]
+    done = subprocess.run(command, capture_output=True, text=True, env=compiler_env())
+    assert done.returncode == 0, done.stderr
+    module = ffijit.load_module(library)
+    assert module.add_one(41) == 42
+
+
+def test_package_is_typed():
+    assert os.path.isfile(os.path.join(PACKAGE_DIR, "py.typed"))
+    assert os.path.isfile(os.path.join(PACKAGE_DIR, "__init__.pyi"))
+
+
+def _stub():
+    with open(os.path.join(PACKAGE_DIR, "__init__.pyi")) as stub:
+        tree = ast.parse(stub.read())
+    names, classes = set(), {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign):
+            names.add(node.target.id)
+        if isinstance(node, ast.ClassDef):
+            members = set()
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    members.add(item.name)
+                elif isinstance(item, ast.AnnAssign):
+                    members.add(item.target.id)
+            classes[node.name] = (members, [base.id for base in node.bases
+                                            if isinstance(base, ast.Name)])
+    return {name for name in names if not name.startswith("_") or name == "__version__"}, classes
+
+
+def test_stub_names_exactly_what_the_package_exports():
+    names, _ = _stub()
+    exported = set(ffijit.__all__)
+    assert names == exported, (f"add to python/ffijit/__init__.pyi: {exported - names}; "
+                               f"not exported: {names - exported}")
+    public = {name for name in dir(ffijit) if not name.startswith("_")}
+    assert public == exported - {"__version__"}, f"not in __all__: {public - exported}"
+
+
+# Attributes set on instances, which a class's dir() does not list (test_errors.py checks kind).
+INSTANCE_ATTRIBUTES = {("Error", "kind")}
+
+
+def test_stub_classes_name_exactly_their_public_members():
+    _, classes = _stub()
+    for name, (members, bases) in classes.items():
+        cls = getattr(ffijit, name)
+        stubbed = set(members)
+        for base in bases:
+            stubbed |= classes.get(base, (set(), []))[0]
+        stubbed = {m for m in stubbed if not m.startswith("_")}
+        foreign = set()  # what builtin bases (object, RuntimeError, tuple) bring
+        for base in cls.__mro__[1:]:
+            if base.__module__ == "builtins":
+                foreign |= set(dir(base))
+        actual = {m for m in dir(cls) if not m.startswith("_") and m not in foreign}
+        actual |= {m for (c, m) in INSTANCE_ATTRIBUTES if c == name}
+        assert stubbed == actual, (f"ffijit.{name}: add to the stub {actual - stubbed}; "
+                                   f"the stub names {stubbed - actual}, which it lacks")
+
+
+def _copy_package(tmp_path):
+    """A copy of the imported package, whose extension claims another interpreter."""
+    copy = tmp_path / "site" / "ffijit"
+    shutil.copytree(PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    other_suffix = ".cpython-39-x86_64-linux-gnu.so"
+    os.rename(copy / ("_core" + suffix), copy / ("_core" + other_suffix))
+    info = (copy / "_build_info.py").read_text()
+    info = re.sub(r'PYTHON_VERSION = ".*"', 'PYTHON_VERSION = "3.9.2"', info)
+    info = re.sub(r'PYTHON_EXECUTABLE = ".*"', 'PYTHON_EXECUTABLE = "/usr/bin/python3.9"', info)
+    info = re.sub(r'EXTENSION_SUFFIX = ".*"', f'EXTENSION_SUFFIX = "{other_suffix}"', info)
+    (copy / "_build_info.py").write_text(info)
+    return copy.parent
+
+
+def test_another_interpreter_is_told_which_one_the_package_was_built_for(tmp_path):
+    site = _copy_package(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(site))
+    done = subprocess.run([sys.executable, "-c", "import ffijit"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: ffijit "), done.stderr
+    assert "was built for Python 3.9.2 (/usr/bin/python3.9" in last
+    assert f"this is Python {sys.version.split()[0]} at {sys.executable}" in last
+    assert "No module named" not in last
+
+
+def test_build_info_names_this_interpreter():
+    from ffijit import _build_info
+    assert _build_info.EXTENSION_SUFFIX == sysconfig.get_config_var("EXT_SUFFIX")
+    assert _build_info.PYTHON_VERSION.split(".")[:2] == [str(v) for v in sys.version_info[:2]]
+    assert os.path.isfile(os.path.join(PACKAGE_DIR, "_core" + _build_info.EXTENSION_SUFFIX))
+
+
+# ---- file errors ----
+
+@pytest.mark.parametrize("name", ["missing.so", "missing.o", "missing.bc", "missing.ll"])
+def test_load_module_of_a_missing_file_is_file_not_found(tmp_path, name):
+    path = tmp_path / name
+    with pytest.raises(FileNotFoundError) as info:
+        ffijit.load_module(path)
+    assert info.value.filename == os.fspath(path)
+    assert info.value.errno == errno.ENOENT
+
+
+def test_load_module_of_a_folder_is_an_os_error(tmp_path):
+    folder = tmp_path / "kernels.o"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        ffijit.load_module(folder)
+    assert info.value.filename == os.fspath(folder)
+
+
+def test_library_pair_errors_are_os_errors(tmp_path):
+    sig = {"a": [], "r": []}
+    missing = os.fspath(tmp_path / "libmissing.so")
+    with pytest.raises(FileNotFoundError) as info:
+        ffijit.register("test.package.missing", (missing, "f"), sig)
+    assert info.value.filename == missing
+    # A name dlopen searches the library path for, found nowhere.
+    with pytest.raises(FileNotFoundError) as info:
+        ffijit.function(("libffijit_no_such_library.so", "f"), sig)
+    assert info.value.filename == "libffijit_no_such_library.so"
+    assert "cannot open shared object file" in str(info.value)
+    # A file that is not a shared library: an OSError, not a FileNotFoundError.
+    junk = tmp_path / "libjunk.so"
+    junk.write_bytes(b"not an ELF file" * 8)
+    with pytest.raises(OSError) as info:
+        ffijit.function((os.fspath(junk), "f"), sig)
+    assert not isinstance(info.value, FileNotFoundError)
+    assert info.value.filename == os.fspath(junk)
+    assert info.value.errno == errno.ELIBBAD
+
+
+def test_library_pair_symbol_missing_is_attribute_error(natives_path):
+    with pytest.raises(AttributeError, match="has no symbol 'no_such_symbol'"):
+        ffijit.function((natives_path, "no_such_symbol"), {"a": [], "r": []})
+
+
+# ---- unload ----
+
+def test_unload_of_a_shared_library_module_says_it_cannot(module_so):
+    module = ffijit.load_module(module_so)
+    with pytest.raises(NotImplementedError, match=r"only JIT modules .* unload on request; a "
+                                                  r"shared-library module closes its library"):
+        module.unload()
+    assert module.add_one(1) == 2  # untouched
+
+
+@needs_jit
+def test_unload_of_a_jit_module_frees_it(module_o):
+    module = ffijit.load_module(module_o)
+    assert module.add_one(1) == 2
+    module.unload()
+    with pytest.raises(RuntimeError, match="was unloaded"):
+        module.add_one
+
+
+
+def _mapped(path):
+    real = os.path.realpath(path)
+    with open("/proc/self/maps") as maps:
+        return any(line.rstrip().endswith(real) for line in maps)
+
+
+def test_a_shared_library_module_closes_when_it_and_its_functions_are_gone(tmp_path, module_so):
+    # A copy of its own, so that no other test's module keeps the library open.
+    path = tmp_path / "closing_module.so"
+    shutil.copy(module_so, path)
+    module = ffijit.load_module(path)
+    add_one = module.add_one
+    del module
+    assert _mapped(path)  # the function holds it
+    assert add_one(1) == 2
+    del add_one
+    assert not _mapped(path)
+
+
+# ---- dir() and repr() ----
+
+@pytest.fixture(params=["so", "o"])
+def module_path(request, module_so, module_o):
+    if request.param == "o" and not ffijit.jit_available():
+        pytest.skip("object files need the JIT (LLVM)")
+    return module_so if request.param == "so" else module_o
+
+
+FIXTURE_FUNCTIONS = ["add_one", "call_twice", "fail", "raise"]  # py_module.c's
+
+
+def test_dir_of_a_module_lists_its_functions(module_path):
+    module = ffijit.load_module(module_path)
+    listed = dir(module)
+    assert set(FIXTURE_FUNCTIONS) <= set(listed)
+    assert "unload" in listed and "get_function" in listed
+    assert not [name for name in listed if name.startswith("_tvm_ffi") or "library_ctx" in name]
+    for name in FIXTURE_FUNCTIONS:
+        assert callable(getattr(module, name))
+
+
+def test_repr_of_a_module_names_its_file_and_functions(module_path):
+    module = ffijit.load_module(module_path)
+    text = repr(module)
+    assert text.startswith(f"<ffijit.Module {module_path!r}, 4 functions: "
+                           "add_one, call_twice, fail, raise at 0x"), text
+    assert repr(ffijit.system_lib()).startswith("<ffijit.Module at 0x")
+
+
+def test_dir_of_a_module_without_a_file_lists_its_attributes():
+    listed = dir(ffijit.system_lib())
+    assert "get_function" in listed and "kind" in listed
+
+
+@needs_jit
+def test_repr_of_a_native_callback_names_what_it_calls():
+    def compare(a, b):
+        return 0
+
+    callback = ffijit.callback(compare, {"a": ["ptr", "ptr"], "r": ["i32"], "v": 1})
+    assert repr(callback) == (f"<ffijit.NativeCallback test_repr_of_a_native_callback_names_what_"
+                              f"it_calls.<locals>.compare(ptr, ptr) -> i32 at "
+                              f"{hex(callback.address)}>")
+    status = ffijit.callback(len, {"a": ["i64"], "r": ["i32"], "v": 1}, status_convention=True)
+    assert repr(status).startswith("<ffijit.NativeCallback len(i64) -> i32 [status] at 0x")

@@ -1,0 +1,303 @@
+"""What Python tooling and Python's conventions expect of ffijit's functions: signatures for
+inspect and help, recognising an ffijit function, keyword errors, the cycle collector, and the
+values scalar and pointer parameters take (as ctypes takes them), alike on every tier."""
+import array
+import ctypes
+import gc
+import inspect
+import weakref
+
+import numpy as np
+import pytest
+
+import ffijit
+from conftest import address, make, needs_jit
+
+ADD3_RAW = "I16!S3!t7S3!t7S3!t7R6!S3!t7"
+DISTANCE_SIP = {"f": "I21!S3!t2S3!t2S3!t2S3!t2R6!S3!t2",
+                "sip": "I29!D25!K2!a_0K2!b_1K2!c_2K2!d_3R3!_0"}
+
+
+def kinds(func):
+    return [(p.name, p.kind) for p in inspect.signature(func).parameters.values()]
+
+
+POK = inspect.Parameter.POSITIONAL_OR_KEYWORD
+PO = inspect.Parameter.POSITIONAL_ONLY
+
+
+def test_signature_of_json_metadata(natives):
+    sig = {"a": [["named", "a", "i64"], ["named", "b", "i64"], ["named", "c", "i64"]],
+           "r": ["i64"]}
+    add3 = ffijit.function(address(natives, "py_add3"), sig, name="add3")
+    assert kinds(add3) == [("a", POK), ("b", POK), ("c", POK)]
+    assert add3.__name__ == "add3"
+    assert add3.__doc__.startswith("add3(a: i64, b: i64, c: i64) -> i64")
+    assert add3.__text_signature__ == "(a, b, c)"
+    assert "add3(a, b, c)" in _help(add3)
+    bound = inspect.signature(add3).bind(1, c=3, b=2)
+    assert add3(*bound.args, **bound.kwargs) == 14
+
+
+def test_signature_of_raw_metadata(natives):
+    add3 = ffijit.register("pytest.semantics.add3", address(natives, "py_add3"), ADD3_RAW,
+                           override=True)
+    try:
+        # No names in raw metadata: positional-only parameters.
+        assert kinds(add3) == [("arg0", PO), ("arg1", PO), ("arg2", PO)]
+        assert add3.__name__ == "pytest.semantics.add3"
+        assert add3.__doc__.startswith("pytest.semantics.add3(i64, i64, i64) -> i64")
+        found = ffijit.get_global_func("pytest.semantics.add3")
+        assert kinds(found) == kinds(add3)
+    finally:
+        ffijit.remove_global_func("pytest.semantics.add3")
+
+
+def test_signature_of_sip_metadata(natives):
+    distance2 = ffijit.function(address(natives, "py_distance2"), DISTANCE_SIP,
+                                name="py_distance2")
+    assert kinds(distance2) == [("a", POK), ("b", POK), ("c", POK), ("d", POK)]
+    assert distance2.__doc__.startswith("py_distance2(a: f64, b: f64, c: f64, d: f64) -> f64")
+
+
+def test_signature_mixing_keywords_and_positions(natives):
+    # A positional-only argument after a keyword one: Python lists every parameter up to it as
+    # positional-only (the keyword still binds in a call); names Python cannot take are argN.
+    sig = {"a": [["named", "a", "i64"], "i64", ["named", "class", "i64"]], "r": ["i64"]}
+    add3 = ffijit.function(address(natives, "py_add3"), sig, name="mixed")
+    assert kinds(add3) == [("a", PO), ("arg1", PO), ("arg2", PO)]
+    assert add3.__doc__.startswith("mixed(a: i64, i64, class: i64) -> i64")
+    assert add3(1, 2, 3) == 14
+    assert add3(1, 2, **{"class": 3}) == 14
+
+
+def test_doc_of_no_result_and_of_the_status_convention(natives):
+    fill = ffijit.function(address(natives, "py_fill"), {"a": ["ptr", "i64", "i64"], "r": []})
+    # Without a name (an int address has none) the builtin is called `function`.
+    assert fill.__doc__.startswith("function(ptr, i64, i64) -> None")
+    assert fill.__name__ == "function" and kinds(fill)[0] == ("arg0", PO)
+    nest = ffijit.function(("%s" % natives._name, "py_nest_status"),
+                           {"a": ["ptr", "i64"], "r": ["i64"]}, status_convention=True)
+    assert nest.__doc__.startswith("py_nest_status(ptr, i64) -> i64 [status]")
+
+
+def _help(func):
+    import pydoc
+    return pydoc.render_doc(func, renderer=pydoc.plaintext)
+
+
+def test_function_of_recognises_ffijit_functions(natives):
+    add3 = ffijit.function(address(natives, "py_add3"), ADD3_RAW)
+    function = ffijit.Function.of(add3)
+    assert isinstance(function, ffijit.Function)
+    assert ffijit.Function.of(function) is function
+    callback = ffijit.function(lambda: 1)
+    assert ffijit.Function.of(callback) is callback.__self__
+    assert ffijit.Function.of(len) is None
+    assert ffijit.Function.of(lambda: 1) is None
+    assert ffijit.Function.of(function.describe) is None  # a method of a Function, not one
+    assert ffijit.Function.of(3) is None
+
+
+def test_unknown_keyword_is_a_type_error(natives, tier):
+    sig = {"a": [["named", "a", "i64"], ["named", "b", "i64"], ["named", "c", "i64"]],
+           "r": ["i64"]}
+    add3 = make(tier, address(natives, "py_add3"), sig, name="add3")
+    with pytest.raises(TypeError, match=r"^add3\(\) got an unexpected keyword argument 'd'$"):
+        add3(1, 2, d=3)
+    plain = make(tier, address(natives, "py_add3"), ADD3_RAW, name="plain3")
+    with pytest.raises(TypeError, match=r"^plain3\(\) got an unexpected keyword argument 'a'$"):
+        plain(a=1, b=2, c=3)
+
+
+# ---- the cycle collector ----
+
+class Owner:
+    def __init__(self, make_callback):
+        self.cb = make_callback(self.on_event)
+
+    def on_event(self, x):
+        return x + 1
+
+
+@needs_jit
+def test_an_object_owning_its_native_callback_is_collected():
+    owner = Owner(lambda f: ffijit.callback(f, {"a": ["i64"], "r": ["i64"]}))
+    assert ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(owner.cb.address)(1) == 2
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert alive() is None
+
+
+def test_an_object_owning_its_function_is_collected():
+    owner = Owner(ffijit.function)
+    assert owner.cb(1) == 2
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert alive() is None
+
+
+def test_an_object_owning_an_array_of_its_callbacks_is_collected():
+    identity = ffijit.function(lambda array: array)
+
+    class Handlers:
+        def __init__(self):
+            # A list becomes an Array of Functions calling the bound methods.
+            self.handlers = identity([self.on_a, self.on_b])
+
+        def on_a(self):
+            return "a"
+
+        def on_b(self):
+            return "b"
+
+    owner = Handlers()
+    assert isinstance(owner.handlers, ffijit.Array)
+    assert [f() for f in owner.handlers] == ["a", "b"]
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_registered_callback_is_not_collected():
+    # The global registry holds the Function: the owner stays as long as its name.
+    owner = Owner(lambda f: ffijit.register_func("pytest.semantics.owner", f, override=True))
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    try:
+        assert alive() is not None
+        assert ffijit.get_global_func("pytest.semantics.owner")(4) == 5
+    finally:
+        ffijit.remove_global_func("pytest.semantics.owner")
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_function_held_elsewhere_keeps_its_callable(natives):
+    # The packed Function is held by another wrapper too: the collector must not free the
+    # callable's object while that wrapper can still call it.
+    owner = Owner(ffijit.function)
+    other = ffijit.function(owner.cb)  # the same Function, another reference
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert alive() is not None
+    assert other(6) == 7
+
+
+# ---- scalar parameters: Python's numeric protocols ----
+
+class Index:
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+class FloatLike:
+    def __float__(self):
+        return 2.5
+
+
+MIXED = {"a": ["i64", "f64", "i32", "f32", "ptr"], "r": ["f64"]}
+
+
+@pytest.mark.parametrize("value, expected", [
+    (np.int64(4), 4), (np.int8(-3), -3), (np.array(7), 7), (Index(9), 9), (np.uint16(5), 5),
+])
+def test_integer_parameters_take_index(natives, tier, value, expected):
+    mixed = make(tier, address(natives, "py_mixed"), MIXED)
+    assert mixed(value, 0.0, 0, 0.0, None) == expected
+    assert mixed(0, 0.0, value, 0.0, None) == expected
+
+
+@pytest.mark.parametrize("value, expected", [
+    (np.float32(1.5), 1.5), (np.array(2.0), 2.0), (np.array(3.5, np.float32), 3.5),
+    (np.int64(4), 4.0), (np.array(6), 6.0), (FloatLike(), 2.5), (Index(8), 8.0),
+])
+def test_float_parameters_take_float(natives, tier, value, expected):
+    mixed = make(tier, address(natives, "py_mixed"), MIXED)
+    assert mixed(0, value, 0, 0.0, None) == expected
+    assert mixed(0, 0.0, 0, value, None) == expected
+
+
+def test_what_is_not_a_number_is_still_refused(natives, tier):
+    mixed = make(tier, address(natives, "py_mixed"), MIXED)
+    with pytest.raises(TypeError):
+        mixed(np.array([1, 2]), 0.0, 0, 0.0, None)  # several elements: not an index
+    with pytest.raises(TypeError):
+        mixed(0, np.ones(3), 0, 0.0, None)
+    with pytest.raises(TypeError):
+        mixed(np.float64(1.5), 0.0, 0, 0.0, None)  # a float at an integer parameter
+    with pytest.raises(TypeError):
+        mixed(0, "1.5", 0, 0.0, None)
+
+
+# ---- pointer parameters: what ctypes' c_void_p takes ----
+
+ADDRESS = {"a": ["ptr"], "r": ["i64"]}
+
+
+def _pointer_cases():
+    ints = (ctypes.c_int32 * 4)(1, 2, 3, 4)
+    x = ctypes.c_double(1.0)
+    text = ctypes.c_char_p(b"text")
+    buf = bytearray(16)
+    arr = array.array("i", [1, 2, 3])
+    nd = np.zeros(8, np.uint8)
+    return [
+        ("int", 0x1000, 0x1000),
+        ("zero", 0, 0),
+        ("None", None, 0),
+        ("c_void_p", ctypes.c_void_p(0x2000), 0x2000),
+        ("ctypes array", ints, ctypes.addressof(ints)),
+        ("ctypes pointer", ctypes.pointer(x), ctypes.addressof(x)),
+        ("byref", ctypes.byref(x), ctypes.addressof(x)),
+        ("byref with offset", ctypes.byref(ints, 8), ctypes.addressof(ints) + 8),
+        ("c_char_p", text, ctypes.cast(text, ctypes.c_void_p).value),
+        ("bytearray", buf, ctypes.addressof((ctypes.c_char * 16).from_buffer(buf))),
+        ("array.array", arr, arr.buffer_info()[0]),
+        ("numpy", nd, nd.ctypes.data),
+        ("memoryview", memoryview(buf), ctypes.addressof((ctypes.c_char * 16).from_buffer(buf))),
+    ]
+
+
+@pytest.mark.parametrize("case", range(13))
+def test_pointer_parameters_take_what_ctypes_takes(natives, tier, case):
+    name, value, expected = _pointer_cases()[case]
+    take = make(tier, address(natives, "py_address"), ADDRESS)
+    assert take(value) == expected, name
+
+
+def test_native_writes_through_a_buffer(natives, tier):
+    fill = make(tier, address(natives, "py_fill"), {"a": ["ptr", "i64", "i64"], "r": []})
+    buf = bytearray(8)
+    fill(buf, 4, 7)
+    assert buf == bytearray([7, 7, 7, 7, 0, 0, 0, 0])
+    nd = np.zeros(4, np.uint8)
+    fill(nd, 4, 9)
+    assert list(nd) == [9, 9, 9, 9]
+
+
+@pytest.mark.parametrize("value, what", [
+    (b"read-only bytes", "read-only"), (memoryview(b"abc"), "read-only"),
+    ("a str", "not `str`"), (1.5, "not `float`"), (object(), "not `object`"),
+    (ctypes.c_int(3), "not `c_int`"), (True, "not `bool`"),
+])
+def test_pointer_parameters_refuse_the_rest(natives, tier, value, what):
+    take = make(tier, address(natives, "py_address"), ADDRESS)
+    with pytest.raises(TypeError, match=r"argument #0: a `ptr` parameter takes") as info:
+        take(value)
+    assert what in str(info.value)
+
+
+def test_pointer_keyword_argument(natives, tier):
+    take = make(tier, address(natives, "py_address"), {"a": [["named", "p", "ptr"]], "r": ["i64"]})
+    buf = bytearray(4)
+    assert take(p=buf) == ctypes.addressof((ctypes.c_char * 4).from_buffer(buf))
+    assert take(p=0x3000) == 0x3000
