@@ -60,6 +60,8 @@ struct Images {
   std::mutex mutex;
   std::vector<std::unique_ptr<char[]>> blocks;
   std::map<uint64_t, Placement> by_start;
+  // The thread-specific key every descriptor names: the first object's (see PlaceThreadData).
+  std::optional<uint64_t> key;
 
   // The image address of JIT address `address`, or 0 when no linked object's data holds it.
   uint64_t Find(uint64_t address) {
@@ -159,10 +161,22 @@ llvm::Error PlaceThreadData(llvm::jitlink::LinkGraph& g, llvm::orc::ExecutionSes
                                                 llvm::orc::ExecutorAddr(start + (high - low)));
     }
     // A descriptor ({key, data address}) refers to its variable with a pointer edge at offset 8;
-    // the variable may be another object's (linked before, so placed).
+    // the variable may be another object's (linked before, so placed). The key finds the
+    // calling thread's copies, and the platform 19 makes a new one for every object: an object
+    // using another's variable would get a second copy of it. Every descriptor names one key.
     std::vector<llvm::jitlink::Block*> descriptors;
     if (infos != nullptr) descriptors.assign(infos->blocks().begin(), infos->blocks().end());
     for (llvm::jitlink::Block* block : descriptors) {
+      if (block->isZeroFill() || block->getSize() < 2 * sizeof(uint64_t)) {
+        return LinkError("a thread-local descriptor has an unexpected layout");
+      }
+      llvm::MutableArrayRef<char> descriptor = block->getAlreadyMutableContent();
+      if (!images.key) {
+        uint64_t key = 0;
+        std::memcpy(&key, descriptor.data(), sizeof(key));
+        images.key = key;
+      }
+      std::memcpy(descriptor.data(), &*images.key, sizeof(uint64_t));
       for (llvm::jitlink::Edge& edge : block->edges()) {
         const llvm::jitlink::Symbol& target = edge.getTarget();
         const std::string name = target.hasName() ? target.getName().str() : "<anonymous>";

@@ -23,13 +23,17 @@
 //     .tbss.<name>, which it misses: the first access logs "orc runtime error: No thread local
 //     data section for key" and dereferences null;
 //   - the runtime never forgets a range, so after an unload an object placed where the old one's
-//     thread-local data was would fail to link ("Overlapping .tdata sections").
+//     thread-local data was would fail to link ("Overlapping .tdata sections");
+//   - it gives every object its own thread-specific key, under which the runtime keeps a
+//     thread's copies: an object using a thread-local another object of the module defines got
+//     a second copy of it.
 // The plugin therefore gathers every .tdata* and .tbss* section of an object into one section the
 // platform does not look for, zero-filled ones made explicit so that they lie together, and
 // after the fixups copies it into a block of host memory that is never freed (the object's
 // initial thread-local image, typically tens of bytes), points the object's TLS descriptors
-// there and registers that block with the runtime itself. It can go when the platform registers
-// every thread-local section and forgets them with the code.
+// there, makes every descriptor name one key (the first object's) and registers that block with
+// the runtime itself. It can go when the platform registers every thread-local section, forgets
+// them with the code and keys a module's objects alike.
 // A variable aligned beyond 16 bytes is refused: the runtime's per-thread copies are only
 // 16-byte aligned.
 #ifndef FFIJIT_JIT_ORC_MODULES_THREAD_LOCALS_H_

@@ -273,6 +273,34 @@ TEST_P(UnloadThreadLocalsTest, AFailedInitialiserDestroysItsThreadLocalsAtOnce) 
   EXPECT_EQ(g_host_destroyed.load() - start, 1);
 }
 
+// A thread-local defined by one object of a module and used by another: both reach the same
+// per-thread copy.
+TEST(CrossObjectThreadLocalTest, AnotherObjectsThreadLocalIsTheSameVariable) {
+  for (const char* compiler : {"gcc", "clang"}) {
+    SCOPED_TRACE(compiler);
+    JitModule mod = JitModule::Create("cross-object");
+    mod.AddFile(Fixture(compiler, "tls_defining.o"));
+    mod.AddFile(Fixture(compiler, "tls_using.o"));
+    auto bump = reinterpret_cast<IntFn>(mod.Lookup("tls_defining_bump"));
+    auto read = reinterpret_cast<IntFn>(mod.Lookup("tls_using_read"));
+    ASSERT_NE(bump, nullptr);
+    ASSERT_NE(read, nullptr);
+    EXPECT_EQ(read(), 5);
+    EXPECT_EQ(bump(), 6);
+    EXPECT_EQ(read(), 6);
+    int64_t other_read = 0, other_bump = 0;
+    std::thread other([&] {
+      other_read = read();
+      other_bump = bump();
+    });
+    other.join();
+    EXPECT_EQ(other_read, 5);
+    EXPECT_EQ(other_bump, 6);
+    EXPECT_EQ(read(), 6);
+    mod.Unload();
+  }
+}
+
 // The module tests' own fixture (thread_locals.cc: __thread, static, a C++ thread_local with a
 // destructor) unloads too once its threads are done.
 TEST(UngroupedThreadLocalsTest, UnloadAfterUseOnTwoThreads) {
