@@ -74,11 +74,12 @@ class JitModule : public Module {
   // afterwards. A RuntimeError when it would make a cycle.
   FFIJIT_JIT_API void SetLinkOrder(const std::vector<JitModule>& modules) const;
 
-  // Runs the module's finalisers and static destructors and frees its code now; afterwards every
-  // lookup is a RuntimeError. The caller promises that no value the module's code made is alive
-  // (a string, container or error it returned: their deleters are its code). A RuntimeError,
-  // and nothing happens, when another handle or one of its functions still holds the module, or
-  // when it has thread-local variables (LLVM 19's ORC runtime keeps their per-thread copies).
+  // Runs the calling thread's thread_local destructors of the module, its finalisers and static
+  // destructors, and frees its code now; afterwards every lookup is a RuntimeError. The caller
+  // promises that no value the module's code made is alive (a string, container or error it
+  // returned: their deleters are its code). A RuntimeError, and nothing happens, when another
+  // handle or one of its functions still holds the module, or while another thread holds
+  // thread_local objects of the module with destructors (they run when that thread exits).
   FFIJIT_JIT_API void Unload() const;
 
   // The address of the global symbol `symbol` defined in this module, or nullptr.

@@ -33,8 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const ffijit::Error& e) {
     if (e.kind() != "ValueError" && e.kind() != "RuntimeError") std::abort();
   }
-  // A released module's code stays until exit (jit_module.h): free each input's at once. A
-  // module with thread-locals cannot be (a RuntimeError saying so) and stays.
+  // A released module's code stays until exit (jit_module.h): free each input's at once (no
+  // initialiser ran, so no thread holds its thread_locals and the unload is not refused).
   try {
     mod.Unload();
   } catch (const ffijit::Error& e) {

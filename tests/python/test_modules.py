@@ -1,5 +1,8 @@
-"""Modules loaded from a shared library and from an object file."""
+"""Modules loaded from a shared library and from an object file; a C++ object whose thread-locals
+live in section groups, used from several threads and unloaded."""
 import gc
+import os
+import threading
 
 import pytest
 
@@ -51,6 +54,44 @@ def test_import_module(module_so, module_o):
     assert outer.get_function("add_one", True)(0) == 1
     with pytest.raises(TypeError, match="expects an ffijit.Module"):
         outer.import_module(3)
+
+
+@needs_jit
+def test_grouped_thread_locals_on_threads_then_unload():
+    # fixtures/grouped_thread_locals.cc of the JIT module tests: what_length(n) is the length of an
+    # inline function's thread_local std::string, "x<n>".
+    mod = ffijit.load_module(os.environ["FFIJIT_TEST_GROUPED_TLS_O"])
+    assert mod.what_length(123) == 4
+    lengths = {}
+
+    def use(n):
+        lengths[n] = mod.what_length(n)
+
+    threads = [threading.Thread(target=use, args=(10 ** n,)) for n in range(1, 4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert lengths == {10: 3, 100: 4, 1000: 5}
+    # A live thread holding the module's thread_local: the unload is refused, the module stays.
+    used, release = threading.Event(), threading.Event()
+
+    def hold():
+        mod.what_length(7)
+        used.set()
+        release.wait()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    used.wait()
+    with pytest.raises(RuntimeError, match=r"1 other thread\(s\) hold its thread_local objects"):
+        mod.unload()
+    assert mod.what_length(12) == 3
+    release.set()
+    holder.join()
+    mod.unload()
+    with pytest.raises(RuntimeError, match="unloaded"):
+        mod.what_length(1)
 
 
 def test_system_lib():

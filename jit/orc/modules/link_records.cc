@@ -1,5 +1,5 @@
-// The JITLink plugin recording initialisers, finalisers, symbols, thread-locals and eh-frames of
-// each object linked into a JIT module (link_records.h).
+// The JITLink plugin recording initialisers, finalisers, symbols and eh-frames of each object
+// linked into a JIT module (link_records.h).
 #include "orc/modules/link_records.h"
 
 #include <algorithm>
@@ -134,9 +134,6 @@ class InitFiniPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
     }
     uint64_t sequence = 0;
     for (llvm::jitlink::Section& section : g.sections()) {
-      if (section.getName().starts_with(".tdata") || section.getName().starts_with(".tbss")) {
-        records->thread_locals = true;
-      }
       if (section.getName() == ".eh_frame" && !section.empty()) {
         llvm::jitlink::SectionRange range(section);
         if (range.getSize() != 0) records->eh_frames.push_back(range.getStart().toPtr<void*>());

@@ -1,8 +1,7 @@
 // What linking an object into a JIT module records, for the module to act on after the link: its
-// initialisers and finalisers in priority order, its symbols, whether it has thread-locals, where
-// its .eh_frame went. A JITLink plugin keeps the .init_array/.ctors/.fini_array/.dtors sections
-// alive and reads their fixed-up entries (why these are not left to the ORC runtime:
-// modules/jit_module.cc).
+// initialisers and finalisers in priority order, its symbols, where its .eh_frame went. A JITLink
+// plugin keeps the .init_array/.ctors/.fini_array/.dtors sections alive and reads their fixed-up
+// entries (why these are not left to the ORC runtime: modules/jit_module.cc).
 #ifndef FFIJIT_JIT_ORC_MODULES_LINK_RECORDS_H_
 #define FFIJIT_JIT_ORC_MODULES_LINK_RECORDS_H_
 
@@ -36,7 +35,6 @@ struct SymbolInfo {
 
 // What one linked object contributed, recorded by the plugin, taken by the module after the link.
 struct LinkRecords {
-  bool thread_locals = false;  // the object has .tdata or .tbss
   // Where its .eh_frame was placed (and registered with the unwinder by the ORC runtime, whose
   // LLVM 19 version never deregisters it: freeing the code must).
   std::vector<const void*> eh_frames;

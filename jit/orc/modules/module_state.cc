@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <cxxabi.h>
+
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "jit_settings.h"
@@ -27,6 +29,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 #include "orc/modules/object_check.h"
+#include "orc/modules/thread_exits.h"
 #include "orc/modules/thread_locals.h"
 
 extern "C" int __cxa_atexit(void (*func)(void*), void* arg, void* dso_handle);
@@ -48,6 +51,21 @@ int AtExitInterposer(void (*function)(void*), void* arg, void* dso_handle) {
   }
   if (state == nullptr) return __cxa_atexit(function, arg, dso_handle);
   state->AddAtExit(function, arg);
+  return 0;
+}
+
+// Module code's __cxa_thread_atexit: its thread-locals' destructors, kept per module and thread
+// (thread_exits.h). Another __dso_handle (none of a module's) goes to the C++ runtime.
+int ThreadAtExitInterposer(void (*function)(void*), void* object, void* dso_handle) {
+  ModuleState* state = nullptr;
+  {
+    Registry& registry = Registry::Get();
+    std::lock_guard lock(registry.mutex);
+    auto it = registry.by_dso.find(dso_handle);
+    if (it != registry.by_dso.end()) state = it->second;
+  }
+  if (state == nullptr) return __cxxabiv1::__cxa_thread_atexit(function, object, dso_handle);
+  AddThreadExit(state, function, object);
   return 0;
 }
 
@@ -88,11 +106,24 @@ std::string ModuleJit::Init() {
     auto it = registry.by_dylib.find(&dylib);
     return it == registry.by_dylib.end() ? nullptr : it->second;
   }));
-  layer().addPlugin(MakeThreadLocalPlugin());
+  // The ORC runtime's registration of an object's thread-local data, which the thread-local
+  // plugin calls itself (thread_locals.h).
+  auto register_sections = session().lookup(
+      llvm::orc::makeJITDylibSearchOrder(session_->jit().getPlatformJITDylib().get(),
+                                         llvm::orc::JITDylibLookupFlags::MatchAllSymbols),
+      session().intern("__orc_rt_elfnix_register_object_sections"));
+  if (!register_sections) {
+    return "the ORC runtime has no thread-local registration: " +
+           ErrorText(register_sections.takeError());
+  }
+  layer().addPlugin(MakeThreadLocalPlugin(session(), register_sections->getAddress()));
   support_ = &session_->CreateBareDylib("ffijit.module-support");
   llvm::orc::SymbolMap symbols;
   symbols[session().intern("__cxa_atexit")] =
       llvm::orc::ExecutorSymbolDef(llvm::orc::ExecutorAddr::fromPtr(&AtExitInterposer),
+                                   llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+  symbols[session().intern("__cxa_thread_atexit")] =
+      llvm::orc::ExecutorSymbolDef(llvm::orc::ExecutorAddr::fromPtr(&ThreadAtExitInterposer),
                                    llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
   if (llvm::Error err = support_->define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
     return "cannot define the support symbols: " + ErrorText(std::move(err));
@@ -247,7 +278,6 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
   const size_t eh_frames_before = eh_frames_.size();
   for (LinkRecords& records : linked) {
     for (auto& [name, info] : records.symbols) symbols_[name] = info;
-    thread_locals_ |= records.thread_locals;
     eh_frames_.insert(eh_frames_.end(), records.eh_frames.begin(), records.eh_frames.end());
   }
   auto forget_eh_frames = [&] {
@@ -257,6 +287,7 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
   RebindContext();
   if (!RunStaticInitializers()) return;
   const size_t at_exit_before = AtExitCount();
+  const size_t thread_exits_before = ThreadExitCountOf(this);
   for (LinkRecords& records : linked) {
     for (const InitFunction& init : records.inits) {
       std::string failure;
@@ -270,7 +301,9 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
         failure = "an exception that is not a std::exception";
       }
       if (!failure.empty()) {
-        // The object goes again: its static destructors first, while its code is still there.
+        // The object goes again: its thread_locals' and static destructors first, while its
+        // code is still there.
+        RunThreadExitsOf(this, thread_exits_before);
         RunAtExitFrom(at_exit_before);
         for (auto& [name, info] : records.symbols) symbols_.erase(name);
         forget_eh_frames();
@@ -492,12 +525,15 @@ void ModuleState::Unload(uint64_t handles) {
                        std::to_string(details::StrongCount(object_) - handles) +
                        " other reference(s) to it (its functions, its importers) are alive");
   }
-  if (thread_locals_) {
-    throw RuntimeError("cannot unload JIT module " + name_ +
-                       ": it has thread-local variables, whose per-thread copies and thread-exit "
-                       "destructors LLVM 19's ORC runtime keeps; it stays loaded until the "
-                       "process exits");
+  // Another thread's thread_local destroyed here would be destroyed on the wrong thread (its
+  // destructor would reach the unloading thread's thread-locals): those threads must exit first.
+  if (const size_t threads = OtherThreadsWithExitsOf(this); threads != 0) {
+    throw RuntimeError("cannot unload JIT module " + name_ + ": " + std::to_string(threads) +
+                       " other thread(s) hold its thread_local objects, whose destructors (its "
+                       "code) run when those threads exit; unload it after they have exited");
   }
+  // The calling thread's own thread_locals go first, as they would at its exit.
+  RunThreadExitsOf(this);
   Finalize();
   {
     Registry& registry = Registry::Get();

@@ -82,7 +82,9 @@ class ModuleState final : public LinkRecordSink {
   std::vector<llvm::orc::JITDylib*> LinkOrder();
   // Runs the finalisers and the C++ static destructors, once.
   void Finalize();
-  // Finalizes and frees the code now (JitModule::Unload); `handles` references are the caller's.
+  // Runs the calling thread's thread_local destructors of the module, finalizes and frees the code
+  // now (JitModule::Unload); `handles` references are the caller's. Refused while another thread
+  // has thread_local destructors of the module pending.
   void Unload(uint64_t handles);
   bool unloaded() {
     std::lock_guard lock(mutex_);
@@ -122,14 +124,14 @@ class ModuleState final : public LinkRecordSink {
   };
   std::vector<IrUnit> ir_units_;
   std::unordered_map<void*, std::string> natives_;  // MakeNative address -> symbol
-  bool thread_locals_ = false;                      // an object has thread-local variables
   std::vector<const void*> eh_frames_;  // of every linked object (LinkRecords::eh_frames)
   bool finalized_ = false;
   bool unloaded_ = false;
 };
 
 // What JIT modules add to the process's ORC session: the link-records and thread-local plugins,
-// the `__cxa_atexit` interposer, a target machine for their IR, the finalisers run at exit.
+// the `__cxa_atexit` and `__cxa_thread_atexit` interposers, a target machine for their IR, the
+// finalisers run at exit.
 class ModuleJit {
  public:
   // Set up on first use; a RuntimeError when LLVM cannot be.

@@ -14,6 +14,28 @@
 // The exec models (-fpie's TPOFF32 and GOTTPOFF, TPOFF64) address a static TLS block fixed when
 // the program started, which code loaded later cannot have: such an object is refused with the
 // relocation, the symbol and the fix (-fPIC).
+//
+// Where the ORC runtime finds an object's thread-local data (workaround for LLVM 19). The
+// runtime makes each thread's copy from a range the platform registered per object, and
+// ELFNixPlatform 19 registers only the sections named exactly .tdata and .tbss, in JIT memory:
+//   - C++ thread-locals in COMDAT groups (an inline function's function-local thread_local, a
+//     template's static, an inline variable; -fdata-sections too) live in .tdata.<name> and
+//     .tbss.<name>, which it misses: the first access logs "orc runtime error: No thread local
+//     data section for key" and dereferences null;
+//   - the runtime never forgets a range, so after an unload an object placed where the old one's
+//     thread-local data was would fail to link ("Overlapping .tdata sections");
+//   - it gives every object its own thread-specific key, under which the runtime keeps a
+//     thread's copies: an object using a thread-local another object of the module defines got
+//     a second copy of it.
+// The plugin therefore gathers every .tdata* and .tbss* section of an object into one section the
+// platform does not look for, zero-filled ones made explicit so that they lie together, and
+// after the fixups copies it into a block of host memory that is never freed (the object's
+// initial thread-local image, typically tens of bytes), points the object's TLS descriptors
+// there, makes every descriptor name one key (the first object's) and registers that block with
+// the runtime itself. It can go when the platform registers every thread-local section, forgets
+// them with the code and keys a module's objects alike.
+// A variable aligned beyond 16 bytes is refused: the runtime's per-thread copies are only
+// 16-byte aligned.
 #ifndef FFIJIT_JIT_ORC_MODULES_THREAD_LOCALS_H_
 #define FFIJIT_JIT_ORC_MODULES_THREAD_LOCALS_H_
 
@@ -36,8 +58,14 @@ void PrepareThreadLocals(std::string& bytes, const std::string& file, const llvm
 // Drops what PrepareThreadLocals left for the link of `link_name` when that link never happens.
 void ForgetThreadLocals(const std::string& link_name);
 
-// Completes the rewrite at link time (see the file comment). One per ObjectLinkingLayer.
-std::shared_ptr<llvm::orc::ObjectLinkingLayer::Plugin> MakeThreadLocalPlugin();
+// The section every thread-local section of a linked object is gathered into.
+inline constexpr const char* kThreadDataSection = "ffijit.thread-data";
+
+// Completes the rewrite at link time and places the objects' thread-local images (see the file
+// comment). One per ObjectLinkingLayer; `register_sections` is the ORC runtime's
+// __orc_rt_elfnix_register_object_sections.
+std::shared_ptr<llvm::orc::ObjectLinkingLayer::Plugin> MakeThreadLocalPlugin(
+    llvm::orc::ExecutionSession& session, llvm::orc::ExecutorAddr register_sections);
 
 }  // namespace ffijit::orc
 
