@@ -166,28 +166,103 @@ PyObject* ArrayRichCompare(PyObject* self, PyObject* other, int op) {
   return ObjectRichCompare(self, other, op);
 }
 
-// An Array that only this wrapper holds owns its elements: the Python callables of the callback
-// Functions that only the Array holds are visited, so a cycle through an Array of callbacks
-// (an object keeping an Array of its own bound methods) is found. No tp_clear: the cycle's other
-// members are cleared instead, as for Function.
-int ArrayTraverse(PyObject* self, visitproc visit, void* arg) {
+// ---- Cyclic GC ----
+// A container owns what it holds while one reference holds it. A wrapper whose container only it
+// holds visits, through the container, the Python callables of the callback Functions the
+// container alone holds, and the same again inside the containers it alone holds (an Array or
+// Map in an Array or Map; on revisions that have them a List or Dict). So an object keeping a
+// container of its own bound methods is in a cycle the collector finds. Anything held a second
+// time (a global name, a native, another wrapper) may be reached from outside Python and is not
+// visited: the callables it leads to stay alive. Nothing else an object holds is a Python object
+// ffijit made: the converter boxes no Python value but a callable (as a Function), and an
+// ffi.OpaquePyObject made elsewhere holds whatever its maker put there, which only the maker's
+// deleter may interpret. No tp_clear: the cycle's other members are cleared instead, as for
+// Function.
+
+// Containers deeper than this inside a wrapped one are not walked (a cycle through one stays
+// until broken by hand): a native can build any depth, and the walk recurses.
+constexpr int kMaxTraverseDepth = 64;
+// A Map of more entries is not walked: the runtime's C API reaches a large map's i-th entry in
+// O(i) steps, so a walk costs O(n^2); this keeps a collection's cost within ~512 steps an entry.
+constexpr int64_t kMaxTraverseMapEntries = 1024;
+
+int VisitContents(TVMFFIObject* container, visitproc visit, void* arg, int depth);
+
+// A traversal may not raise: an error the runtime reported is dropped.
+void DropRaisedError() {
+  TVMFFIObjectHandle error = nullptr;
+  TVMFFIErrorMoveFromRaised(&error);
+  if (error != nullptr) TVMFFIObjectDecRef(error);
+}
+
+// `item` held by a container that only one holder holds.
+int VisitItem(const TVMFFIAny& item, visitproc visit, void* arg, int depth) {
+  if (item.type_index < kTVMFFIStaticObjectBegin || item.v_obj == nullptr ||
+      FFIJITHeaderStrongCount(item.v_obj) != 1) {
+    return 0;
+  }
+  if (item.type_index == kTVMFFIFunction) {
+    Py_VISIT(CallableOf(item.v_obj));
+    return 0;
+  }
+  return VisitContents(item.v_obj, visit, arg, depth + 1);
+}
+
+// The items of `container` (any object; only containers have items to visit).
+int VisitContents(TVMFFIObject* container, visitproc visit, void* arg, int depth) {
+  if (depth > kMaxTraverseDepth) return 0;
+  switch (container->type_index) {
+    case kTVMFFIArray:
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+    case kTVMFFIList:  // the Array's cell (c_ext.h)
+#endif
+    {
+      const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(container + 1);
+      for (int64_t i = 0; cell->data != nullptr && i < cell->size; ++i) {
+        if (int rc = VisitItem(cell->data[i], visit, arg, depth); rc != 0) return rc;
+      }
+      return 0;
+    }
+    case kTVMFFIMap:
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+    case kTVMFFIDict:
+#endif
+    {
+      int64_t size = 0;
+      // Neither call fails on a map and an index in range; should one, the map stays unwalked.
+      if (FFIJITMapSize(container, &size) != 0) {
+        DropRaisedError();
+        return 0;
+      }
+      if (size > kMaxTraverseMapEntries) return 0;
+      for (int64_t i = 0; i < size; ++i) {
+        const TVMFFIAny* key = nullptr;
+        const TVMFFIAny* value = nullptr;
+        if (FFIJITMapItemAt(container, i, &key, &value) != 0) {
+          DropRaisedError();
+          return 0;
+        }
+        if (int rc = VisitItem(*key, visit, arg, depth); rc != 0) return rc;
+        if (int rc = VisitItem(*value, visit, arg, depth); rc != 0) return rc;
+      }
+      return 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+// tp_traverse of Array and Map.
+int ContainerTraverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
   TVMFFIObject* handle = HandleOf(self);
   if (handle == nullptr || FFIJITHeaderStrongCount(handle) != 1) return 0;
-  const auto* cell = reinterpret_cast<const FFIJITArrayCell*>(handle + 1);
-  for (int64_t i = 0; cell->data != nullptr && i < cell->size; ++i) {
-    const TVMFFIAny& item = cell->data[i];
-    if (item.type_index == kTVMFFIFunction && item.v_obj != nullptr &&
-        FFIJITHeaderStrongCount(item.v_obj) == 1) {
-      Py_VISIT(CallableOf(item.v_obj));
-    }
-  }
-  return 0;
+  return VisitContents(handle, visit, arg, 0);
 }
 
 PyType_Slot kArraySlots[] = {
     {Py_tp_doc, const_cast<char*>("An immutable TVM FFI Array: a sequence of values.")},
-    {Py_tp_traverse, reinterpret_cast<void*>(ArrayTraverse)},
+    {Py_tp_traverse, reinterpret_cast<void*>(ContainerTraverse)},
     {Py_sq_length, reinterpret_cast<void*>(ArrayLength)},
     {Py_sq_item, reinterpret_cast<void*>(ArrayItem)},
     {Py_tp_repr, reinterpret_cast<void*>(ArrayRepr)},
@@ -337,6 +412,7 @@ PyMethodDef kMapMethods[] = {
 
 PyType_Slot kMapSlots[] = {
     {Py_tp_doc, const_cast<char*>("An immutable TVM FFI Map: a mapping of values.")},
+    {Py_tp_traverse, reinterpret_cast<void*>(ContainerTraverse)},
     {Py_mp_length, reinterpret_cast<void*>(MapLength)},
     {Py_mp_subscript, reinterpret_cast<void*>(MapSubscript)},
     {Py_sq_contains, reinterpret_cast<void*>(MapContains)},

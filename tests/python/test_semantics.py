@@ -162,6 +162,162 @@ def test_an_object_owning_an_array_of_its_callbacks_is_collected():
     assert alive() is None
 
 
+class Holder:
+    """Keeps, in `self.held`, what `build` makes of its own bound methods (converted to ffijit
+    containers of Functions by a call)."""
+    identity = staticmethod(ffijit.function(lambda value: value))
+
+    def __init__(self, build):
+        self.held = Holder.identity(build(self))
+
+    def on_a(self):
+        return "a"
+
+    def on_b(self):
+        return "b"
+
+
+def collected(alive):
+    gc.collect()
+    return alive() is None
+
+
+def test_an_object_owning_a_map_of_its_callbacks_is_collected():
+    owner = Holder(lambda h: {"a": h.on_a, "b": h.on_b})
+    assert isinstance(owner.held, ffijit.Map)
+    assert owner.held["a"]() == "a"
+    alive = weakref.ref(owner)
+    del owner
+    assert collected(alive)
+    # More than four entries: the map's other (hashed) layout.
+    owner = Holder(lambda h: {str(i): (h.on_a if i % 2 else h.on_b) for i in range(9)})
+    assert owner.held["3"]() == "a"
+    alive = weakref.ref(owner)
+    del owner
+    assert collected(alive)
+
+
+def test_an_object_owning_a_map_keyed_by_its_callbacks_is_collected():
+    owner = Holder(lambda h: {h.on_a: 1, h.on_b: 2})
+    assert isinstance(owner.held, ffijit.Map)
+    assert sorted(key() for key in owner.held.keys()) == ["a", "b"]
+    alive = weakref.ref(owner)
+    del owner
+    assert collected(alive)
+
+
+@pytest.mark.parametrize("build", [
+    lambda h: [[h.on_a], [h.on_b]],           # an Array in an Array
+    lambda h: [{"a": h.on_a}],                 # a Map in an Array
+    lambda h: {"a": [h.on_a]},                 # an Array as a Map value
+    lambda h: {"a": {"b": h.on_b}},            # a Map in a Map
+    lambda h: [[[[[[[[h.on_a]]]]]]]],          # eight levels
+], ids=["array-in-array", "map-in-array", "array-in-map", "map-in-map", "deep"])
+def test_an_object_owning_nested_containers_of_its_callbacks_is_collected(build):
+    alive = weakref.ref(Holder(build))
+    assert collected(alive)
+
+
+@pytest.mark.skipif("ffi.List" not in ffijit.list_global_funcs(),
+                    reason="ffi.List and ffi.Dict exist from TVM FFI v0.1 on")
+def test_an_object_owning_a_list_or_dict_in_an_array_is_collected():
+    make_list = ffijit.get_global_func("ffi.List")
+    make_dict = ffijit.get_global_func("ffi.Dict")
+    owner = Holder(lambda h: [make_list(h.on_a, h.on_b)])
+    assert owner.held[0].type_key == "ffi.List"
+    alive = weakref.ref(owner)
+    del owner
+    assert collected(alive)
+    owner = Holder(lambda h: [make_dict("a", h.on_a)])
+    assert owner.held[0].type_key == "ffi.Dict"
+    alive = weakref.ref(owner)
+    del owner
+    assert collected(alive)
+
+
+def test_a_container_held_elsewhere_keeps_its_callables():
+    # The Map is held by another wrapper too: whoever holds that can still call the callables.
+    owner = Holder(lambda h: {"a": h.on_a})
+    other = Holder.identity([owner.held])
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert alive() is not None
+    assert other[0]["a"]() == "a"
+    # Once the Array is all that holds the Map, the Map is its own and the cycle is found.
+    other = None
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_nested_container_held_elsewhere_keeps_its_callables():
+    owner = Holder(lambda h: {"inner": Holder.identity([h.on_a])})
+    inner = owner.held["inner"]  # a second reference to the nested Array
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert alive() is not None
+    assert inner[0]() == "a"
+    del inner
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_callback_registered_from_a_container_is_not_collected():
+    # The Function inside the Map is also a global: the registry keeps its callable.
+    owner = Holder(lambda h: {"a": h.on_a})
+    ffijit.register_func("pytest.semantics.held", owner.held["a"], override=True)
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    try:
+        assert alive() is not None
+        assert ffijit.get_global_func("pytest.semantics.held")() == "a"
+    finally:
+        ffijit.remove_global_func("pytest.semantics.held")
+    gc.collect()
+    assert alive() is None
+
+
+def test_a_map_is_traversed_up_to_1024_entries():
+    # Larger maps are skipped: the runtime reaches their entries one by one from the first.
+    def build(size):
+        return lambda h: {i: (h.on_a if i == size - 1 else i) for i in range(size)}
+    alive = weakref.ref(Holder(build(1024)))
+    assert collected(alive)
+    owner = Holder(build(1025))
+    alive = weakref.ref(owner)
+    del owner
+    assert not collected(alive)
+    alive().held = None
+    assert collected(alive)
+
+
+def nested_holder(levels):
+    """A Holder of [on_a] inside `levels` more Arrays."""
+    owner = Holder(lambda h: [h.on_a])
+    for _ in range(levels):
+        owner.held = Holder.identity([owner.held])
+    return owner
+
+
+def test_deep_nesting_is_traversed_to_a_bound():
+    # A native can nest containers without limit: the walk follows 64 containers inside the
+    # wrapped one (a cycle through a deeper one is not found) and never overflows the C stack.
+    alive = weakref.ref(nested_holder(64))
+    assert collected(alive)
+    owner = nested_holder(65)
+    alive = weakref.ref(owner)
+    del owner
+    assert not collected(alive)
+    alive().held = alive().held[0]  # 64 levels again
+    assert collected(alive)
+    nested = Holder.identity([])
+    for _ in range(20000):
+        nested = Holder.identity([nested])
+    gc.collect()
+
+
 def test_a_registered_callback_is_not_collected():
     # The global registry holds the Function: the owner stays as long as its name.
     owner = Owner(lambda f: ffijit.register_func("pytest.semantics.owner", f, override=True))
