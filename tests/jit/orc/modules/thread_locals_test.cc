@@ -242,9 +242,13 @@ INSTANTIATE_TEST_SUITE_P(Compilers, UnloadThreadLocalsTest, ::testing::Values("g
                          [](const auto& info) { return info.param; });
 
 // The main thread's thread_local objects are destroyed at process exit, by the module's code,
-// before the modules' static destructors (in a child process, which exits).
+// before the modules' static destructors (in a child process, which exits). A user-mode emulator
+// (the AArch64 lane's qemu) cannot re-run a foreign binary, so there the lane's
+// FFIJIT_TEST_FORK_DEATH_TESTS makes the child a fork: ctest runs each test in its own process, so
+// nothing has loaded a module or started a thread before it.
 TEST(ThreadLocalExitTest, MainThreadDestructorsRunAtProcessExit) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  GTEST_FLAG_SET(death_test_style,
+                 std::getenv("FFIJIT_TEST_FORK_DEATH_TESTS") != nullptr ? "fast" : "threadsafe");
   const std::string path = Fixture("clang", "grouped_thread_locals.o");
   EXPECT_EXIT(
       {
