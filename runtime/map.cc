@@ -595,13 +595,15 @@ void BuildDenseTable(const std::vector<KeyValue>& entries, const std::vector<uin
   }
 }
 
-// The hashes of `entries`' keys, in order (may throw: a key hook).
+#if FFIJIT_TVM_FFI_HAS_LIST_DICT
+// The hashes of `entries`' keys, in order (may throw: a key hook); a Dict's regrowth needs them.
 std::vector<uint64_t> HashesOf(const std::vector<KeyValue>& entries) {
   std::vector<uint64_t> hashes;
   hashes.reserve(entries.size());
   for (const KeyValue& kv : entries) hashes.push_back(KeyHash(kv.key));
   return hashes;
 }
+#endif  // FFIJIT_TVM_FFI_HAS_LIST_DICT
 
 // A dense map or dict of owned entries (keys distinct); the entries' references move into it.
 TVMFFIObject* NewDenseMap(const std::vector<KeyValue>& entries, const std::vector<uint64_t>& hashes,

@@ -57,7 +57,6 @@ def test_import_module(module_so, module_o):
         outer.import_module(3)
 
 
-@needs_jit
 def unload_once_threads_have_exited(mod):
     # Python's Thread.join() returns when the thread's Python state is gone, before the thread
     # itself exits and runs its thread_local destructors; until then the unload is refused
@@ -74,6 +73,7 @@ def unload_once_threads_have_exited(mod):
     pytest.fail("the module's threads never exited: unload stayed refused")
 
 
+@needs_jit
 def test_grouped_thread_locals_on_threads_then_unload():
     # fixtures/grouped_thread_locals.cc of the JIT module tests: what_length(n) is the length of an
     # inline function's thread_local std::string, "x<n>".
