@@ -88,7 +88,11 @@ def test_objects_arrays_and_maps(fn):
 def test_structurally_equal_keys_are_one_map_key(fn):
     # ffi.StructuralKey compares its key structurally (its __any_hash__/__any_equal__ hooks): a
     # Map built from Python, or by ffi.Map, holds two equal keys once, as TVM FFI's maps do.
-    make_key = ffijit.get_global_func("ffi.StructuralKey")
+    try:
+        make_key = ffijit.get_global_func("ffi.StructuralKey")
+    except KeyError:
+        # e98b94e1 has no structural keys (its maps compare keys by identity, as its headers do).
+        pytest.skip("this TVM FFI revision has no ffi.StructuralKey")
     first, second = make_key([1, "a"]), make_key([1, "a"])
     assert not first.same_as(second)
     same = fn("py_same_object", {"a": ["object"], "r": ["object"]})
