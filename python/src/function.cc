@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -393,9 +394,12 @@ PyMemberDef kFunctionMembers[] = {
 int FormatCode(PyObject* format) {
   const char* text = PyUnicode_AsUTF8(format);
   if (text == nullptr) return -1;
-  static const char* const kNames[] = {"auto", "json", "raw", "sip", "declaration"};
-  for (int i = 0; i < 5; ++i) {
-    if (std::string(text) == kNames[i]) return i;
+  // The names have one home, reflect's MetadataFormatFromName; its enum is the C API's code.
+  static_assert(static_cast<int>(ffijit::MetadataFormat::kDeclaration) ==
+                    kFFIJITFormatDeclaration &&
+                static_cast<int>(ffijit::MetadataFormat::kSip) == kFFIJITFormatSip);
+  if (std::optional<ffijit::MetadataFormat> found = ffijit::MetadataFormatFromName(text)) {
+    return static_cast<int>(*found);
   }
   PyErr_Format(PyExc_ValueError,
                "unknown metadata format %R: expected auto, json, raw, sip or declaration", format);
