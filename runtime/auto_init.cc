@@ -22,7 +22,7 @@
 #include "ffijit/object.h"
 #include "ffijit/registry.h"
 #include "internal.h"
-#include "tvm_ffi_cxx/reflected.h"
+#include "reflected.h"
 
 #if FFIJIT_TVM_FFI_HAS_AUTO_INIT
 

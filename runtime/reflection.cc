@@ -9,7 +9,7 @@
 #include "ffijit/object.h"
 #include "ffijit/registry.h"
 #include "internal.h"
-#include "tvm_ffi_cxx/reflected.h"
+#include "reflected.h"
 
 namespace ffijit {
 namespace {

@@ -40,15 +40,15 @@
 #include <utility>
 #include <vector>
 
+#include "../cxx_abi/shims.h"
+#include "../hashing.h"
 #include "../internal.h"
+#include "../reflected.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/container.h"
 #include "ffijit/dtype.h"
 #include "ffijit/function.h"
 #include "ffijit/registry.h"
-#include "hashing.h"
-#include "reflected.h"
-#include "shims.h"
 
 #if FFIJIT_TVM_FFI_HAS_DATACLASS_API
 

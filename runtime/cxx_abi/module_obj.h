@@ -13,8 +13,8 @@
 // Module::VisitContextSymbols) leave the runtime; nothing else can interpose on the same names
 // compiled into user modules from TVM FFI's own headers. Those members, like TVM FFI's, fail by
 // throwing tvm::ffi::Error.
-#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_MODULE_OBJ_H_
-#define FFIJIT_RUNTIME_TVM_FFI_CXX_MODULE_OBJ_H_
+#ifndef FFIJIT_RUNTIME_CXX_ABI_MODULE_OBJ_H_
+#define FFIJIT_RUNTIME_CXX_ABI_MODULE_OBJ_H_
 
 #include <string>
 #include <utility>
@@ -161,4 +161,4 @@ class Module : public ObjectRef {
 }  // namespace ffi
 }  // namespace tvm
 
-#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_MODULE_OBJ_H_
+#endif  // FFIJIT_RUNTIME_CXX_ABI_MODULE_OBJ_H_

@@ -1,7 +1,7 @@
 // The structural comparison and hash of structural.cc, for the runtime's other users of them
 // (ffi.StructuralKey in structural_visit.cc). Errors are ffijit::Error.
-#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_STRUCTURAL_H_
-#define FFIJIT_RUNTIME_TVM_FFI_CXX_STRUCTURAL_H_
+#ifndef FFIJIT_RUNTIME_EXTRA_STRUCTURAL_H_
+#define FFIJIT_RUNTIME_EXTRA_STRUCTURAL_H_
 
 #include <cstdint>
 
@@ -18,4 +18,4 @@ uint64_t StructuralHashValue(const TVMFFIAny& value, bool map_free_vars, bool sk
 
 }  // namespace ffijit::internal
 
-#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_STRUCTURAL_H_
+#endif  // FFIJIT_RUNTIME_EXTRA_STRUCTURAL_H_

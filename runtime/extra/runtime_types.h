@@ -1,8 +1,8 @@
 // Registering the members and metadata of the object types the runtime defines itself
 // (AccessStep/AccessPath, StructuralKey and VisitInterrupt, the enum types, VisitErrorContext), the
 // way header code's def_ro/def_rw would, and the member getters those types share.
-#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_RUNTIME_TYPES_H_
-#define FFIJIT_RUNTIME_TVM_FFI_CXX_RUNTIME_TYPES_H_
+#ifndef FFIJIT_RUNTIME_EXTRA_RUNTIME_TYPES_H_
+#define FFIJIT_RUNTIME_EXTRA_RUNTIME_TYPES_H_
 
 #include <cstdint>
 
@@ -34,4 +34,4 @@ void RegisterRuntimeTypeMetadata(int32_t type_index, TVMFFIObjectCreator creator
 
 }  // namespace ffijit::internal
 
-#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_RUNTIME_TYPES_H_
+#endif  // FFIJIT_RUNTIME_EXTRA_RUNTIME_TYPES_H_

@@ -4,8 +4,8 @@
 // object); a field's default (a value, or at v0.1.13 possibly a factory Function); a type's entry
 // in a type attribute column. Shared by reflection creation, the structural comparison and the
 // JSON graph serialization.
-#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_REFLECTED_H_
-#define FFIJIT_RUNTIME_TVM_FFI_CXX_REFLECTED_H_
+#ifndef FFIJIT_RUNTIME_REFLECTED_H_
+#define FFIJIT_RUNTIME_REFLECTED_H_
 
 #include <cstring>
 #include <string>
@@ -111,4 +111,4 @@ inline TVMFFIObject* TypeAttrFunction(const char* column, int32_t type_index) {
 
 }  // namespace ffijit::internal
 
-#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_REFLECTED_H_
+#endif  // FFIJIT_RUNTIME_REFLECTED_H_

@@ -2,8 +2,8 @@
 // public base_details.h) and a type's key hash, shared by the structural hash (structural.cc) and
 // the recursive hash of the dataclass API (dataclass.cc), whose values must match the original's
 // numbers exactly.
-#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_HASHING_H_
-#define FFIJIT_RUNTIME_TVM_FFI_CXX_HASHING_H_
+#ifndef FFIJIT_RUNTIME_HASHING_H_
+#define FFIJIT_RUNTIME_HASHING_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -43,4 +43,4 @@ inline uint64_t TypeKeyHash(int32_t type_index) {
 
 }  // namespace ffijit::internal
 
-#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_HASHING_H_
+#endif  // FFIJIT_RUNTIME_HASHING_H_

@@ -1,16 +1,16 @@
 // What the three module files share: module.cc (the module object: lookups through imports, the
 // ffi.Module* globals), library_module.cc (loading library modules and finding their symbols) and
-// tvm_ffi_cxx/module_obj.cc (ModuleObj's exported members, imports included).
-#ifndef FFIJIT_RUNTIME_MODULE_INTERNAL_H_
-#define FFIJIT_RUNTIME_MODULE_INTERNAL_H_
+// module_obj.cc (ModuleObj's exported members, imports included).
+#ifndef FFIJIT_RUNTIME_MODULES_MODULE_INTERNAL_H_
+#define FFIJIT_RUNTIME_MODULES_MODULE_INTERNAL_H_
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../cxx_abi/module_obj.h"
 #include "ffijit/c_api.h"
 #include "ffijit/object.h"
-#include "tvm_ffi_cxx/module_obj.h"
 
 namespace ffijit::internal {
 
@@ -43,7 +43,7 @@ tvm::ffi::ObjectRef NewArray(const std::vector<TVMFFIAny>& items);
 tvm::ffi::ObjectRef NewMap(const std::vector<TVMFFIAny>& keys,
                            const std::vector<TVMFFIAny>& values);
 
-// The modules `mod` imports, each with its own reference (tvm_ffi_cxx/module_obj.cc).
+// The modules `mod` imports, each with its own reference (module_obj.cc).
 ModuleList ImportsOf(tvm::ffi::ModuleObj* mod);
 
 // The registered context symbols, in registration order (library_module.cc).
@@ -58,4 +58,4 @@ tvm::ffi::Module SystemLib(const std::string& prefix);
 
 }  // namespace ffijit::internal
 
-#endif  // FFIJIT_RUNTIME_MODULE_INTERNAL_H_
+#endif  // FFIJIT_RUNTIME_MODULES_MODULE_INTERNAL_H_

@@ -20,14 +20,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../cxx_abi/shims.h"
 #include "../internal.h"
+#include "../reflected.h"
 #include "enum.h"
 #include "ffijit/container.h"
 #include "ffijit/dtype.h"
 #include "ffijit/function.h"
 #include "ffijit/registry.h"
-#include "reflected.h"
-#include "shims.h"
 
 namespace ffijit {
 namespace {

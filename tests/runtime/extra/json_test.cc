@@ -8,7 +8,7 @@
 #include <string>
 
 #include "ffijit/ffijit.h"
-#include "tvm_header_style.h"
+#include "runtime/tvm_header_style.h"
 
 namespace ffijit {
 namespace {

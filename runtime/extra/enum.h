@@ -2,8 +2,8 @@
 // and string index, the `ffi.IntEnum` / `ffi.StrEnum` kinds, and the per-type `ffi.EnumState`
 // registry that EnumDef stores in the `__ffi_enum__` type attribute. The JSON graph serialization
 // writes an enum as one of its indices and reads it back as the registered singleton.
-#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_ENUM_H_
-#define FFIJIT_RUNTIME_TVM_FFI_CXX_ENUM_H_
+#ifndef FFIJIT_RUNTIME_EXTRA_ENUM_H_
+#define FFIJIT_RUNTIME_EXTRA_ENUM_H_
 
 #include <cstdint>
 
@@ -23,4 +23,4 @@ bool EnumFromJSONData(int32_t type_index, const AnyView& data, Any* out);
 
 }  // namespace ffijit::internal
 
-#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_ENUM_H_
+#endif  // FFIJIT_RUNTIME_EXTRA_ENUM_H_

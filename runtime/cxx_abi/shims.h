@@ -25,8 +25,8 @@
 // is a -Wattributes error there); it is hidden by the runtime's -fvisibility=hidden and
 // -fvisibility-inlines-hidden. Functions exported under TVM FFI's names are marked
 // FFIJIT_TVM_EXPORT where they are declared.
-#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
-#define FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
+#ifndef FFIJIT_RUNTIME_CXX_ABI_SHIMS_H_
+#define FFIJIT_RUNTIME_CXX_ABI_SHIMS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -357,7 +357,7 @@ FFIJIT_TVM_EXPORT String Stringify(const Any& value, Optional<int> indent);
 }  // namespace json
 
 #if FFIJIT_TVM_FFI_HAS_DATACLASS_API
-// v0.1.13's dataclass operations (include/tvm/ffi/extra/dataclass.h; see tvm_ffi_cxx/dataclass.cc).
+// v0.1.13's dataclass operations (include/tvm/ffi/extra/dataclass.h; see extra/dataclass.cc).
 FFIJIT_TVM_EXPORT String ReprPrint(const Any& value);
 FFIJIT_TVM_EXPORT int64_t RecursiveHash(const Any& value);
 FFIJIT_TVM_EXPORT bool RecursiveEq(const Any& lhs, const Any& rhs);
@@ -368,7 +368,7 @@ FFIJIT_TVM_EXPORT bool RecursiveGe(const Any& lhs, const Any& rhs);
 FFIJIT_TVM_EXPORT Any DeepCopy(const Any& value);
 
 // tvm::ffi::VisitErrorContext: a reference to an `ffi.VisitErrorContext` object (see
-// tvm_ffi_cxx/visit_error_context.cc).
+// extra/visit_error_context.cc).
 class FFIJIT_TVM_SHIM VisitErrorContext : public ObjectRef {
  public:
   // Returns Array<reflection::AccessPath> (an Array reference).
@@ -414,4 +414,4 @@ auto WithFfijitErrors(Body&& body) -> decltype(body()) {
 }  // namespace internal
 }  // namespace ffijit
 
-#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_SHIMS_H_
+#endif  // FFIJIT_RUNTIME_CXX_ABI_SHIMS_H_

@@ -13,7 +13,7 @@
 #include "ffijit/registry.h"
 #include "ffijit/string.h"
 #include "ffijit/tensor.h"
-#include "user_module.h"
+#include "runtime/modules/user_module.h"
 
 namespace ffijit {
 namespace {

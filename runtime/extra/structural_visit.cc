@@ -25,11 +25,11 @@
 #include <utility>
 #include <vector>
 
+#include "../cxx_abi/shims.h"
 #include "../internal.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/object.h"
 #include "runtime_types.h"
-#include "shims.h"
 #include "structural.h"
 
 #if FFIJIT_TVM_FFI_HAS_STRUCTURAL_VISIT

@@ -1,7 +1,7 @@
 // ModuleObj's and Module's exported out-of-line members (module_obj.h): the lookups that also
 // search imports, importing with cycle detection, clearing imports, Module::LoadFromFile and
 // Module::VisitContextSymbols. Header-compiled code calls them, so they fail with tvm::ffi::Error.
-#include "module_obj.h"
+#include "../cxx_abi/module_obj.h"
 
 #include <mutex>
 #include <string>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../internal.h"
-#include "../module_internal.h"
+#include "module_internal.h"
 
 namespace {
 

@@ -15,11 +15,11 @@
 #include <string_view>
 #include <vector>
 
+#include "../cxx_abi/shims.h"
 #include "../internal.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/object.h"
 #include "ffijit/registry.h"
-#include "shims.h"
 
 namespace ffijit {
 namespace {

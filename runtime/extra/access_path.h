@@ -8,8 +8,8 @@
 // @32}, 48 bytes; AccessPath {Optional parent @24, Optional step, int32 depth}: on e98b94e1 the
 // Optionals are object pointers (step @32, depth @40, 48 bytes), on v0.1.13 16-byte Any cells
 // (step @40, depth @56, 64 bytes).
-#ifndef FFIJIT_RUNTIME_TVM_FFI_CXX_ACCESS_PATH_H_
-#define FFIJIT_RUNTIME_TVM_FFI_CXX_ACCESS_PATH_H_
+#ifndef FFIJIT_RUNTIME_EXTRA_ACCESS_PATH_H_
+#define FFIJIT_RUNTIME_EXTRA_ACCESS_PATH_H_
 
 #include <cstdint>
 
@@ -40,4 +40,4 @@ ObjectPtr<> ExtendAccessPath(const ObjectPtr<>& parent, const ObjectPtr<>& step)
 
 }  // namespace ffijit::internal
 
-#endif  // FFIJIT_RUNTIME_TVM_FFI_CXX_ACCESS_PATH_H_
+#endif  // FFIJIT_RUNTIME_EXTRA_ACCESS_PATH_H_

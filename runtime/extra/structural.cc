@@ -37,15 +37,15 @@
 #include <utility>
 #include <vector>
 
+#include "../cxx_abi/shims.h"
+#include "../hashing.h"
 #include "../internal.h"
+#include "../reflected.h"
 #include "access_path.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
 #include "ffijit/registry.h"
-#include "hashing.h"
-#include "reflected.h"
-#include "shims.h"
 #include "structural.h"
 
 namespace ffijit {

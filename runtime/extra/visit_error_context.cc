@@ -19,15 +19,15 @@
 #include <utility>
 #include <vector>
 
+#include "../cxx_abi/shims.h"
 #include "../internal.h"
+#include "../reflected.h"
 #include "access_path.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
 #include "ffijit/registry.h"
-#include "reflected.h"
 #include "runtime_types.h"
-#include "shims.h"
 
 #if FFIJIT_TVM_FFI_HAS_DATACLASS_API
 

@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "../internal.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/registry.h"
-#include "internal.h"
 #include "module_internal.h"
 
 namespace tvm {

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../internal.h"
 #include "ffijit/c_ext.h"
-#include "internal.h"
 
 namespace ffijit::internal {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "ffijit/ffijit.h"
-#include "reflected_types.h"
-#include "tvm_header_style.h"
+#include "runtime/reflected_types.h"
+#include "runtime/tvm_header_style.h"
 
 namespace ffijit {
 namespace {

@@ -15,9 +15,9 @@
 #include <string_view>
 
 #include "../internal.h"
+#include "../reflected.h"
 #include "ffijit/container.h"
 #include "ffijit/object.h"
-#include "reflected.h"
 #include "runtime_types.h"
 
 namespace ffijit::internal {

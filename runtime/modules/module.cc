@@ -1,5 +1,5 @@
 // The module object's side of the C API and the registry: the ffi.Module* globals over ModuleObj's
-// members (tvm_ffi_cxx/module_obj.cc), loading a module file through the loader registered for its
+// members (module_obj.cc), loading a module file through the loader registered for its
 // extension, and TVMFFIEnvModLookupFromImports. Library modules are made in library_module.cc.
 #include <mutex>
 #include <optional>
@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "../internal.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/module.h"
-#include "internal.h"
 #include "module_internal.h"
 
 namespace ffijit::internal {
