@@ -1,5 +1,5 @@
-// The structural comparison and hash of structural.cc, for the runtime's other users of them
-// (ffi.StructuralKey in structural_visit.cc). Errors are ffijit::Error.
+// The structural comparison and hash (structural_equal.cc, structural_hash.cc), for the runtime's
+// other users of them (ffi.StructuralKey in structural_visit.cc). Errors are ffijit::Error.
 #ifndef FFIJIT_RUNTIME_EXTRA_STRUCTURAL_H_
 #define FFIJIT_RUNTIME_EXTRA_STRUCTURAL_H_
 

@@ -1,4 +1,4 @@
-// The structural features v0.1.13 added (runtime/extra/structural.cc and
+// The structural features v0.1.13 added (runtime/extra/structural_equal.cc, structural_hash.cc and
 // structural_visit.cc): non-recursive definition regions in structural equality and hashing (fields
 // and the callbacks of custom hooks), the `__s_visit__` hooks that let a visitor's default walk
 // enter containers, and ffi.StructuralKey with the `__any_hash__` / `__any_equal__` hooks maps use
