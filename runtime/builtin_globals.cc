@@ -19,6 +19,7 @@
 #include "ffijit/string.h"
 #include "ffijit/tensor.h"
 #include "internal.h"
+#include "object_internal.h"
 
 namespace ffijit {
 namespace {

@@ -45,6 +45,8 @@
 #include "ffijit/object.h"
 #include "hashing.h"
 #include "internal.h"
+#include "object_internal.h"
+#include "string_internal.h"
 
 namespace ffijit {
 namespace {

@@ -10,6 +10,7 @@
 #include "ffijit/registry.h"
 #include "internal.h"
 #include "reflected.h"
+#include "string_internal.h"
 
 namespace ffijit {
 namespace {

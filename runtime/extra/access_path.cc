@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "../internal.h"
+#include "../object_internal.h"
+#include "../string_internal.h"
 #include "ffijit/function.h"
 #include "runtime_types.h"
 

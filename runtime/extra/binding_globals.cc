@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../internal.h"
+#include "../string_internal.h"
 #include "ffijit/container.h"
 #include "ffijit/dtype.h"
 #include "ffijit/function.h"

@@ -40,10 +40,12 @@
 #include <utility>
 #include <vector>
 
+#include "../container_internal.h"
 #include "../cxx_abi/shims.h"
 #include "../hashing.h"
 #include "../internal.h"
 #include "../reflected.h"
+#include "../string_internal.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/container.h"
 #include "ffijit/dtype.h"

@@ -16,6 +16,7 @@
 
 #include "../internal.h"
 #include "../reflected.h"
+#include "../string_internal.h"
 #include "ffijit/container.h"
 #include "ffijit/object.h"
 #include "runtime_types.h"

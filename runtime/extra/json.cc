@@ -15,8 +15,10 @@
 #include <string_view>
 #include <vector>
 
+#include "../container_internal.h"
 #include "../cxx_abi/shims.h"
 #include "../internal.h"
+#include "../string_internal.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/object.h"
 #include "ffijit/registry.h"

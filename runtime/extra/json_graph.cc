@@ -20,9 +20,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../container_internal.h"
 #include "../cxx_abi/shims.h"
 #include "../internal.h"
 #include "../reflected.h"
+#include "../string_internal.h"
 #include "enum.h"
 #include "ffijit/container.h"
 #include "ffijit/dtype.h"

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "../internal.h"
+#include "../string_internal.h"
 #include "ffijit/object.h"
 
 namespace ffijit::internal {

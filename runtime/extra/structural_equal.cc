@@ -31,9 +31,11 @@
 #include <utility>
 #include <vector>
 
+#include "../container_internal.h"
 #include "../cxx_abi/shims.h"
 #include "../internal.h"
 #include "../reflected.h"
+#include "../string_internal.h"
 #include "access_path.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/container.h"

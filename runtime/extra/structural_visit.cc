@@ -25,8 +25,11 @@
 #include <utility>
 #include <vector>
 
+#include "../container_internal.h"
 #include "../cxx_abi/shims.h"
 #include "../internal.h"
+#include "../object_internal.h"
+#include "../string_internal.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/object.h"
 #include "runtime_types.h"

@@ -19,8 +19,10 @@
 #include <utility>
 #include <vector>
 
+#include "../container_internal.h"
 #include "../cxx_abi/shims.h"
 #include "../internal.h"
+#include "../object_internal.h"
 #include "../reflected.h"
 #include "access_path.h"
 #include "ffijit/c_ext.h"

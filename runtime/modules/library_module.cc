@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../internal.h"
+#include "../string_internal.h"
 #include "ffijit/c_env_api.h"
 #include "ffijit/registry.h"
 #include "module_internal.h"
