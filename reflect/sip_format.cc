@@ -16,6 +16,9 @@ namespace {
 
 constexpr const char* kFormat = "sip";
 constexpr int64_t kMaxRawIndex = 65535;
+// Sequence slots (keys and the holes below them) one side of a Combine may make in all: a hole
+// costs a slot without a leaf, so the raw signature's size does not bound them.
+constexpr int64_t kMaxSequenceSlots = 65536;
 
 std::string KeyToString(const SipKey& key) {
   if (const int64_t* i = std::get_if<int64_t>(&key)) return std::to_string(*i);
@@ -269,12 +272,14 @@ class Combiner {
     }
     std::sort(order.begin(), order.end());
     // Keys are distinct (the reader and the builder refuse repeats); the largest bounds the length.
-    if (!order.empty() && order.back().first > kMaxRawIndex) {
+    const int64_t length = order.empty() ? 0 : order.back().first + 1;
+    if (length > kMaxSequenceSlots - slots_) {
       throw ValueError(std::string("sip: ") + side_ + ": sequence key " +
-                       std::to_string(order.back().first) + " is out of range (at most " +
-                       std::to_string(kMaxRawIndex) + ")");
+                       std::to_string(order.back().first) + " makes more than " +
+                       std::to_string(kMaxSequenceSlots) + " sequence slots in all");
     }
-    std::vector<TypePtr> out(order.empty() ? 0 : static_cast<size_t>(order.back().first) + 1);
+    slots_ += length;
+    std::vector<TypePtr> out(static_cast<size_t>(length));
     for (const auto& [key, child] : order) {
       out[static_cast<size_t>(key)] = Convert(node.children[child]);
     }
@@ -327,6 +332,7 @@ class Combiner {
   const std::vector<TypePtr>& raw_;
   const char* side_;
   size_t next_ = 0;
+  int64_t slots_ = 0;  // sequence slots made so far (kMaxSequenceSlots)
 };
 
 }  // namespace

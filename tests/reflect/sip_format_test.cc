@@ -124,6 +124,15 @@ TEST(Combine, SequenceKeyGapsAndOrder) {
   ErrorOf([&] { Combine(args, ParseSip("I12!S9!k0_0k2_1R1!")); },
           "sip: inputs: no key k1 in the argument sequence (a positional argument that is never "
           "passed)");
+  // Holes are bounded in all, not per sequence: a few huge keys cannot allocate without limit.
+  std::string holes;
+  for (int i = 0; i < 9999; ++i) holes += "null,";
+  EXPECT_EQ(CanonicalString(Combine(ParseRaw("I1!R6!S3!t6"), ParseSip("I1!R11!S8!k9999_0"))),
+            "() -> slist<" + holes + "i32>");
+  ErrorOf([&] { Combine(ParseRaw("I1!R6!S3!t6"), ParseSip("I1!R12!S9!k65536_0")); },
+          "sip: results: sequence key 65536 makes more than 65536 sequence slots in all");
+  ErrorOf([&] { Combine(two, ParseSip("I1!R31!S27!k0S9!k40000_0k1S9!k40000_1")); },
+          "sip: results: sequence key 40000 makes more than 65536 sequence slots in all");
   // Leaves whose raw order differs from the structure's order stay refused.
   ErrorOf([&] { Combine(two, ParseSip("I1!R12!S9!k0_1k1_0")); },
           "map raw index 1 where raw index 0 comes next");
