@@ -249,6 +249,15 @@ def test_structure_results_on_every_tier(natives):
         with pytest.raises(ValueError, match=r"Out of range result #0 of"):
             make(tier, address(natives, "py_split"),
                  {"a": ["i64", "f64"], "r": ["u64", ["slist", "f64"]]})(-1, 0.0)
+        # From a raw signature and a SIP: a result dict, and a result list with holes (None), as
+        # IREE's runtime returns them.
+        raw = "I11!S3!t7S3!t2R11!S3!t7S3!t2"
+        sip_dict = make(tier, address(natives, "py_split"),
+                        {"f": raw, "sip": "I12!S9!k0_0k1_1R17!D13!K2!q_0K2!h_1"})
+        assert dict(sip_dict(2, 1.0).items()) == {"q": 6, "h": 0.5}
+        sip_holes = make(tier, address(natives, "py_split"),
+                         {"f": raw, "sip": "I12!S9!k0_0k1_1R12!S9!k1_0k2_1"})
+        assert list(sip_holes(2, 1.0)) == [None, 6, 0.5]
 
 
 # ---- when a function has an entry ----
