@@ -1,5 +1,5 @@
 // BoundFunction lifetime: creation from a CallPlan, the deleter, and the JIT's attach hook.
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 
 #include <cstdlib>
 #include <memory>
@@ -7,8 +7,8 @@
 
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
-#include "interp_program.h"
-#include "libffi_call.h"
+#include "interpreter/interp_program.h"
+#include "interpreter/libffi_call.h"
 
 namespace ffijit {
 namespace {

@@ -3,20 +3,20 @@
 // TVMFFIFunctionCall passes the object itself as `handle`, so an executor (the interpreter entry or
 // a shared JIT thunk) finds the target and the plan at fixed offsets. Also declares the C-callable
 // helpers both executors share, so that they raise byte-identical errors.
-#ifndef FFIJIT_JIT_BOUND_FUNCTION_H_
-#define FFIJIT_JIT_BOUND_FUNCTION_H_
+#ifndef FFIJIT_JIT_INTERPRETER_BOUND_FUNCTION_H_
+#define FFIJIT_JIT_INTERPRETER_BOUND_FUNCTION_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 #include "ffijit/c_api.h"
 
 namespace ffijit {
 
-struct LibffiCall;     // jit/libffi_call.h
-struct InterpProgram;  // jit/interp_program.h
+struct LibffiCall;     // interpreter/libffi_call.h
+struct InterpProgram;  // interpreter/interp_program.h
 
 struct BoundFunction {
   TVMFFIObject header;  // type_index = kTVMFFIFunction; deleter frees everything below
@@ -147,4 +147,4 @@ int FFIJITBoxResults(const ffijit::BoundFunction* fn, const uint64_t (*raw)[2], 
 
 }  // extern "C"
 
-#endif  // FFIJIT_JIT_BOUND_FUNCTION_H_
+#endif  // FFIJIT_JIT_INTERPRETER_BOUND_FUNCTION_H_

@@ -2,11 +2,11 @@
 #include <cstring>
 #include <string>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/any.h"
 #include "ffijit/c_ext.h"
-#include "float16.h"
-#include "marshal.h"
+#include "interpreter/float16.h"
+#include "interpreter/marshal.h"
 
 namespace ffijit {
 namespace {

@@ -5,10 +5,10 @@
 #include <new>
 #include <string>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/any.h"
 #include "ffijit/c_ext.h"
-#include "marshal.h"
+#include "interpreter/marshal.h"
 
 namespace ffijit {
 namespace {

@@ -2,9 +2,9 @@
 #include <cstring>
 #include <string_view>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/c_ext.h"
-#include "marshal.h"
+#include "interpreter/marshal.h"
 
 namespace ffijit {
 namespace {

@@ -1,5 +1,5 @@
 // binary16 / bfloat16 rounding from double and int64, and widening back to double.
-#include "float16.h"
+#include "interpreter/float16.h"
 
 #include <cmath>
 #include <cstring>

@@ -2,8 +2,8 @@
 //
 // Both formats are produced straight from the exact input (a double, or an int64) with a single
 // rounding, so there is no double-rounding error through an intermediate float.
-#ifndef FFIJIT_JIT_FLOAT16_H_
-#define FFIJIT_JIT_FLOAT16_H_
+#ifndef FFIJIT_JIT_INTERPRETER_FLOAT16_H_
+#define FFIJIT_JIT_INTERPRETER_FLOAT16_H_
 
 #include <cstdint>
 
@@ -22,4 +22,4 @@ double FFIJITF16BitsToDouble(uint16_t bits);
 double FFIJITBF16BitsToDouble(uint16_t bits);
 }
 
-#endif  // FFIJIT_JIT_FLOAT16_H_
+#endif  // FFIJIT_JIT_INTERPRETER_FLOAT16_H_

@@ -1,5 +1,5 @@
 // Compiles a CallPlan into the interpreter's compact op list.
-#include "interp_program.h"
+#include "interpreter/interp_program.h"
 
 #include <cstring>
 #include <memory>

@@ -2,13 +2,13 @@
 //
 // Built once at binding so the per-call loop touches 40 bytes per parameter instead of the plan's
 // descriptive structs, and so the commonest conversions skip the general switch.
-#ifndef FFIJIT_JIT_INTERP_PROGRAM_H_
-#define FFIJIT_JIT_INTERP_PROGRAM_H_
+#ifndef FFIJIT_JIT_INTERPRETER_INTERP_PROGRAM_H_
+#define FFIJIT_JIT_INTERPRETER_INTERP_PROGRAM_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 #include "platform/abi.h"
 
 namespace ffijit {
@@ -61,4 +61,4 @@ void DestroyInterpProgram(InterpProgram* program);
 
 }  // namespace ffijit
 
-#endif  // FFIJIT_JIT_INTERP_PROGRAM_H_
+#endif  // FFIJIT_JIT_INTERPRETER_INTERP_PROGRAM_H_

@@ -3,10 +3,10 @@
 #include <memory>
 #include <new>
 
-#include "bound_function.h"
-#include "interp_program.h"
-#include "libffi_call.h"
-#include "marshal.h"
+#include "interpreter/bound_function.h"
+#include "interpreter/interp_program.h"
+#include "interpreter/libffi_call.h"
+#include "interpreter/marshal.h"
 
 #include "platform/abi.h"
 

@@ -3,7 +3,7 @@
 // libffi has no 16-bit float type, so an f16/bf16 argument or by-value result cannot be described
 // to it and is refused at registration. An f16/bf16 result written through an out-pointer (status
 // convention, several results) is only a pointer to libffi and is accepted.
-#include "libffi_call.h"
+#include "interpreter/libffi_call.h"
 
 #include <ffi.h>
 

@@ -4,12 +4,12 @@
 // and, on request, to cross-check the stub in tests. The arguments are read from the same
 // register/stack arrays the stub consumes, at the locations the CallPlan assigned, so both paths
 // share every conversion.
-#ifndef FFIJIT_JIT_LIBFFI_CALL_H_
-#define FFIJIT_JIT_LIBFFI_CALL_H_
+#ifndef FFIJIT_JIT_INTERPRETER_LIBFFI_CALL_H_
+#define FFIJIT_JIT_INTERPRETER_LIBFFI_CALL_H_
 
 #include <cstdint>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 #include "platform/abi.h"
 
 namespace ffijit {
@@ -29,4 +29,4 @@ void CallLibffi(const LibffiCall* call, void* target, uint64_t* frame,
 
 }  // namespace ffijit
 
-#endif  // FFIJIT_JIT_LIBFFI_CALL_H_
+#endif  // FFIJIT_JIT_INTERPRETER_LIBFFI_CALL_H_

@@ -3,18 +3,18 @@
 // ConvertValue never raises for the common outcomes: it returns a status and the caller raises the
 // matching error through the shared FFIJITRaise* helpers (so the JIT's thunks, which call the same
 // helpers, produce identical messages).
-#ifndef FFIJIT_JIT_MARSHAL_H_
-#define FFIJIT_JIT_MARSHAL_H_
+#ifndef FFIJIT_JIT_INTERPRETER_MARSHAL_H_
+#define FFIJIT_JIT_INTERPRETER_MARSHAL_H_
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 #include "ffijit/any.h"
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
-#include "float16.h"
+#include "interpreter/float16.h"
 
 namespace ffijit {
 
@@ -297,4 +297,4 @@ inline ConvertStatus ConvertValue(const NativeParam& p, const TVMFFIAny* v, uint
 
 }  // namespace ffijit
 
-#endif  // FFIJIT_JIT_MARSHAL_H_
+#endif  // FFIJIT_JIT_INTERPRETER_MARSHAL_H_

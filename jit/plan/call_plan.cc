@@ -2,7 +2,7 @@
 #include <sstream>
 #include <string>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 
 namespace ffijit {
 namespace {

@@ -1,7 +1,7 @@
 // CallPlan: the flat description of how one packed call reaches one native function.
 //
-// Internal to libffijit_jit (not installed). Lowering (jit/lower.cc) turns a Signature into a
-// CallPlan once, at registration time; both executors obey it: the interpreter (jit/interpreter.cc)
+// Internal to libffijit_jit (not installed). Lowering (jit/lowering/lower.cc) turns a Signature into a
+// CallPlan once, at registration time; both executors obey it: the interpreter (jit/interpreter/interpreter.cc)
 // walks it per call, the ORC JIT compiles it into a thunk. It is plain data (no virtuals, no
 // callbacks) so that a compiler can read every decision out of it, and it is the single source of
 // truth for what a call accepts and does.
@@ -10,8 +10,8 @@
 // a *native parameter* is one C parameter of the target. Structures (slist/stuple/sdict) make one
 // packed argument feed several native parameters; several results add trailing out-pointer
 // parameters after all argument parameters.
-#ifndef FFIJIT_CALL_PLAN_H_
-#define FFIJIT_CALL_PLAN_H_
+#ifndef FFIJIT_JIT_PLAN_CALL_PLAN_H_
+#define FFIJIT_JIT_PLAN_CALL_PLAN_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -262,4 +262,4 @@ std::string PlanToString(const CallPlan& plan);
 
 }  // namespace ffijit
 
-#endif  // FFIJIT_CALL_PLAN_H_
+#endif  // FFIJIT_JIT_PLAN_CALL_PLAN_H_

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/metadata.h"
 #include "ffijit/register.h"
 #include "ffijit/registry.h"
-#include "register_internal.h"
+#include "registration/register_internal.h"
 
 namespace ffijit {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ffijit/error.h"
-#include "host_entry_internal.h"
+#include "registration/host_entry_internal.h"
 
 using ffijit::details::RequireNonNull;
 

@@ -1,11 +1,11 @@
 // What the host-entry C API (host_entry.cc) shares with the build's compiler of entries: the JIT's
-// (orc/tiers/host_entry.cc) or the one of a build without LLVM (without_llvm/jit_unavailable.cc).
-#ifndef FFIJIT_JIT_HOST_ENTRY_INTERNAL_H_
-#define FFIJIT_JIT_HOST_ENTRY_INTERNAL_H_
+// (orc/entries/host_entry_compiler.cc) or the one of a build without LLVM (without_llvm/jit_unavailable.cc).
+#ifndef FFIJIT_JIT_REGISTRATION_HOST_ENTRY_INTERNAL_H_
+#define FFIJIT_JIT_REGISTRATION_HOST_ENTRY_INTERNAL_H_
 
 #include <cstdint>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/host_entry.h"
 
 struct FFIJITHostEntry {
@@ -23,4 +23,4 @@ FFIJITHostEntry* CompileHostEntry(const BoundFunction* fn, const FFIJITHostModel
 
 }  // namespace ffijit::details
 
-#endif  // FFIJIT_JIT_HOST_ENTRY_INTERNAL_H_
+#endif  // FFIJIT_JIT_REGISTRATION_HOST_ENTRY_INTERNAL_H_

@@ -3,10 +3,10 @@
 
 #include <cstring>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/bridge.h"
 #include "ffijit/registry.h"
-#include "register_internal.h"
+#include "registration/register_internal.h"
 
 namespace ffijit {
 namespace {

@@ -1,7 +1,7 @@
 // Registration with the BoundFunctionFlags that RegisterOptions does not offer: how the C API
 // applies kFFIJITUseLibffi (its one public switch), and how tests force the libffi call path.
-#ifndef FFIJIT_JIT_REGISTER_INTERNAL_H_
-#define FFIJIT_JIT_REGISTER_INTERNAL_H_
+#ifndef FFIJIT_JIT_REGISTRATION_REGISTER_INTERNAL_H_
+#define FFIJIT_JIT_REGISTRATION_REGISTER_INTERNAL_H_
 
 #include <cstdint>
 #include <string>
@@ -24,4 +24,4 @@ Function MakeFunctionOwnedBy(const std::string& name, void* fn, Signature sig,
 
 }  // namespace ffijit
 
-#endif  // FFIJIT_JIT_REGISTER_INTERNAL_H_
+#endif  // FFIJIT_JIT_REGISTRATION_REGISTER_INTERNAL_H_

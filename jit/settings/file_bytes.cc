@@ -1,5 +1,5 @@
 // Reading a whole file (file_bytes.h).
-#include "file_bytes.h"
+#include "settings/file_bytes.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // Reading a whole file into memory, for everything in the jit library that loads one (JIT module
 // files, the persistent thunk cache).
-#ifndef FFIJIT_JIT_FILE_BYTES_H_
-#define FFIJIT_JIT_FILE_BYTES_H_
+#ifndef FFIJIT_JIT_SETTINGS_FILE_BYTES_H_
+#define FFIJIT_JIT_SETTINGS_FILE_BYTES_H_
 
 #include <string>
 
@@ -12,4 +12,4 @@ bool ReadFileBytes(const std::string& path, std::string* out, std::string* why =
 
 }  // namespace ffijit
 
-#endif  // FFIJIT_JIT_FILE_BYTES_H_
+#endif  // FFIJIT_JIT_SETTINGS_FILE_BYTES_H_

@@ -1,7 +1,7 @@
 // JIT settings shared by every build: policies (FFIJIT_JIT, the default, scoped overrides), the
 // default engine's options (FFIJIT_JIT_CACHE_DIR, FFIJIT_JIT_HOT_MAX) and the JIT log
 // (FFIJIT_JIT_LOG, SetJitLogSink).
-#include "jit_settings.h"
+#include "settings/jit_settings.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,8 +1,8 @@
 // The JIT settings every build has, LLVM or not: the tiering policy a new function gets, the
 // default engine's options, and the log where JIT problems are reported. Every FFIJIT_JIT*
 // environment variable is read here.
-#ifndef FFIJIT_JIT_JIT_SETTINGS_H_
-#define FFIJIT_JIT_JIT_SETTINGS_H_
+#ifndef FFIJIT_JIT_SETTINGS_JIT_SETTINGS_H_
+#define FFIJIT_JIT_SETTINGS_JIT_SETTINGS_H_
 
 #include <string>
 
@@ -24,4 +24,4 @@ void LogJit(const std::string& line);
 
 }  // namespace ffijit
 
-#endif  // FFIJIT_JIT_JIT_SETTINGS_H_
+#endif  // FFIJIT_JIT_SETTINGS_JIT_SETTINGS_H_

@@ -106,7 +106,7 @@ PyObject* CtypesVoidPointerType();
 // 0 when not, -1 with an exception set.
 int IsCtypesPointer(PyObject* obj);
 
-// ---- object wrappers (objects.cc, module_object.cc) ----
+// ---- object wrappers (objects.cc, module.cc) ----
 inline TVMFFIObject* HandleOf(PyObject* self) {
   return reinterpret_cast<PyFFIObject*>(self)->handle;
 }

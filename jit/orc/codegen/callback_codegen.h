@@ -1,12 +1,12 @@
 // Callback code generation: a native function with a CallPlan's C signature that spills its
-// parameters into an array of words and hands them to the shared C++ boxer (callback.cc).
+// parameters into an array of words and hands them to the shared C++ boxer (orc/entries/native_callback.cc).
 #ifndef FFIJIT_JIT_ORC_CODEGEN_CALLBACK_CODEGEN_H_
 #define FFIJIT_JIT_ORC_CODEGEN_CALLBACK_CODEGEN_H_
 
 #include <cstdint>
 #include <string>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 #include "orc/tiers/unit_compiler.h"
 
 namespace llvm {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 #include "ffijit/host_entry.h"
 
 namespace llvm {

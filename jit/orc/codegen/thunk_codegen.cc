@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/any.h"
 #include "ffijit/c_ext.h"
-#include "float16.h"
+#include "interpreter/float16.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "orc/codegen/abi_ir.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/c_api.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/MDBuilder.h"

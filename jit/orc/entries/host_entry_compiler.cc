@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ffijit/error.h"
-#include "host_entry_internal.h"
+#include "registration/host_entry_internal.h"
 #include "llvm/IR/Module.h"
 #include "orc/codegen/host_entry_codegen.h"
 #include "orc/codegen/thunk_codegen.h"

@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "ffijit/error.h"
-#include "jit_settings.h"
+#include "settings/jit_settings.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -26,7 +26,7 @@
 #include "llvm/Transforms/Scalar/EarlyCSE.h"
 #include "llvm/Transforms/Scalar/SROA.h"
 #include "llvm/Transforms/Scalar/SimplifyCFG.h"
-#include "orc/modules/object_check.h"
+#include "orc/llvm_patches/object_check.h"
 #include "platform/abi.h"
 
 #if defined(__SANITIZE_ADDRESS__)

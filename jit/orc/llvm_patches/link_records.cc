@@ -1,6 +1,6 @@
 // The JITLink plugin recording initialisers, finalisers, symbols and eh-frames of each object
 // linked into a JIT module (link_records.h).
-#include "orc/modules/link_records.h"
+#include "orc/llvm_patches/link_records.h"
 
 #include <algorithm>
 #include <cstring>

@@ -2,8 +2,8 @@
 // initialisers and finalisers in priority order, its symbols, where its .eh_frame went. A JITLink
 // plugin keeps the .init_array/.ctors/.fini_array/.dtors sections alive and reads their fixed-up
 // entries (why these are not left to the ORC runtime: modules/jit_module.cc).
-#ifndef FFIJIT_JIT_ORC_MODULES_LINK_RECORDS_H_
-#define FFIJIT_JIT_ORC_MODULES_LINK_RECORDS_H_
+#ifndef FFIJIT_JIT_ORC_LLVM_PATCHES_LINK_RECORDS_H_
+#define FFIJIT_JIT_ORC_LLVM_PATCHES_LINK_RECORDS_H_
 
 #include <cstdint>
 #include <functional>
@@ -59,4 +59,4 @@ std::shared_ptr<llvm::orc::ObjectLinkingLayer::Plugin> MakeLinkRecordsPlugin(
 
 }  // namespace ffijit::orc
 
-#endif  // FFIJIT_JIT_ORC_MODULES_LINK_RECORDS_H_
+#endif  // FFIJIT_JIT_ORC_LLVM_PATCHES_LINK_RECORDS_H_

@@ -2,7 +2,7 @@
 // Each check says what JITLink does with such an object: most are crashes that fuzz_object found,
 // the rest (relocation widths, relaxable GOT loads, wrapping symbol extents) reads and writes
 // outside a block that reading JITLink's code showed.
-#include "orc/modules/object_check.h"
+#include "orc/llvm_patches/object_check.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -2,8 +2,8 @@
 // it reads (section addresses, relocation records, .eh_frame records, symbol extents) and crashes
 // on a crafted object; CheckObject refuses each such object first with a ValueError that names
 // the file and what is wrong.
-#ifndef FFIJIT_JIT_ORC_MODULES_OBJECT_CHECK_H_
-#define FFIJIT_JIT_ORC_MODULES_OBJECT_CHECK_H_
+#ifndef FFIJIT_JIT_ORC_LLVM_PATCHES_OBJECT_CHECK_H_
+#define FFIJIT_JIT_ORC_LLVM_PATCHES_OBJECT_CHECK_H_
 
 #include <cstdint>
 #include <string>
@@ -38,4 +38,4 @@ void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file, const ll
 }  // namespace orc
 }  // namespace ffijit
 
-#endif  // FFIJIT_JIT_ORC_MODULES_OBJECT_CHECK_H_
+#endif  // FFIJIT_JIT_ORC_LLVM_PATCHES_OBJECT_CHECK_H_

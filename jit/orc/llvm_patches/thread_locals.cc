@@ -1,6 +1,6 @@
 // Local-dynamic thread-locals rewritten for LLVM 19's JITLink, exec-model objects refused, each
 // object's thread-local image placed and registered with the ORC runtime (see thread_locals.h).
-#include "orc/modules/thread_locals.h"
+#include "orc/llvm_patches/thread_locals.h"
 
 #include <atomic>
 #include <cstring>
@@ -15,7 +15,7 @@
 #include "llvm/ExecutionEngine/JITLink/x86_64.h"
 #include "llvm/ExecutionEngine/Orc/ELFNixPlatform.h"
 #include "llvm/Object/ELF.h"
-#include "orc/modules/object_check.h"
+#include "orc/llvm_patches/object_check.h"
 
 namespace ffijit::orc {
 namespace {

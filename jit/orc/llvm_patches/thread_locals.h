@@ -36,8 +36,8 @@
 // them with the code and keys a module's objects alike.
 // A variable aligned beyond 16 bytes is refused: the runtime's per-thread copies are only
 // 16-byte aligned.
-#ifndef FFIJIT_JIT_ORC_MODULES_THREAD_LOCALS_H_
-#define FFIJIT_JIT_ORC_MODULES_THREAD_LOCALS_H_
+#ifndef FFIJIT_JIT_ORC_LLVM_PATCHES_THREAD_LOCALS_H_
+#define FFIJIT_JIT_ORC_LLVM_PATCHES_THREAD_LOCALS_H_
 
 #include <memory>
 #include <string>
@@ -69,4 +69,4 @@ std::shared_ptr<llvm::orc::ObjectLinkingLayer::Plugin> MakeThreadLocalPlugin(
 
 }  // namespace ffijit::orc
 
-#endif  // FFIJIT_JIT_ORC_MODULES_THREAD_LOCALS_H_
+#endif  // FFIJIT_JIT_ORC_LLVM_PATCHES_THREAD_LOCALS_H_

@@ -3,7 +3,7 @@
 // as library modules (FFIJITLibraryModuleCreate) and to users as ffijit::JitModule.
 //
 // The session's platform, LLVM's ORC runtime, gives each module its `__dso_handle`, registers
-// its eh-frames and serves its thread-local variables (orc/modules/thread_locals.h does what
+// its eh-frames and serves its thread-local variables (orc/llvm_patches/thread_locals.h does what
 // JITLink 19 cannot). Initialisers and finalisers stay hand-written here, in a JITLink plugin that
 // keeps the .init_array/.ctors/.fini_array/.dtors sections of every linked object alive and runs
 // their entries in priority order, because the ORC runtime of LLVM 19 runs initialisers where an
@@ -31,14 +31,14 @@
 #include "ffijit/error.h"
 #include "ffijit/jit_module.h"
 #include "ffijit/registry.h"
-#include "file_bytes.h"
+#include "settings/file_bytes.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
 #include "orc/modules/module_state.h"
-#include "orc/modules/object_check.h"
-#include "register_internal.h"
+#include "orc/llvm_patches/object_check.h"
+#include "registration/register_internal.h"
 
 namespace ffijit {
 namespace orc {

@@ -10,7 +10,7 @@
 
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
-#include "jit_settings.h"
+#include "settings/jit_settings.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -28,9 +28,9 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
-#include "orc/modules/object_check.h"
+#include "orc/llvm_patches/object_check.h"
 #include "orc/modules/thread_exits.h"
-#include "orc/modules/thread_locals.h"
+#include "orc/llvm_patches/thread_locals.h"
 
 extern "C" int __cxa_atexit(void (*func)(void*), void* arg, void* dso_handle);
 // libgcc's unwinder registry, where the ORC runtime registers each object's .eh_frame.

@@ -18,7 +18,7 @@
 #include "ffijit/jit_module.h"
 #include "ffijit/object.h"
 #include "orc/llvm/session.h"
-#include "orc/modules/link_records.h"
+#include "orc/llvm_patches/link_records.h"
 
 namespace llvm {
 class DataLayout;

@@ -14,9 +14,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/jit.h"
-#include "jit_settings.h"
+#include "settings/jit_settings.h"
 #include "orc/tiers/unit_compiler.h"
 
 namespace ffijit {

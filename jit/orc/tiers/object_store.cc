@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "file_bytes.h"
+#include "settings/file_bytes.h"
 #include "llvm/Support/xxhash.h"
 
 namespace ffijit::orc {

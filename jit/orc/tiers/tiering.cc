@@ -1,7 +1,7 @@
 // Tiering: the registration-time attach hook, the hot-count report of cold-tier thunks, and the
 // default engine.
 
-#include "jit_settings.h"
+#include "settings/jit_settings.h"
 #include "orc/codegen/thunk_codegen.h"
 #include "orc/tiers/jit_engine_impl.h"
 

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <map>
 
-#include "jit_settings.h"
+#include "settings/jit_settings.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/IRBuilder.h"

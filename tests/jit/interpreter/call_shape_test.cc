@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

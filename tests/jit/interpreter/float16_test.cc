@@ -2,8 +2,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "float16.h"
-#include "interp_test_util.h"
+#include "interpreter/float16.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

@@ -16,7 +16,7 @@
 #include "ffijit/function.h"
 #include "ffijit/tensor.h"
 #include "ffijit/typed_function.h"
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

@@ -15,7 +15,7 @@
 #include "ffijit/container.h"
 #include "ffijit/function.h"
 #include "ffijit/metadata.h"
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

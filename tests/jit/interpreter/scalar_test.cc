@@ -4,7 +4,7 @@
 #include <cstring>
 #include <limits>
 
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

@@ -1,7 +1,7 @@
 // Structures (slist, stuple, sdict) flattened slot by slot, nested two deep, and their errors.
 #include <string>
 
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

@@ -2,7 +2,7 @@
 #include <cstring>
 #include <string>
 
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

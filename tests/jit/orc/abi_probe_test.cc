@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 #include "ffijit/c_api.h"
 
 namespace ffijit::testing {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "differential.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "call_natives.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"

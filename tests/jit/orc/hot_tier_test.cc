@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 #include "ffijit/c_api.h"
 #include "ffijit/signature.h"
 

@@ -1,9 +1,9 @@
 // Registration (C++ and C), global names, lifetime, keyword calls, deduced signatures.
 #include <string>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "ffijit/bridge.h"
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ffijit/jit.h"
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

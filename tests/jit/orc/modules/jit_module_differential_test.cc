@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
+#include "interpreter/bound_function.h"
 #include "differential.h"
 #include "ffijit/jit.h"
 #include "ffijit/jit_module.h"
