@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "orc/codegen/compile_request.h"
 #include "plan/call_plan.h"
-#include "orc/tiers/unit_compiler.h"
 #include "platform/abi.h"
 
 namespace llvm {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/any.h"
 #include "ffijit/c_ext.h"
+#include "interpreter/bound_function.h"
 #include "interpreter/float16.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -463,7 +463,7 @@ llvm::FunctionType* NativeCallType(const CallPlan& plan, llvm::Module& module) {
   return ThunkEmitter(plan, module).CallType();
 }
 
-UnitCompiler::SymbolTable ThunkRuntimeSymbols() {
+SymbolTable ThunkRuntimeSymbols() {
   return {
       {ThunkEmitter::kFallbackSymbol, reinterpret_cast<void*>(&ThunkFallback)},
       {ThunkEmitter::kAnyDefectSymbol, reinterpret_cast<void*>(&AnyDefectCode)},

@@ -10,17 +10,17 @@
 #include <vector>
 
 #include "ffijit/error.h"
-#include "registration/host_entry_internal.h"
 #include "llvm/IR/Module.h"
 #include "orc/codegen/host_entry_codegen.h"
 #include "orc/codegen/thunk_codegen.h"
 #include "orc/tiers/jit_engine_impl.h"
+#include "registration/host_entry_internal.h"
 
 namespace ffijit::details {
 namespace {
 
 struct EntryCode {
-  orc::UnitCompiler* engine = nullptr;
+  orc::UnitCompiler* compiler = nullptr;
   orc::CodeUnit* unit = nullptr;
   void* address = nullptr;
   std::string key;  // empty: one function's code, not in the shared table
@@ -41,7 +41,7 @@ void ReleaseEntryCode(void* opaque) {
     if (--code->entries > 0) return;
     SharedCodes().erase(code->key);
   }
-  code->engine->Release(code->unit);
+  code->compiler->Release(code->unit);
   delete code;
 }
 
@@ -116,8 +116,8 @@ FFIJITHostEntry* CompileHostEntry(const BoundFunction* fn, const FFIJITHostModel
   if (shared) {
     if (EntryCode* code = FindShared(key)) return finish(code);
   }
-  orc::UnitCompiler* engine = JitEngineAccess::Of(JitEngine::Default())->Engine(&why);
-  if (engine == nullptr) throw RuntimeError(refused + why);
+  orc::UnitCompiler* compiler = JitEngineAccess::Of(JitEngine::Default())->Compiler(&why);
+  if (compiler == nullptr) throw RuntimeError(refused + why);
   // No cache key: the code holds this process's addresses.
   std::vector<orc::CompileRequest> request;
   // The hot-tier thunk inside the entry, for LLVM to inline and fold the TVMFFIAny array away;
@@ -133,14 +133,15 @@ FFIJITHostEntry* CompileHostEntry(const BoundFunction* fn, const FFIJITHostModel
                        thunk->addFnAttr(llvm::Attribute::AlwaysInline);
                        return orc::EmitHostEntry(plan, fn, model, flags, thunk, module, symbol);
                      }});
-  orc::CompiledSymbol compiled = engine->Compile(std::move(request), orc::CodeGenLevel::kLight)[0];
+  orc::CompiledSymbol compiled =
+      compiler->Compile(std::move(request), orc::CodeGenLevel::kLight)[0];
   if (compiled.address == nullptr) throw RuntimeError(refused + compiled.failure);
-  auto* code = new EntryCode{engine, compiled.unit, compiled.address, key, 1};
+  auto* code = new EntryCode{compiler, compiled.unit, compiled.address, key, 1};
   if (shared) {
     std::lock_guard lock(g_shared_mutex);
     auto [it, inserted] = SharedCodes().emplace(key, code);
     if (!inserted) {  // another thread compiled the same code meanwhile: use the first
-      engine->Release(code->unit);
+      compiler->Release(code->unit);
       delete code;
       code = it->second;
       code->entries++;

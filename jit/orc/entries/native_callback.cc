@@ -18,7 +18,7 @@ struct details::NativeCallbackState {
   TVMFFIObjectHandle function = nullptr;  // one strong reference
   CallPlan plan;
   details::JitEngineImpl* impl = nullptr;
-  orc::UnitCompiler* engine = nullptr;
+  orc::UnitCompiler* compiler = nullptr;
   orc::CodeUnit* unit = nullptr;
   // Told of a plain-convention callback's error, left raised, that the caller cannot see.
   void (*unreported)(void* data, const char* declaration) = nullptr;
@@ -265,7 +265,7 @@ int InvokeFromNative(void* opaque, const uint64_t* words, uint64_t* returned) {
 }  // namespace
 
 namespace orc {
-UnitCompiler::SymbolTable CallbackRuntimeSymbols() {
+SymbolTable CallbackRuntimeSymbols() {
   return {{kCallbackInvokeSymbol, reinterpret_cast<void*>(&InvokeFromNative)}};
 }
 }  // namespace orc
@@ -285,15 +285,15 @@ NativeCallback::NativeCallback(const Function& function_ref, const Signature& si
   }
   state->impl = details::JitEngineAccess::Of(engine);
   std::string why;
-  state->engine = state->impl->Engine(&why);
-  if (state->engine == nullptr) throw RuntimeError("Cannot make a native callback: " + why);
+  state->compiler = state->impl->Compiler(&why);
+  if (state->compiler == nullptr) throw RuntimeError("Cannot make a native callback: " + why);
   details::NativeCallbackState* raw = state.get();
   std::vector<orc::CompileRequest> requests;
   requests.push_back({"", [raw](llvm::Module& module, const std::string& symbol) {
                         return orc::EmitCallback(raw->plan, raw, module, symbol);
                       }});
   orc::AddAbiCheck(&raw->plan, &requests.back());
-  orc::CompiledSymbol compiled = state->engine->Compile(std::move(requests))[0];
+  orc::CompiledSymbol compiled = state->compiler->Compile(std::move(requests))[0];
   if (compiled.address == nullptr) {
     throw RuntimeError("Cannot make a native callback `" + state->plan.declaration +
                        "`: " + compiled.failure);
@@ -313,7 +313,7 @@ void NativeCallback::SetUnreportedErrorHandler(void (*handler)(void* data, const
 }
 
 NativeCallback::~NativeCallback() {
-  state_->engine->Release(state_->unit);
+  state_->compiler->Release(state_->unit);
   state_->impl->CallbackDestroyed();
   TVMFFIObjectDecRef(state_->function);
   delete state_;

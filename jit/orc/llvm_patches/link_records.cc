@@ -1,5 +1,6 @@
 // The JITLink plugin recording initialisers, finalisers, symbols and eh-frames of each object
-// linked into a JIT module (link_records.h).
+// linked into a JIT module (link_records.h: the LLVM 19 defects it stands in for, and when it can
+// go).
 #include "orc/llvm_patches/link_records.h"
 
 #include <algorithm>

@@ -1,7 +1,15 @@
 // What linking an object into a JIT module records, for the module to act on after the link: its
 // initialisers and finalisers in priority order, its symbols, where its .eh_frame went. A JITLink
 // plugin keeps the .init_array/.ctors/.fini_array/.dtors sections alive and reads their fixed-up
-// entries (why these are not left to the ORC runtime: modules/jit_module.cc).
+// entries; the module runs them (modules/module_state.cc).
+//
+// Workaround for LLVM 19's ORC runtime (ELFNixPlatform). Trigger: a JIT module object with
+// static initialisers or finalisers, or with an .eh_frame. Symptom, were they left to the
+// runtime: an initialiser that throws ends the process in std::terminate (the runtime runs
+// initialisers where no exception can be caught, and a throwing initialiser must be a loader
+// error), .fini_array entries never run, and an object's eh-frames stay registered with the
+// unwinder after its code is freed. Can go when the platform runs initialisers so that their
+// exceptions reach the loader, runs finalisers, and deregisters eh-frames with the code.
 #ifndef FFIJIT_JIT_ORC_LLVM_PATCHES_LINK_RECORDS_H_
 #define FFIJIT_JIT_ORC_LLVM_PATCHES_LINK_RECORDS_H_
 

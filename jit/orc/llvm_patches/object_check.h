@@ -1,7 +1,12 @@
-// Validation of ELF relocatable objects before LLVM 19's JITLink links them. JITLink trusts what
+// Validation of ELF relocatable objects before LLVM 19's JITLink links them.
+//
+// Workaround for LLVM 19's JITLink. Trigger: a malformed or crafted ELF relocatable object given to
+// a JIT module (JitModule::AddObject, `ffi.Module.load_from_file.o`). Symptom: JITLink trusts what
 // it reads (section addresses, relocation records, .eh_frame records, symbol extents) and crashes
-// on a crafted object; CheckObject refuses each such object first with a ValueError that names
-// the file and what is wrong.
+// the process, or reads and writes outside a block. CheckObject refuses each such object first
+// with a ValueError that names the file and what is wrong. A check can go when JITLink rejects
+// that input with an error of its own: each check in object_check.cc names what JITLink does, and
+// tests/fuzz's fuzz_object (docs/fuzzing.md) replays the inputs that found them.
 #ifndef FFIJIT_JIT_ORC_LLVM_PATCHES_OBJECT_CHECK_H_
 #define FFIJIT_JIT_ORC_LLVM_PATCHES_OBJECT_CHECK_H_
 
@@ -15,16 +20,6 @@
 
 namespace ffijit {
 namespace orc {
-
-// LLVM's texts and the names read from a loaded file, as the module loaders' errors quote them:
-// at most kLoaderTextLimit bytes (ffijit::Excerpt), names in backquotes.
-inline constexpr size_t kLoaderTextLimit = 600;
-inline std::string LoaderExcerpt(std::string_view text) {
-  return Excerpt(text, kLoaderTextLimit);
-}
-inline std::string Quote(std::string_view name) {
-  return "`" + LoaderExcerpt(name) + "`";
-}
 
 // The most zero-filled memory (.bss sections and common symbols) one object may reserve: JITLink
 // allocates and clears all of it up front.

@@ -15,7 +15,7 @@
 #include "llvm/ExecutionEngine/JITLink/x86_64.h"
 #include "llvm/ExecutionEngine/Orc/ELFNixPlatform.h"
 #include "llvm/Object/ELF.h"
-#include "orc/llvm_patches/object_check.h"
+#include "orc/llvm/session.h"
 
 namespace ffijit::orc {
 namespace {

@@ -1,5 +1,13 @@
 // Thread-local variables of loaded objects beyond what LLVM 19's JITLink reads itself.
 //
+// Two workarounds for LLVM 19, each described below with its symptom and when it can go: the
+// local-dynamic rewrite (trigger: any static thread-local or C++ thread_local with a destructor
+// compiled -fPIC; symptom: JITLink refuses the object) and the thread-local image registered by
+// ffijit (trigger: thread-locals in .tdata.<name>/.tbss.<name> sections, an unloaded module, or
+// one thread-local used by two objects of a module; symptom: a null dereference, a link that
+// fails, or two copies of one variable). The exec-model refusal is not a workaround: no loader
+// can serve those models to code loaded after the program started.
+//
 // JITLink 19 links the general-dynamic model (R_X86_64_TLSGD: __tls_get_addr with a descriptor),
 // which the ORC runtime serves: every thread gets its own copy of an object's thread-local data,
 // initial values included. It refuses the local-dynamic model (R_X86_64_TLSLD + DTPOFF32), which
@@ -11,6 +19,7 @@
 //   - each DTPOFF32 of variable V becomes a PC-relative reference to V, which the plugin below
 //     turns into V's offset from the anchor once JITLink has placed both: the ORC runtime copies
 //     an object's thread-local data as one block, so offsets within it hold in every thread.
+// The rewrite can go when JITLink links R_X86_64_TLSLD and DTPOFF32 itself.
 // The exec models (-fpie's TPOFF32 and GOTTPOFF, TPOFF64) address a static TLS block fixed when
 // the program started, which code loaded later cannot have: such an object is refused with the
 // relocation, the symbol and the fix (-fPIC).

@@ -31,14 +31,14 @@
 #include "ffijit/error.h"
 #include "ffijit/jit_module.h"
 #include "ffijit/registry.h"
-#include "settings/file_bytes.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
+#include "orc/llvm/session.h"
 #include "orc/modules/module_state.h"
-#include "orc/llvm_patches/object_check.h"
 #include "registration/register_internal.h"
+#include "settings/file_bytes.h"
 
 namespace ffijit {
 namespace orc {
