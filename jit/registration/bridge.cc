@@ -1,16 +1,17 @@
 // The C registration API (ffijit/bridge.h) and the call-with-keywords entry point.
 #include "ffijit/bridge.h"
 
+#include <algorithm>
 #include <new>
 #include <string>
 #include <vector>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/metadata.h"
 #include "ffijit/register.h"
 #include "ffijit/registry.h"
+#include "interpreter/bound_function.h"
 #include "registration/register_internal.h"
 
 namespace ffijit {
@@ -60,6 +61,20 @@ Function MakeFromC(const char* name, void* fn, const char* metadata, int format,
   const uint32_t extra = (flags & kFFIJITUseLibffi) ? kBoundUseLibffi : 0u;
   return MakeFunctionWithFlags(name, fn, ParseMetadata(metadata, FormatOf(format)),
                                OptionsOf(flags), extra);
+}
+
+// How a front end may pass a top-level argument straight: only an argument that is one native
+// parameter read without a structure path has a kind.
+int32_t ArgumentKindOf(const CallPlan& plan, const PackedArg& arg) {
+  if (arg.num_params != 1) return kFFIJITArgumentOther;
+  const NativeParam& param = plan.params[static_cast<size_t>(arg.first_param)];
+  if (param.path_size != 0) return kFFIJITArgumentOther;
+  const ConversionInfo& info = InfoOf(param.conversion);
+  if (param.conversion == Conversion::kBool || info.is_integer) return kFFIJITArgumentInteger;
+  if (info.is_float) return kFFIJITArgumentFloat;
+  if (param.conversion == Conversion::kTensor) return kFFIJITArgumentTensor;
+  if (param.conversion == Conversion::kOpaquePtr) return kFFIJITArgumentPointer;
+  return kFFIJITArgumentOther;
 }
 
 // "#1 (`b`)" or "#1".
@@ -192,6 +207,30 @@ int FFIJITDescribeFunction(TVMFFIObjectHandle func, TVMFFIAny* out) {
     std::string text = PlanToString(*static_cast<const BoundFunction*>(func)->plan);
     TVMFFIByteArray bytes{text.data(), text.size()};
     CheckCall(TVMFFIStringFromByteArray(&bytes, out));
+  });
+}
+
+int FFIJITDescribeArguments(TVMFFIObjectHandle func, FFIJITFunctionInfo* info,
+                            FFIJITArgumentInfo* args, int32_t capacity) {
+  return GuardCBoundary([&] {
+    RequireNonNull(func, "FFIJITDescribeArguments", "func");
+    RequireNonNull(info, "FFIJITDescribeArguments", "info");
+    if (capacity < 0) throw ValueError("FFIJITDescribeArguments: negative capacity");
+    if (capacity > 0) RequireNonNull(args, "FFIJITDescribeArguments", "args");
+    if (!IsBoundFunction(static_cast<const TVMFFIObject*>(func))) {
+      throw TypeError(
+          "FFIJITDescribeArguments: not a function made by FFIJITMakeFunction/Register");
+    }
+    const CallPlan& plan = *static_cast<const BoundFunction*>(func)->plan;
+    info->name = plan.function_name.c_str();
+    info->declaration = plan.declaration.c_str();
+    info->status_convention = plan.convention == CallConvention::kStatus ? 1 : 0;
+    info->num_args = static_cast<int32_t>(plan.args.size());
+    const size_t count = std::min(plan.args.size(), static_cast<size_t>(capacity));
+    for (size_t i = 0; i < count; ++i) {
+      args[i].kind = ArgumentKindOf(plan, plan.args[i]);
+      args[i].keyword = plan.args[i].keyword.c_str();
+    }
   });
 }
 

@@ -27,7 +27,6 @@
 #include "ffijit/bridge.h"
 #include "ffijit/host_entry.h"
 #include "ffijit/metadata.h"
-#include "ffijit/signature.h"
 
 namespace ffijit::python {
 
@@ -102,15 +101,17 @@ bool IsParameterName(const std::string& name) {
 // named `argN`; every parameter before the last positional-only one is positional-only too, as
 // Python requires (a keyword still binds to such a name, as it does in the call). Text
 // signatures carry no annotations: the declaration after them states the types.
-std::string MakeDoc(const std::string& function_name, const ffijit::Signature& sig,
+std::string MakeDoc(const std::string& function_name, const FFIJITFunctionInfo& info,
                     const std::vector<std::string>& names) {
   const std::string shown = function_name.empty() ? "function" : function_name;
-  const std::string declaration = ffijit::DeclarationString(shown, sig);
+  // The plan's declaration under the name the builtin shows.
+  const std::string declaration =
+      shown + std::string(info.declaration).substr(std::char_traits<char>::length(info.name));
   const size_t dot = shown.rfind('.');
   const std::string short_name = dot == std::string::npos ? shown : shown.substr(dot + 1);
   std::vector<std::string> params;
   size_t positional_only = 0;  // parameters before the "/"
-  for (size_t i = 0; i < sig.args.size(); ++i) {
+  for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = i < names.size() ? names[i] : std::string();
     // argN is the generated name of an argument without one: taken by no keyword.
     const bool generated = name.size() > 3 && name.compare(0, 3, "arg") == 0 &&
@@ -133,43 +134,50 @@ std::string MakeDoc(const std::string& function_name, const ffijit::Signature& s
     doc += ")\n--\n\n";
   }
   doc += declaration;
-  if (sig.convention == ffijit::CallConvention::kStatus) doc += " [status]";
+  if (info.status_convention) doc += " [status]";
   doc += "\n\nA native function made by ffijit (ffijit.Function.of(f) is its ffijit.Function).";
   return doc;
 }
 
-// The kinds of a signature's first 64 top-level arguments (a keyword argument's as its type's),
-// and the docstring. The function was made from this metadata, so it parses; if it somehow does
-// not, nothing is assumed.
-void DescribeArguments(std::string_view metadata, ffijit::MetadataFormat format, bool status,
-                       FunctionTraits* traits) {
-  try {
-    ffijit::Signature sig = ffijit::ParseMetadata(metadata, format);
-    if (status) sig.convention = ffijit::CallConvention::kStatus;
-    for (size_t i = 0; i < sig.args.size(); ++i) {
-      const ffijit::Type* type = sig.args[i].get();
-      std::string name;
-      if (type != nullptr && type->kind == ffijit::TypeKind::kNamed && !type->elements.empty()) {
-        name = type->name;
-        type = type->elements[0].get();
-      }
-      traits->names.push_back(std::move(name));
-      if (type == nullptr || i >= 64) continue;
-      if (type->kind == ffijit::TypeKind::kNDArray) traits->kinds.tensor_views |= uint64_t{1} << i;
-      if (type->kind == ffijit::TypeKind::kOpaquePtr) traits->kinds.pointers |= uint64_t{1} << i;
-      if (type->kind == ffijit::TypeKind::kScalar) {
-        const bool floating =
-            type->scalar == ffijit::ScalarKind::kF16 || type->scalar == ffijit::ScalarKind::kF32 ||
-            type->scalar == ffijit::ScalarKind::kF64 || type->scalar == ffijit::ScalarKind::kBF16;
-        (floating ? traits->kinds.floats : traits->kinds.integers) |= uint64_t{1} << i;
-      }
-    }
-    traits->doc = MakeDoc(traits->function_name, sig, traits->names);
-  } catch (...) {
-    traits->kinds = ArgumentKinds{};
-    traits->names.clear();
-    traits->doc.clear();
+// The kinds of a function's first 64 top-level arguments, their keywords and the docstring, as
+// the bridge reads them from the function's CallPlan. `handle` was just made by the bridge; if it
+// somehow cannot be described, nothing is assumed.
+void DescribeArguments(TVMFFIObject* handle, FunctionTraits* traits) {
+  FFIJITFunctionInfo info;
+  std::vector<FFIJITArgumentInfo> args;
+  bool described = FFIJITDescribeArguments(handle, &info, nullptr, 0) == 0;
+  if (described) {
+    args.resize(static_cast<size_t>(info.num_args));
+    described = FFIJITDescribeArguments(handle, &info, args.data(), info.num_args) == 0;
   }
+  if (!described) {
+    TVMFFIObjectHandle error = nullptr;
+    TVMFFIErrorMoveFromRaised(&error);
+    if (error != nullptr) TVMFFIObjectDecRef(error);
+    return;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    traits->names.emplace_back(args[i].keyword);
+    if (i >= 64) continue;
+    const uint64_t bit = uint64_t{1} << i;
+    switch (args[i].kind) {
+      case kFFIJITArgumentTensor:
+        traits->kinds.tensor_views |= bit;
+        break;
+      case kFFIJITArgumentPointer:
+        traits->kinds.pointers |= bit;
+        break;
+      case kFFIJITArgumentInteger:
+        traits->kinds.integers |= bit;
+        break;
+      case kFFIJITArgumentFloat:
+        traits->kinds.floats |= bit;
+        break;
+      default:
+        break;
+    }
+  }
+  traits->doc = MakeDoc(traits->function_name, info, traits->names);
 }
 
 inline TVMFFISafeCallType LoadSafeCall(TVMFFIObject* func) {
@@ -441,9 +449,7 @@ PyObject* MakeFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   FunctionTraits traits;
   traits.release_gil = release_gil != 0;
   traits.function_name = global_name != nullptr ? global_name : name != nullptr ? name : "";
-  DescribeArguments(std::string_view(metadata, static_cast<size_t>(metadata_size)),
-                    static_cast<ffijit::MetadataFormat>(format),
-                    (flags & kFFIJITStatusConvention) != 0, &traits);
+  DescribeArguments(handle, &traits);
   RecordTraits(handle, std::move(traits));
   return WrapFunction(handle);
 }

@@ -1,8 +1,8 @@
 // Registration (C++ and C), global names, lifetime, keyword calls, deduced signatures.
 #include <string>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/bridge.h"
+#include "interpreter/bound_function.h"
 #include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
@@ -305,6 +305,55 @@ TEST(BridgeC, StatusFlagAndKeywordsThroughC) {
   EXPECT_EQ(Raised().message(), "FFIJITCallWithKeywords: `kw_names` must not be NULL");
   EXPECT_EQ(FFIJITCallWithKeywords(nullptr, &one, 1, nullptr, nullptr, 0, &result), -1);
   EXPECT_EQ(Raised().kind(), "ValueError");
+}
+
+// FFIJITDescribeArguments reads each top-level argument's kind and keyword from the CallPlan: a
+// kind only for an argument that is one parameter read without a structure path.
+TEST(BridgeC, DescribeArgumentsFromThePlan) {
+  const char* sig =
+      R"({"a":["i32","i1","u64",["named","k","f32"],["ndarray","f32",1,null],"ptr","str",)"
+      R"(["sdict",["a","i64"]],["named","pair",["stuple","i64","i64"]]],"r":["i64"],"v":1})";
+  TVMFFIObjectHandle handle = nullptr;
+  ASSERT_EQ(
+      FFIJITMakeFunction(reinterpret_cast<void*>(&add), sig, kFFIJITFormatJson,
+                         kFFIJITInterpretOnly | kFFIJITStatusConvention, "described", &handle),
+      0);
+  Function f = Function::Adopt(handle);
+  FFIJITFunctionInfo info{};
+  ASSERT_EQ(FFIJITDescribeArguments(f.get(), &info, nullptr, 0), 0);
+  EXPECT_STREQ(info.name, "described");
+  EXPECT_EQ(std::string(info.declaration).rfind("described(i32, i1, u64, ", 0), 0u)
+      << info.declaration;
+  EXPECT_EQ(info.status_convention, 1);
+  ASSERT_EQ(info.num_args, 9);
+  FFIJITArgumentInfo args[9];
+  // Fewer slots than arguments: only those are written.
+  args[3].kind = -1;
+  ASSERT_EQ(FFIJITDescribeArguments(f.get(), &info, args, 3), 0);
+  EXPECT_EQ(args[3].kind, -1);
+  ASSERT_EQ(FFIJITDescribeArguments(f.get(), &info, args, 9), 0);
+  const int32_t kinds[9] = {kFFIJITArgumentInteger, kFFIJITArgumentInteger, kFFIJITArgumentInteger,
+                            kFFIJITArgumentFloat,   kFFIJITArgumentTensor,  kFFIJITArgumentPointer,
+                            kFFIJITArgumentOther,   kFFIJITArgumentOther,   kFFIJITArgumentOther};
+  const char* keywords[9] = {"", "", "", "k", "", "", "", "", "pair"};
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(args[i].kind, kinds[i]) << "argument " << i;
+    EXPECT_STREQ(args[i].keyword, keywords[i]) << "argument " << i;
+  }
+  EXPECT_EQ(info.status_convention, 1);
+
+  Function packed = Function::FromTyped([](int64_t x) { return x; });
+  EXPECT_EQ(FFIJITDescribeArguments(packed.get(), &info, args, 9), -1);
+  Error e = Raised();
+  EXPECT_EQ(e.kind(), "TypeError");
+  EXPECT_EQ(e.message(),
+            "FFIJITDescribeArguments: not a function made by FFIJITMakeFunction/Register");
+  EXPECT_EQ(FFIJITDescribeArguments(f.get(), nullptr, args, 9), -1);
+  EXPECT_EQ(Raised().message(), "FFIJITDescribeArguments: `info` must not be NULL");
+  EXPECT_EQ(FFIJITDescribeArguments(f.get(), &info, nullptr, 1), -1);
+  EXPECT_EQ(Raised().message(), "FFIJITDescribeArguments: `args` must not be NULL");
+  EXPECT_EQ(FFIJITDescribeArguments(f.get(), &info, args, -1), -1);
+  EXPECT_EQ(Raised().message(), "FFIJITDescribeArguments: negative capacity");
 }
 
 }  // namespace
