@@ -58,6 +58,12 @@ int CoreExec(PyObject* module) {
   int added = PyModule_AddObjectRef(module, "_tvm_ffi_abi", revision);
   Py_DECREF(revision);
   if (added != 0) return -1;
+  // FFIJITMakeFunction's flags (ffijit/bridge.h), for the package to combine.
+  if (PyModule_AddIntConstant(module, "_STATUS_CONVENTION", kFFIJITStatusConvention) != 0 ||
+      PyModule_AddIntConstant(module, "_ALLOW_OVERRIDE", kFFIJITAllowOverride) != 0 ||
+      PyModule_AddIntConstant(module, "_INTERPRET_ONLY", kFFIJITInterpretOnly) != 0) {
+    return -1;
+  }
   // Deleters of callbacks and buffers may run after Python is gone (a static C++ object
   // releasing a Function at exit); from then on they leave Python alone.
   Py_AtExit(MarkExited);

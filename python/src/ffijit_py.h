@@ -254,7 +254,13 @@ struct TensorView {
 // view->buffer) and *out a DLTensorPtr to it: true; false (nothing held, no error set) when the
 // buffer cannot be described so, and the Tensor path decides.
 bool BorrowTensorView(PyObject* obj, TensorView* view, TVMFFIAny* out);
-// The same description of an exact numpy ndarray read from its fields (numpy_view.cc), for the
+// Read in place for generated entries (in_place.cc): a compact ASCII str's bytes (NULL for any
+// other str, or one with a NUL inside), where such strs keep them (for the entry to read without a
+// call), and an exact ctypes.c_void_p as an opaque pointer (1; 0 leaves it to the generic path).
+const char* StrData(void* obj);
+void DescribeCompactAsciiStrs(FFIJITHostModel* m);
+int PointerToAny(void* obj, TVMFFIAny* out);
+// The same description of an exact numpy ndarray read from its fields (in_place.cc), for the
 // compact, writable ones with a dtype the buffer protocol's format names; false (nothing held)
 // for any other array, which BorrowTensorView then describes. Released by view->held.
 bool BorrowCompactNdarray(PyObject* obj, TensorView* view);

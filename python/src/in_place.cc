@@ -1,8 +1,12 @@
-// Compact numpy arrays described from the array's own fields (numpy's C ABI, read through its
-// headers) instead of an export through the buffer protocol, which makes and frees numpy's buffer
-// information (a format string among it) on every call. Generated entries use it; an array it
-// does not accept is left to the buffer protocol, so it only ever says yes where that path would
-// have produced the same description.
+// Objects of CPython, ctypes and numpy read in place, the one home of the layouts ffijit relies
+// on beyond their C APIs: compact ASCII strs (CPython's headers), a ctypes.c_void_p's buffer
+// pointer (checked once against the buffer protocol), and compact numpy arrays described from
+// the array's own fields (numpy's C ABI, read through its headers) instead of an export through
+// the buffer protocol, which makes and frees numpy's buffer information (a format string among
+// it) on every call. Generated entries use them; an object a reader does not accept is left to
+// the generic path, so it only ever says yes where that path would have produced the same value.
+#include <cstring>
+
 #include "ffijit_py.h"
 
 #if defined(FFIJIT_NUMPY_HEADERS)
@@ -11,6 +15,73 @@
 #endif
 
 namespace ffijit::python {
+
+// The strs ArgPack reads in place: ASCII, no NUL inside.
+const char* StrData(void* obj) {
+  auto* str = static_cast<PyObject*>(obj);
+  if (!PyUnicode_IS_COMPACT_ASCII(str)) return nullptr;
+  const char* data = static_cast<const char*>(PyUnicode_DATA(str));
+  return std::memchr(data, 0, static_cast<size_t>(PyUnicode_GET_LENGTH(str))) == nullptr ? data
+                                                                                         : nullptr;
+}
+
+// The strs StrData reads in place, for the entry to read without calling it: compact ASCII ones
+// hold their length and bytes in the object. The state word's bits come from the headers' own
+// bitfield, set in a blank object and read back as a word.
+void DescribeCompactAsciiStrs(FFIJITHostModel* m) {
+  PyASCIIObject blank;
+  std::memset(&blank, 0, sizeof blank);
+  blank.state.compact = 1;
+  blank.state.ascii = 1;
+#if PY_VERSION_HEX < 0x030C0000
+  blank.state.ready = 1;
+#endif
+  static_assert(sizeof(blank.state) == sizeof(uint32_t), "the state bits form one 32-bit word");
+  uint32_t word;
+  std::memcpy(&word, &blank.state, sizeof word);
+  m->str_flags_offset = static_cast<int32_t>(offsetof(PyASCIIObject, state));
+  m->str_inline_mask = word;
+  m->str_length_offset = static_cast<int32_t>(offsetof(PyASCIIObject, length));
+  // A compact ASCII str's bytes follow its header (PyUnicode_DATA).
+  m->str_inline_data_offset = static_cast<int32_t>(sizeof(PyASCIIObject));
+  static_assert(sizeof(Py_ssize_t) == sizeof(int64_t), "the length is read as an int64_t");
+}
+
+// An exact ctypes.c_void_p, read in place: ctypes keeps an instance's buffer pointer (b_ptr)
+// right after the object header, a layout unchanged since ctypes joined CPython. The first read
+// is checked against the buffer protocol (how the generic path reads it); should they ever
+// disagree, pointers take the generic path.
+int PointerToAny(void* obj, TVMFFIAny* out) {
+  static int layout_checked = 0;  // 0 unknown, 1 agrees, -1 disagrees
+  auto* pointer = static_cast<PyObject*>(obj);
+  PyTypeObject* type = Py_TYPE(pointer);
+  // Instances of ctypes' types have ctypes' metaclasses; anything else never imports ctypes here.
+  if (layout_checked < 0 || Py_TYPE(reinterpret_cast<PyObject*>(type)) == &PyType_Type) return 0;
+  PyObject* void_pointer_type = CtypesVoidPointerType();
+  if (void_pointer_type == nullptr) {
+    PyErr_Clear();
+    return 0;
+  }
+  if (type != reinterpret_cast<PyTypeObject*>(void_pointer_type)) return 0;
+  char* buffer = *reinterpret_cast<char**>(pointer + 1);
+  if (layout_checked == 0) {  // before the first read through it
+    Py_buffer view;
+    if (PyObject_GetBuffer(pointer, &view, PyBUF_SIMPLE) != 0) {
+      PyErr_Clear();
+      return 0;
+    }
+    const bool agrees = view.len == static_cast<Py_ssize_t>(sizeof(void*)) && view.buf == buffer;
+    PyBuffer_Release(&view);
+    layout_checked = agrees ? 1 : -1;
+    if (!agrees) return 0;
+  }
+  void* value = nullptr;
+  std::memcpy(&value, buffer, sizeof(void*));
+  out->type_index = value == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr;
+  out->zero_padding = 0;
+  out->v_ptr = value;
+  return 1;
+}
 
 #if defined(FFIJIT_NUMPY_HEADERS)
 namespace {
