@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "plan/call_plan.h"
 #include "ffijit/c_api.h"
+#include "plan/call_plan.h"
 
 namespace ffijit {
 

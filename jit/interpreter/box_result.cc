@@ -2,9 +2,9 @@
 #include <cstring>
 #include <string>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/any.h"
 #include "ffijit/c_ext.h"
+#include "interpreter/bound_function.h"
 #include "interpreter/float16.h"
 #include "interpreter/marshal.h"
 

@@ -5,9 +5,9 @@
 #include <new>
 #include <string>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/any.h"
 #include "ffijit/c_ext.h"
+#include "interpreter/bound_function.h"
 #include "interpreter/marshal.h"
 
 namespace ffijit {

@@ -2,8 +2,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/c_ext.h"
+#include "interpreter/bound_function.h"
 #include "interpreter/marshal.h"
 
 namespace ffijit {

@@ -4,12 +4,12 @@
 #include <utility>
 #include <vector>
 
-#include "plan/call_plan.h"
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/signature.h"
 #include "interpreter/marshal.h"
+#include "plan/call_plan.h"
 #include "platform/abi.h"
 
 namespace ffijit {

@@ -1,10 +1,10 @@
 // CallPlan: the flat description of how one packed call reaches one native function.
 //
-// Internal to libffijit_jit (not installed). Lowering (jit/lowering/lower.cc) turns a Signature into a
-// CallPlan once, at registration time; both executors obey it: the interpreter (jit/interpreter/interpreter.cc)
-// walks it per call, the ORC JIT compiles it into a thunk. It is plain data (no virtuals, no
-// callbacks) so that a compiler can read every decision out of it, and it is the single source of
-// truth for what a call accepts and does.
+// Internal to libffijit_jit (not installed). Lowering (jit/lowering/lower.cc) turns a Signature
+// into a CallPlan once, at registration time; both executors obey it: the interpreter
+// (jit/interpreter/interpreter.cc) walks it per call, the ORC JIT compiles it into a thunk. It is
+// plain data (no virtuals, no callbacks) so that a compiler can read every decision out of it, and
+// it is the single source of truth for what a call accepts and does.
 //
 // Vocabulary: a *packed argument* is one TVMFFIAny of the caller's array (or one keyword);
 // a *native parameter* is one C parameter of the target. Structures (slist/stuple/sdict) make one

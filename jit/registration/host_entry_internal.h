@@ -1,12 +1,13 @@
 // What the host-entry C API (host_entry.cc) shares with the build's compiler of entries: the JIT's
-// (orc/entries/host_entry_compiler.cc) or the one of a build without LLVM (without_llvm/jit_unavailable.cc).
+// (orc/entries/host_entry_compiler.cc) or the one of a build without LLVM
+// (without_llvm/jit_unavailable.cc).
 #ifndef FFIJIT_JIT_REGISTRATION_HOST_ENTRY_INTERNAL_H_
 #define FFIJIT_JIT_REGISTRATION_HOST_ENTRY_INTERNAL_H_
 
 #include <cstdint>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/host_entry.h"
+#include "interpreter/bound_function.h"
 
 struct FFIJITHostEntry {
   void* address = nullptr;

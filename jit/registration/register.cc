@@ -3,9 +3,9 @@
 
 #include <cstring>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/bridge.h"
 #include "ffijit/registry.h"
+#include "interpreter/bound_function.h"
 #include "registration/register_internal.h"
 
 namespace ffijit {

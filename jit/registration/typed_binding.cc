@@ -1,7 +1,7 @@
 // DirectNativeTarget: whether a TypedFunction (include/ffijit/typed_function.h) may call a bound
 // native directly, decided once when the handle is made.
-#include "interpreter/bound_function.h"
 #include "ffijit/typed_function.h"
+#include "interpreter/bound_function.h"
 
 namespace ffijit::details {
 

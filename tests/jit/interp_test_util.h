@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/ffijit.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
 #include "ffijit/signature.h"
+#include "interpreter/bound_function.h"
 #include "registration/register_internal.h"
 
 namespace ffijit::testing {

@@ -1,7 +1,7 @@
 // Lowering: sources, paths, keywords, conversions, and the placement of a CallPlan by each
 // platform's rules (x86-64 System V and AArch64 AAPCS64, both checked on every host).
-#include "plan/call_plan.h"
 #include "jit/interp_test_util.h"
+#include "plan/call_plan.h"
 #include "platform/abi.h"
 
 namespace ffijit::testing {

@@ -10,12 +10,12 @@
 
 #include <unistd.h>
 
-#include "interpreter/bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
 #include "ffijit/registry.h"
 #include "finishes_in_time.h"
+#include "interpreter/bound_function.h"
 #include "settings/jit_settings.h"
 
 namespace ffijit::testing {

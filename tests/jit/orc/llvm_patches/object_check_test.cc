@@ -1,6 +1,6 @@
-// The object loader's checks before JITLink (jit/orc/llvm_patches/object_check.cc): each test takes an intact
-// fixture object from gcc or clang-19, breaks the one field in it that made LLVM 19's JITLink
-// crash under fuzzing, and expects a ValueError naming the file and the section, symbol or
+// The object loader's checks before JITLink (jit/orc/llvm_patches/object_check.cc): each test takes
+// an intact fixture object from gcc or clang-19, breaks the one field in it that made LLVM 19's
+// JITLink crash under fuzzing, and expects a ValueError naming the file and the section, symbol or
 // relocation at fault; the intact object then still loads into the same module.
 #include <gtest/gtest.h>
 
