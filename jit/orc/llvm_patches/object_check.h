@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "ffijit/error.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBufferRef.h"
 #include "llvm/TargetParser/Triple.h"
 
@@ -29,6 +30,10 @@ constexpr uint64_t kMaxZeroFillBytes = uint64_t{256} << 20;
 // `buffer` is a 64-bit little-endian ELF relocatable object for `host`'s architecture that
 // JITLink can link without reading or writing outside what the object describes.
 void CheckObject(llvm::MemoryBufferRef buffer, const std::string& file, const llvm::Triple& host);
+
+// CheckObject's check of an .eh_frame section's contents (eh_frame_check.cc): a ValueError
+// naming `file` and the record at fault.
+void CheckEHFrame(llvm::StringRef contents, const std::string& file);
 
 }  // namespace orc
 }  // namespace ffijit
