@@ -46,8 +46,8 @@ int CoreExec(PyObject* module) {
   ExposeLibrary(reinterpret_cast<void*>(&TVMFFIObjectDecRef));
   ExposeLibrary(reinterpret_cast<void*>(&FFIJITMakeFunction));
   if (!InitErrors(module) || !InitObjectTypes(module) || !InitModuleType(module) ||
-      !InitFunctionType(module) || !InitTensorType(module) || !InitValueTypes(module) ||
-      !InitCallbacks(module) || !InitEntries(module)) {
+      !InitFunctionType(module) || !InitRegistry(module) || !InitTensorType(module) ||
+      !InitValueTypes(module) || !InitCallbacks(module) || !InitEntries(module)) {
     return -1;
   }
   if (PyModule_AddFunctions(module, kCoreMethods) != 0) return -1;

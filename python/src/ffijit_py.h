@@ -175,7 +175,7 @@ void WriteUnraisableFromRaised(const char* declaration, PyObject* obj);
 PyObject* ExceptionTypeForKind(const char* kind, size_t size);
 bool InitErrors(PyObject* module);
 
-// ---- conversions (convert.cc) ----
+// ---- conversions (convert.cc, from_any.cc) ----
 class ArgPack;
 // Converts any Python value into *out (borrowing into `pack`, or owned when pack is NULL); false
 // with a Python exception set. `where` names the value in messages (an argument's position).
@@ -385,8 +385,10 @@ PyObject* FromOwnedAny(TVMFFIAny* any);
 // Boxes a borrowed Any view (a callback's argument) as a new Python value.
 PyObject* FromAnyView(const TVMFFIAny* any);
 
-// ---- functions (function.cc, callbacks.cc) ----
+// ---- functions (function.cc, registry.cc, callbacks.cc) ----
 bool InitFunctionType(PyObject* module);
+// The registry functions of the module (registry.cc).
+bool InitRegistry(PyObject* module);
 // A new ffijit.Function wrapping `handle` (stolen).
 PyObject* WrapFunction(TVMFFIObject* handle);
 // A new Function object (owned) calling the Python callable `callable`; NULL with error set.
