@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "settings/file_bytes.h"
+
 namespace ffijit::python {
 
 PyTypeObject* g_module_type = nullptr;
@@ -43,11 +45,9 @@ PyFFIModule* ModuleOf(PyObject* self) {
 // before the first inconsistency (every offset is checked against the file's size).
 std::vector<std::string> ExportedFunctionNames(const char* path) {
   std::vector<std::string> names;
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  // A file over 256 MiB is not read again for a listing.
-  if (!file || file.tellg() > std::streamoff{256} << 20) return names;
-  file.seekg(0);
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  // A file over 256 MiB is not listed (nor read past that for a listing).
+  if (!ReadFileBytes(path, &bytes, nullptr, uint64_t{256} << 20)) return names;
   const uint64_t size = bytes.size();
   Elf64_Ehdr header;
   if (size < sizeof(header) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0 ||
