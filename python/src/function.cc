@@ -113,7 +113,7 @@ std::string MakeDoc(const std::string& function_name, const FFIJITFunctionInfo& 
   std::vector<std::string> params;
   size_t positional_only = 0;  // parameters before the "/"
   for (size_t i = 0; i < names.size(); ++i) {
-    const std::string& name = i < names.size() ? names[i] : std::string();
+    const std::string& name = names[i];
     // argN is the generated name of an argument without one: taken by no keyword.
     const bool generated = name.size() > 3 && name.compare(0, 3, "arg") == 0 &&
                            name.find_first_not_of("0123456789", 3) == std::string::npos;
