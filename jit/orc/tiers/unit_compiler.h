@@ -63,7 +63,7 @@ class UnitCompiler {
                                       CodeGenLevel level = CodeGenLevel::kFast);
 
   // Compiles and frees a small function with branches, loads and calls at `level`, so that LLVM
-  // builds the static objects code generation makes on first use (see JitEngineImpl::Engine).
+  // builds the static objects code generation makes on first use (see JitEngineImpl::Compiler).
   void WarmUp(CodeGenLevel level);
 
   void Retain(CodeUnit* unit);
