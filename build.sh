@@ -200,7 +200,7 @@ case "$cmd" in
       mkdir -p "$work"
       # Every target mutates for FUZZ_SECONDS. FUZZ_OBJECTS=0 makes the object loader only replay
       # its seeds (every input that crashed LLVM 19's JITLink so far, and valid objects): the way
-      # out if an LLVM crashes on objects that jit/orc/object_check.cc does not refuse yet.
+      # out if an LLVM crashes on objects that jit/orc/llvm_patches/object_check.cc does not refuse yet.
       limit=(-max_total_time="$FUZZ_SECONDS")
       [ "$name" = fuzz_object ] && [ "${FUZZ_OBJECTS:-1}" = 0 ] && limit=(-runs=0)
       # FUZZ_SEED pins libFuzzer's random seed (CI; unset: a new seed each run, to explore). The

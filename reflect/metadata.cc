@@ -20,13 +20,6 @@ std::string_view TrimTrailing(std::string_view text) {
   return text;
 }
 
-bool LooksLikeJson(std::string_view text) {
-  for (char c : text) {
-    if (!IsSpace(c)) return c == '{';
-  }
-  return false;
-}
-
 // IREE's declarations open with the function kind; a raw signature opens with `I`.
 bool LooksLikeDeclaration(std::string_view text) {
   size_t p = 0;
@@ -135,9 +128,16 @@ std::optional<MetadataFormat> MetadataFormatFromName(std::string_view name) {
   return std::nullopt;
 }
 
+bool IsMetadataDict(std::string_view text) {
+  for (char c : text) {
+    if (!IsSpace(c)) return c == '{';
+  }
+  return false;
+}
+
 MetadataFormat DetectMetadataFormat(std::string_view text) {
   text = TrimTrailing(text);
-  if (!LooksLikeJson(text)) {
+  if (!IsMetadataDict(text)) {
     return LooksLikeDeclaration(text) ? MetadataFormat::kDeclaration : MetadataFormat::kRaw;
   }
   const JsonValue dict = ParseJsonDom(text, "json", kMaxMetadataNesting + 2);
@@ -157,12 +157,12 @@ MetadataFormat DetectMetadataFormat(std::string_view text) {
 Signature ParseMetadata(std::string_view text, MetadataFormat format) {
   text = TrimTrailing(text);
   if (format == MetadataFormat::kAuto) format = DetectMetadataFormat(text);
-  if (format == MetadataFormat::kDeclaration && !LooksLikeJson(text)) {
+  if (format == MetadataFormat::kDeclaration && !IsMetadataDict(text)) {
     return ParseDeclaration(text);
   }
   if (format == MetadataFormat::kJson) {
     // The iree.abi object itself, or the reflection dict that carries it as a string.
-    if (LooksLikeJson(text)) {
+    if (IsMetadataDict(text)) {
       const JsonValue dict = ParseJsonDom(text, "json", kMaxMetadataNesting + 2);
       if (dict.kind == JsonValue::Kind::kObject && Member(dict, "a") == nullptr &&
           Member(dict, "r") == nullptr && Member(dict, "iree.abi") != nullptr) {
@@ -171,7 +171,7 @@ Signature ParseMetadata(std::string_view text, MetadataFormat format) {
     }
     return ParseJson(text);
   }
-  if (!LooksLikeJson(text)) {
+  if (!IsMetadataDict(text)) {
     if (format == MetadataFormat::kSip) {
       // Reject before parsing so the message says what is missing, then surface SIP syntax errors.
       ParseSip(text);

@@ -21,6 +21,7 @@
 #include "ffijit/module.h"
 #include "ffijit/register.h"
 #include "json_values.h"
+#include "settings/file_bytes.h"
 
 namespace ffijit::tool {
 namespace {
@@ -37,30 +38,6 @@ std::optional<Path> PathFromName(const std::string& name) {
     if (name == PathName(p)) return p;
   }
   return std::nullopt;
-}
-
-// Reads a whole file; false with the reason in *error.
-bool ReadFile(const std::string& path, std::string* out, std::string* error) {
-  FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    *error = std::strerror(errno);
-    return false;
-  }
-  char buffer[1 << 16];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0) {
-    out->append(buffer, n);
-    if (out->size() > kMaxFileBytes) {
-      std::fclose(file);
-      *error = "larger than " + std::to_string(kMaxFileBytes >> 20) + " MiB";
-      return false;
-    }
-  }
-  const bool failed = std::ferror(file) != 0;
-  const int saved = errno;
-  std::fclose(file);
-  if (failed) *error = std::strerror(saved);
-  return !failed;
 }
 
 // The position of the '=' of a NAME=VALUE word, or npos.
@@ -288,7 +265,7 @@ Signature LoadSignature(const CallRequest& request) {
   std::string text = request.metadata;
   if (!text.empty() && text[0] == '@') {
     std::string contents, why;
-    if (!ReadFile(text.substr(1), &contents, &why)) {
+    if (!ReadFileBytes(text.substr(1), &contents, &why, kMaxFileBytes)) {
       throw Failure{kExitBadMetadata, "cannot read metadata file '" + text.substr(1) + "': " + why};
     }
     text = std::move(contents);
@@ -313,7 +290,7 @@ CallArgs ParseArguments(const std::vector<std::string>& words, const Signature& 
     std::string text = keyword ? word.substr(eq + 1) : word;
     if (!text.empty() && text[0] == '@') {
       std::string contents, why;
-      if (!ReadFile(text.substr(1), &contents, &why)) {
+      if (!ReadFileBytes(text.substr(1), &contents, &why, kMaxFileBytes)) {
         throw Failure{kExitBadArgs,
                       "cannot read " + label + " from '" + text.substr(1) + "': " + why};
       }

@@ -26,11 +26,6 @@ constexpr const char* kUsage =
     "Without --format the format is detected. Prints the canonical form, the JSON form, the raw\n"
     "form and IREE's readable forms.\n";
 
-bool LooksLikeJson(const std::string& text) {
-  const size_t p = text.find_first_not_of(" \t\r\n");
-  return p != std::string::npos && text[p] == '{';
-}
-
 void PrintSipStructure(const SipSignature& sip, std::ostream& out) {
   out << "sip:       " << PrintSip(sip) << "\n";
   out << "sip inputs (IREE readable):\n" << ReadableSip(sip.inputs);
@@ -132,7 +127,8 @@ int RunSig(const std::vector<std::string>& args, std::istream& in, std::ostream&
     text = *source;
   }
 
-  const bool json = LooksLikeJson(text);
+  // Bare text or a JSON dict, and in kAuto which format, by reflect's rules (ParseMetadata's own).
+  const bool json = IsMetadataDict(text);
   if (!json && format != MetadataFormat::kJson) {
     const std::string bare = text.substr(0, text.find_last_not_of(" \t\r\n") + 1);
     if (format == MetadataFormat::kSip) return PrintBareSip(bare, out, err);

@@ -85,6 +85,38 @@ FFIJIT_JIT_API int FFIJITIsJitCompiled(TVMFFIObjectHandle func, int* out);
 /*! The readable CallPlan of a function made by this API, as an owned String in *out. */
 FFIJIT_JIT_API int FFIJITDescribeFunction(TVMFFIObjectHandle func, TVMFFIAny* out);
 
+/*! How a front end that converts its own values may pass a top-level argument straight. */
+typedef enum {
+  kFFIJITArgumentOther = 0,   /* anything else: a structure, a string, an object, ... */
+  kFFIJITArgumentInteger = 1, /* a bool or integer scalar */
+  kFFIJITArgumentFloat = 2,   /* an f16, bf16, f32 or f64 scalar */
+  kFFIJITArgumentTensor = 3,  /* a tensor (DLTensor*) */
+  kFFIJITArgumentPointer = 4  /* an opaque pointer (void*) */
+} FFIJITArgumentKind;
+
+/*! One top-level argument of a function made by this API. */
+typedef struct {
+  int32_t kind;        /* FFIJITArgumentKind */
+  const char* keyword; /* the keyword it may be passed by, "" when positional only */
+} FFIJITArgumentInfo;
+
+/*! A function made by this API, as its CallPlan records it. */
+typedef struct {
+  const char* name;          /* its name in messages (FFIJITMakeFunction's `name`) */
+  const char* declaration;   /* `name(types...) -> result`, as error messages quote it */
+  int32_t status_convention; /* 1 when made with kFFIJITStatusConvention, else 0 */
+  int32_t num_args;          /* its number of top-level arguments */
+} FFIJITFunctionInfo;
+
+/*!
+ * Fills *info, and args[i] for the first min(capacity, num_args) top-level arguments, from the
+ * CallPlan of `func` (so a binding need not parse the metadata again). The strings belong to the
+ * function and live as long as it does. `args` may be NULL when `capacity` is 0. A TypeError when
+ * `func` was not made by this API.
+ */
+FFIJIT_JIT_API int FFIJITDescribeArguments(TVMFFIObjectHandle func, FFIJITFunctionInfo* info,
+                                           FFIJITArgumentInfo* args, int32_t capacity);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -52,6 +52,9 @@ FFIJIT_REFLECT_API Signature ParseMetadata(std::string_view text,
 // The format kAuto reads `text` as (never kAuto); throws ValueError on JSON that is not an object
 // or an object with none of the keys above.
 FFIJIT_REFLECT_API MetadataFormat DetectMetadataFormat(std::string_view text);
+// Whether the formats read `text` as a JSON dict (its first non-space character is `{`) rather
+// than as bare text (a raw signature, a declaration, a SIP string).
+FFIJIT_REFLECT_API bool IsMetadataDict(std::string_view text);
 
 // ---- iree.abi JSON ----
 // Type records: "i1" "i8".."i64" "u8".."u64" "f16" "bf16" "f32" "f64", "unknown", null (a gap,

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 
 namespace ffijit::platform {
 

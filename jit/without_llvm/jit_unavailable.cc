@@ -6,7 +6,7 @@
 
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
-#include "host_entry_internal.h"
+#include "registration/host_entry_internal.h"
 
 namespace ffijit {
 namespace {

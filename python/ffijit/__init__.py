@@ -107,10 +107,10 @@ for _name in ("index", "count", "__contains__", "__reversed__"):
     setattr(Array, _name, getattr(_abc.Sequence, _name))
 del _name
 
-# Flags of FFIJITMakeFunction (ffijit/bridge.h).
-_STATUS_CONVENTION = 1
-_ALLOW_OVERRIDE = 2
-_INTERPRET_ONLY = 4
+# Flags of FFIJITMakeFunction (ffijit/bridge.h), as the extension was compiled with them.
+_STATUS_CONVENTION = _core._STATUS_CONVENTION
+_ALLOW_OVERRIDE = _core._ALLOW_OVERRIDE
+_INTERPRET_ONLY = _core._INTERPRET_ONLY
 
 # ctypes function pointers handed to register()/function() stay alive as long as the process
 # (the Function made from them may be found again by name at any time), one per address.

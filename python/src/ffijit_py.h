@@ -106,7 +106,7 @@ PyObject* CtypesVoidPointerType();
 // 0 when not, -1 with an exception set.
 int IsCtypesPointer(PyObject* obj);
 
-// ---- object wrappers (objects.cc, module_object.cc) ----
+// ---- object wrappers (objects.cc, module.cc) ----
 inline TVMFFIObject* HandleOf(PyObject* self) {
   return reinterpret_cast<PyFFIObject*>(self)->handle;
 }
@@ -175,7 +175,7 @@ void WriteUnraisableFromRaised(const char* declaration, PyObject* obj);
 PyObject* ExceptionTypeForKind(const char* kind, size_t size);
 bool InitErrors(PyObject* module);
 
-// ---- conversions (convert.cc) ----
+// ---- conversions (convert.cc, from_any.cc) ----
 class ArgPack;
 // Converts any Python value into *out (borrowing into `pack`, or owned when pack is NULL); false
 // with a Python exception set. `where` names the value in messages (an argument's position).
@@ -254,7 +254,13 @@ struct TensorView {
 // view->buffer) and *out a DLTensorPtr to it: true; false (nothing held, no error set) when the
 // buffer cannot be described so, and the Tensor path decides.
 bool BorrowTensorView(PyObject* obj, TensorView* view, TVMFFIAny* out);
-// The same description of an exact numpy ndarray read from its fields (numpy_view.cc), for the
+// Read in place for generated entries (in_place.cc): a compact ASCII str's bytes (NULL for any
+// other str, or one with a NUL inside), where such strs keep them (for the entry to read without a
+// call), and an exact ctypes.c_void_p as an opaque pointer (1; 0 leaves it to the generic path).
+const char* StrData(void* obj);
+void DescribeCompactAsciiStrs(FFIJITHostModel* m);
+int PointerToAny(void* obj, TVMFFIAny* out);
+// The same description of an exact numpy ndarray read from its fields (in_place.cc), for the
 // compact, writable ones with a dtype the buffer protocol's format names; false (nothing held)
 // for any other array, which BorrowTensorView then describes. Released by view->held.
 bool BorrowCompactNdarray(PyObject* obj, TensorView* view);
@@ -379,8 +385,10 @@ PyObject* FromOwnedAny(TVMFFIAny* any);
 // Boxes a borrowed Any view (a callback's argument) as a new Python value.
 PyObject* FromAnyView(const TVMFFIAny* any);
 
-// ---- functions (function.cc, callbacks.cc) ----
+// ---- functions (function.cc, registry.cc, callbacks.cc) ----
 bool InitFunctionType(PyObject* module);
+// The registry functions of the module (registry.cc).
+bool InitRegistry(PyObject* module);
 // A new ffijit.Function wrapping `handle` (stolen).
 PyObject* WrapFunction(TVMFFIObject* handle);
 // A new Function object (owned) calling the Python callable `callable`; NULL with error set.

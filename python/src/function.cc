@@ -1,5 +1,6 @@
 // ffijit.Function: a packed Function called from Python through vectorcall, and the module
-// functions that make, register and find Functions.
+// function that makes one from a native (`_make_function`); finding and registering Functions by
+// name is registry.cc's.
 //
 // A call converts the positional arguments into a stack array of TVMFFIAny (ArgPack), calls the
 // Function's safe_call directly, and boxes the result: no argument tuple, no dict, no lookup.
@@ -27,7 +28,6 @@
 #include "ffijit/bridge.h"
 #include "ffijit/host_entry.h"
 #include "ffijit/metadata.h"
-#include "ffijit/signature.h"
 
 namespace ffijit::python {
 
@@ -102,16 +102,18 @@ bool IsParameterName(const std::string& name) {
 // named `argN`; every parameter before the last positional-only one is positional-only too, as
 // Python requires (a keyword still binds to such a name, as it does in the call). Text
 // signatures carry no annotations: the declaration after them states the types.
-std::string MakeDoc(const std::string& function_name, const ffijit::Signature& sig,
+std::string MakeDoc(const std::string& function_name, const FFIJITFunctionInfo& info,
                     const std::vector<std::string>& names) {
   const std::string shown = function_name.empty() ? "function" : function_name;
-  const std::string declaration = ffijit::DeclarationString(shown, sig);
+  // The plan's declaration under the name the builtin shows.
+  const std::string declaration =
+      shown + std::string(info.declaration).substr(std::char_traits<char>::length(info.name));
   const size_t dot = shown.rfind('.');
   const std::string short_name = dot == std::string::npos ? shown : shown.substr(dot + 1);
   std::vector<std::string> params;
   size_t positional_only = 0;  // parameters before the "/"
-  for (size_t i = 0; i < sig.args.size(); ++i) {
-    const std::string& name = i < names.size() ? names[i] : std::string();
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
     // argN is the generated name of an argument without one: taken by no keyword.
     const bool generated = name.size() > 3 && name.compare(0, 3, "arg") == 0 &&
                            name.find_first_not_of("0123456789", 3) == std::string::npos;
@@ -133,43 +135,50 @@ std::string MakeDoc(const std::string& function_name, const ffijit::Signature& s
     doc += ")\n--\n\n";
   }
   doc += declaration;
-  if (sig.convention == ffijit::CallConvention::kStatus) doc += " [status]";
+  if (info.status_convention) doc += " [status]";
   doc += "\n\nA native function made by ffijit (ffijit.Function.of(f) is its ffijit.Function).";
   return doc;
 }
 
-// The kinds of a signature's first 64 top-level arguments (a keyword argument's as its type's),
-// and the docstring. The function was made from this metadata, so it parses; if it somehow does
-// not, nothing is assumed.
-void DescribeArguments(std::string_view metadata, ffijit::MetadataFormat format, bool status,
-                       FunctionTraits* traits) {
-  try {
-    ffijit::Signature sig = ffijit::ParseMetadata(metadata, format);
-    if (status) sig.convention = ffijit::CallConvention::kStatus;
-    for (size_t i = 0; i < sig.args.size(); ++i) {
-      const ffijit::Type* type = sig.args[i].get();
-      std::string name;
-      if (type != nullptr && type->kind == ffijit::TypeKind::kNamed && !type->elements.empty()) {
-        name = type->name;
-        type = type->elements[0].get();
-      }
-      traits->names.push_back(std::move(name));
-      if (type == nullptr || i >= 64) continue;
-      if (type->kind == ffijit::TypeKind::kNDArray) traits->kinds.tensor_views |= uint64_t{1} << i;
-      if (type->kind == ffijit::TypeKind::kOpaquePtr) traits->kinds.pointers |= uint64_t{1} << i;
-      if (type->kind == ffijit::TypeKind::kScalar) {
-        const bool floating =
-            type->scalar == ffijit::ScalarKind::kF16 || type->scalar == ffijit::ScalarKind::kF32 ||
-            type->scalar == ffijit::ScalarKind::kF64 || type->scalar == ffijit::ScalarKind::kBF16;
-        (floating ? traits->kinds.floats : traits->kinds.integers) |= uint64_t{1} << i;
-      }
-    }
-    traits->doc = MakeDoc(traits->function_name, sig, traits->names);
-  } catch (...) {
-    traits->kinds = ArgumentKinds{};
-    traits->names.clear();
-    traits->doc.clear();
+// The kinds of a function's first 64 top-level arguments, their keywords and the docstring, as
+// the bridge reads them from the function's CallPlan. `handle` was just made by the bridge; if it
+// somehow cannot be described, nothing is assumed.
+void DescribeArguments(TVMFFIObject* handle, FunctionTraits* traits) {
+  FFIJITFunctionInfo info;
+  std::vector<FFIJITArgumentInfo> args;
+  bool described = FFIJITDescribeArguments(handle, &info, nullptr, 0) == 0;
+  if (described) {
+    args.resize(static_cast<size_t>(info.num_args));
+    described = FFIJITDescribeArguments(handle, &info, args.data(), info.num_args) == 0;
   }
+  if (!described) {
+    TVMFFIObjectHandle error = nullptr;
+    TVMFFIErrorMoveFromRaised(&error);
+    if (error != nullptr) TVMFFIObjectDecRef(error);
+    return;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    traits->names.emplace_back(args[i].keyword);
+    if (i >= 64) continue;
+    const uint64_t bit = uint64_t{1} << i;
+    switch (args[i].kind) {
+      case kFFIJITArgumentTensor:
+        traits->kinds.tensor_views |= bit;
+        break;
+      case kFFIJITArgumentPointer:
+        traits->kinds.pointers |= bit;
+        break;
+      case kFFIJITArgumentInteger:
+        traits->kinds.integers |= bit;
+        break;
+      case kFFIJITArgumentFloat:
+        traits->kinds.floats |= bit;
+        break;
+      default:
+        break;
+    }
+  }
+  traits->doc = MakeDoc(traits->function_name, info, traits->names);
 }
 
 inline TVMFFISafeCallType LoadSafeCall(TVMFFIObject* func) {
@@ -441,151 +450,9 @@ PyObject* MakeFunction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   FunctionTraits traits;
   traits.release_gil = release_gil != 0;
   traits.function_name = global_name != nullptr ? global_name : name != nullptr ? name : "";
-  DescribeArguments(std::string_view(metadata, static_cast<size_t>(metadata_size)),
-                    static_cast<ffijit::MetadataFormat>(format),
-                    (flags & kFFIJITStatusConvention) != 0, &traits);
+  DescribeArguments(handle, &traits);
   RecordTraits(handle, std::move(traits));
   return WrapFunction(handle);
-}
-
-PyObject* GetGlobalFunc(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs < 1 || nargs > 2) {
-    PyErr_SetString(PyExc_TypeError, "get_global_func(name, allow_missing=False)");
-    return nullptr;
-  }
-  const char* name;
-  Py_ssize_t size;
-  if (!Utf8Of(args[0], "name", &name, &size)) return nullptr;
-  int allow_missing = nargs == 2 ? PyObject_IsTrue(args[1]) : 0;
-  if (allow_missing < 0) return nullptr;
-  TVMFFIByteArray key{name, static_cast<size_t>(size)};
-  TVMFFIObjectHandle out = nullptr;
-  if (TVMFFIFunctionGetGlobal(&key, &out) != 0) return RaiseFromFFI();
-  if (out == nullptr) {
-    if (allow_missing) Py_RETURN_NONE;
-    PyErr_Format(PyExc_KeyError, "no global function named %R", args[0]);
-    return nullptr;
-  }
-  return WrapFunction(static_cast<TVMFFIObject*>(out));
-}
-
-PyObject* ListGlobalFuncs(PyObject*, PyObject*) {
-  TVMFFIObjectHandle names = nullptr;
-  if (FFIJITFunctionListGlobals(&names) != 0) return RaiseFromFFI();
-  auto* array = static_cast<TVMFFIObject*>(names);
-  auto* cell = reinterpret_cast<const FFIJITArrayCell*>(array + 1);
-  PyObject* list = PyList_New(cell->size);
-  for (int64_t i = 0; list != nullptr && i < cell->size; ++i) {
-    PyObject* item = FromAnyView(&cell->data[i]);
-    if (item == nullptr)
-      Py_CLEAR(list);
-    else
-      PyList_SET_ITEM(list, i, item);
-  }
-  TVMFFIObjectDecRef(array);
-  if (list != nullptr && PyList_Sort(list) != 0) Py_CLEAR(list);
-  return list;
-}
-
-PyObject* RemoveGlobalFunc(PyObject*, PyObject* arg) {
-  const char* name;
-  Py_ssize_t size;
-  if (!Utf8Of(arg, "name", &name, &size)) return nullptr;
-  TVMFFIByteArray key{name, static_cast<size_t>(size)};
-  if (FFIJITFunctionRemoveGlobal(&key) != 0) return RaiseFromFFI();
-  Py_RETURN_NONE;
-}
-
-// _register_callable(name, callable, override): a Python callable as a global function.
-PyObject* RegisterCallable(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 3) {
-    PyErr_SetString(PyExc_TypeError, "_register_callable takes 3 arguments");
-    return nullptr;
-  }
-  const char* name;
-  Py_ssize_t size;
-  if (!Utf8Of(args[0], "name", &name, &size)) return nullptr;
-  int override = PyObject_IsTrue(args[2]);
-  if (override < 0) return nullptr;
-  TVMFFIObject* func;
-  if (PyFFIFunction* known = FunctionOf(args[1])) {
-    func = known->base.handle;
-    TVMFFIObjectIncRef(func);
-  } else {
-    if (!PyCallable_Check(args[1])) {
-      PyErr_Format(PyExc_TypeError, "register_func: %R is not callable", args[1]);
-      return nullptr;
-    }
-    if ((func = FunctionFromCallable(args[1])) == nullptr) return nullptr;
-  }
-  TVMFFIByteArray key{name, static_cast<size_t>(size)};
-  if (TVMFFIFunctionSetGlobal(&key, func, override) != 0) {
-    TVMFFIObjectDecRef(func);
-    return RaiseFromFFI();
-  }
-  return WrapFunction(func);
-}
-
-// _function_from_callable(callable)
-PyObject* FunctionFromPython(PyObject*, PyObject* callable) {
-  if (Py_TYPE(callable) == &PyCFunction_Type && FunctionOf(callable) != nullptr) {
-    return Py_NewRef(callable);  // already what Python calls
-  }
-  if (PyFFIFunction* known = FunctionOf(callable)) {
-    TVMFFIObjectIncRef(known->base.handle);
-    return WrapFunction(known->base.handle);
-  }
-  if (!PyCallable_Check(callable)) {
-    PyErr_Format(PyExc_TypeError, "ffijit.function: %R is not callable", callable);
-    return nullptr;
-  }
-  TVMFFIObject* func = FunctionFromCallable(callable);
-  return func == nullptr ? nullptr : WrapFunction(func);
-}
-
-// _dlsym(library_path, symbol) -> address. Libraries stay loaded: the functions made from them
-// may live as long as the process.
-PyObject* DlSym(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "_dlsym(library_path, symbol)");
-    return nullptr;
-  }
-  const char* path;
-  const char* symbol;
-  Py_ssize_t size;
-  if (!Utf8Of(args[0], "library path", &path, &size)) return nullptr;
-  if (!Utf8Of(args[1], "symbol", &symbol, &size)) return nullptr;
-  // A path (not a name dlopen searches for) that cannot be opened: the OSError open() raises.
-  if (std::strchr(path, '/') != nullptr && !CheckFileReadable(args[0])) return nullptr;
-  void* library;
-  Py_BEGIN_ALLOW_THREADS;  // a library's initialisers may run Python callbacks on other threads
-  library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  Py_END_ALLOW_THREADS;
-  if (library == nullptr) {
-    const char* reason = dlerror();
-    if (reason == nullptr) reason = "unknown reason";
-    // glibc ends the reason with strerror() of the failed open: a name found nowhere on the
-    // search path is ENOENT (FileNotFoundError); any other failure (not an ELF file, a missing
-    // dependency or symbol) ELIBBAD, a plain OSError. Both carry the library in `filename`.
-    const char* missing = std::strerror(ENOENT);
-    size_t reason_size = std::strlen(reason), missing_size = std::strlen(missing);
-    bool not_found = reason_size >= missing_size &&
-                     std::strcmp(reason + reason_size - missing_size, missing) == 0;
-    PyObject* error =
-        PyObject_CallFunction(PyExc_OSError, "isO", not_found ? ENOENT : ELIBBAD, reason, args[0]);
-    if (error != nullptr) {
-      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error)), error);
-      Py_DECREF(error);
-    }
-    return nullptr;
-  }
-  dlerror();
-  void* address = dlsym(library, symbol);
-  if (address == nullptr) {
-    PyErr_Format(PyExc_AttributeError, "the library %R has no symbol %R", args[0], args[1]);
-    return nullptr;
-  }
-  return PyLong_FromVoidPtr(address);
 }
 
 }  // namespace
@@ -697,21 +564,6 @@ PyObject* WrapFunction(TVMFFIObject* handle) {
 PyMethodDef kFunctionModuleMethods[] = {
     {"_make_function", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(MakeFunction)),
      METH_FASTCALL, "_make_function(address, sig, format, flags, name, global_name, release_gil)"},
-    {"get_global_func", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(GetGlobalFunc)),
-     METH_FASTCALL,
-     "get_global_func(name, allow_missing=False)\n--\n\nThe global function registered under "
-     "`name`\n(by Python, C, C++ or a loaded module). KeyError when there is none, or None with\n"
-     "allow_missing=True."},
-    {"list_global_funcs", ListGlobalFuncs, METH_NOARGS,
-     "list_global_funcs()\n--\n\nThe names of every global function, sorted."},
-    {"remove_global_func", RemoveGlobalFunc, METH_O,
-     "remove_global_func(name)\n--\n\nRemoves a global function's name; the function lives on "
-     "while\nreferenced."},
-    {"_register_callable", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(RegisterCallable)),
-     METH_FASTCALL, "_register_callable(name, callable, override)"},
-    {"_function_from_callable", FunctionFromPython, METH_O, "_function_from_callable(callable)"},
-    {"_dlsym", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(DlSym)), METH_FASTCALL,
-     "_dlsym(library_path, symbol) -> address"},
     {nullptr, nullptr, 0, nullptr}};
 
 bool InitFunctionType(PyObject* module) {

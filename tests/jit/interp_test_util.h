@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
 #include "ffijit/ffijit.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
 #include "ffijit/signature.h"
-#include "register_internal.h"
+#include "interpreter/bound_function.h"
+#include "registration/register_internal.h"
 
 namespace ffijit::testing {
 

@@ -54,6 +54,18 @@ TEST(Metadata, AutoDetection) {
   ErrorOf([] { ParseMetadata("nonsense"); }, "raw signature: at offset 1");
 }
 
+// IsMetadataDict is the one dict-or-bare rule (ParseMetadata's, the tool's): the first
+// non-space character, and nothing else, decides.
+TEST(Metadata, DictOrBareText) {
+  EXPECT_TRUE(IsMetadataDict(R"({"f":"I1!R1!"})"));
+  EXPECT_TRUE(IsMetadataDict(" \t\r\n{ not even json"));
+  EXPECT_FALSE(IsMetadataDict("I1!R1!"));
+  EXPECT_FALSE(IsMetadataDict("sync func @f() -> ()"));
+  EXPECT_FALSE(IsMetadataDict("  [1]"));
+  EXPECT_FALSE(IsMetadataDict(""));
+  EXPECT_FALSE(IsMetadataDict("   "));
+}
+
 // IREE's current emitters attach {"iree.abi": "<the iree.abi JSON as text>", ...}; IREE's
 // runtime reads that key and ignores the others (iree.abi.declaration, iree.abi.model, ...).
 TEST(Metadata, IreeAbiReflectionDict) {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "call_plan.h"
-#include "orc/tiers/unit_compiler.h"
+#include "orc/codegen/compile_request.h"
+#include "plan/call_plan.h"
 #include "platform/abi.h"
 
 namespace llvm {
@@ -54,7 +54,7 @@ std::string AbiShapeKey(const CallPlan& plan);
 
 // Makes `request` (whose emit function generates code for `plan`) verify the ABI placement when
 // it is compiled: unless the shape was verified before in this process, emit also adds the probe
-// and the engine runs it before accepting the function. A shape found wrong before fails at
+// and the unit compiler runs it before accepting the function. A shape found wrong before fails at
 // once. `plan` must outlive the compile.
 void AddAbiCheck(const CallPlan* plan, CompileRequest* request);
 

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "call_plan.h"
 #include "ffijit/host_entry.h"
+#include "plan/call_plan.h"
 
 namespace llvm {
 class Function;

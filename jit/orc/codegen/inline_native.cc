@@ -302,6 +302,81 @@ std::string BuildAdapter(llvm::Function* adapter, llvm::Function* native) {
   return "";
 }
 
+// Everything else the copy uses stays a declaration of the same name, which the hot unit's link
+// order resolves as the module's own code does (CompileRequest::link_with). An alias or ifunc
+// cannot be declared: a plain declaration of its name stands in for it. Returns the declarations.
+std::unordered_set<llvm::GlobalValue*> DeclareExternals(
+    llvm::Module& source, const std::vector<llvm::GlobalValue*>& external) {
+  std::unordered_set<llvm::GlobalValue*> declared;
+  for (llvm::GlobalValue* global : external) {
+    if (llvm::isa<llvm::GlobalAlias>(global) || llvm::isa<llvm::GlobalIFunc>(global)) {
+      const std::string name = global->getName().str();
+      global->setName("");
+      llvm::GlobalValue* declaration;
+      if (auto* type = llvm::dyn_cast<llvm::FunctionType>(global->getValueType())) {
+        declaration =
+            llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, source);
+      } else {
+        declaration = new llvm::GlobalVariable(source, global->getValueType(), false,
+                                               llvm::GlobalValue::ExternalLinkage, nullptr, name);
+      }
+      global->replaceAllUsesWith(declaration);
+      declared.insert(declaration);
+    } else {
+      declared.insert(global);
+    }
+  }
+  return declared;
+}
+
+// Drops everything of `source` but `keep` and the declarations: bodies and initialisers first
+// (so nothing refers to what goes), then the symbols themselves, then the named metadata.
+// Intrinsic declarations the copy calls stay. "" or why the copy cannot be made.
+std::string DropAllBut(llvm::Module& source, const std::vector<llvm::GlobalValue*>& keep,
+                       const std::unordered_set<llvm::GlobalValue*>& declared) {
+  std::unordered_set<llvm::GlobalValue*> kept(keep.begin(), keep.end());
+  std::vector<llvm::GlobalValue*> doomed;
+  for (llvm::Function& f : source) {
+    if (kept.count(&f)) continue;
+    if (!f.isDeclaration()) f.deleteBody();
+    if (!declared.count(&f)) doomed.push_back(&f);
+  }
+  for (llvm::GlobalVariable& v : source.globals()) {
+    if (kept.count(&v)) continue;
+    v.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    v.setInitializer(nullptr);
+    if (!declared.count(&v)) doomed.push_back(&v);
+  }
+  for (llvm::GlobalValue* global : declared) {
+    global->setLinkage(llvm::GlobalValue::ExternalLinkage);
+    global->setVisibility(llvm::GlobalValue::DefaultVisibility);
+    global->setDSOLocal(false);
+    if (auto* object = llvm::dyn_cast<llvm::GlobalObject>(global)) object->setComdat(nullptr);
+  }
+  for (llvm::GlobalAlias& a : source.aliases()) doomed.push_back(&a);
+  for (llvm::GlobalIFunc& i : source.ifuncs()) doomed.push_back(&i);
+  for (llvm::GlobalValue* global : doomed) {
+    if (auto* alias = llvm::dyn_cast<llvm::GlobalAlias>(global)) {
+      alias->replaceAllUsesWith(llvm::PoisonValue::get(alias->getType()));
+    } else if (auto* ifunc = llvm::dyn_cast<llvm::GlobalIFunc>(global)) {
+      ifunc->replaceAllUsesWith(llvm::PoisonValue::get(ifunc->getType()));
+    }
+  }
+  for (llvm::GlobalValue* global : doomed) {
+    global->removeDeadConstantUsers();
+    auto* f = llvm::dyn_cast<llvm::Function>(global);
+    if (f && f->isIntrinsic() && !f->use_empty()) continue;
+    if (!global->use_empty()) {
+      return "internal error: " + Quoted(global->getName()) + " is still used by the copy";
+    }
+    global->eraseFromParent();
+  }
+  std::vector<llvm::NamedMDNode*> named;
+  for (llvm::NamedMDNode& node : source.named_metadata()) named.push_back(&node);
+  for (llvm::NamedMDNode* node : named) source.eraseNamedMetadata(node);
+  return "";
+}
+
 }  // namespace
 
 bool LinkNativeForInlining(const CallPlan& plan, llvm::Module& module, const std::string& bitcode,
@@ -342,72 +417,11 @@ bool LinkNativeForInlining(const CallPlan& plan, llvm::Module& module, const std
   }
   keep.push_back(adapter);
 
-  // Everything else the copy uses stays a declaration of the same name, which the hot unit's link
-  // order resolves as the module's own code does (CompileRequest::link_with). An alias or ifunc
-  // cannot be declared: a plain declaration of its name stands in for it.
-  std::unordered_set<llvm::GlobalValue*> declared;
-  for (llvm::GlobalValue* global : external) {
-    if (llvm::isa<llvm::GlobalAlias>(global) || llvm::isa<llvm::GlobalIFunc>(global)) {
-      const std::string name = global->getName().str();
-      global->setName("");
-      llvm::GlobalValue* declaration;
-      if (auto* type = llvm::dyn_cast<llvm::FunctionType>(global->getValueType())) {
-        declaration =
-            llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, *source);
-      } else {
-        declaration = new llvm::GlobalVariable(*source, global->getValueType(), false,
-                                               llvm::GlobalValue::ExternalLinkage, nullptr, name);
-      }
-      global->replaceAllUsesWith(declaration);
-      declared.insert(declaration);
-    } else {
-      declared.insert(global);
-    }
+  const std::unordered_set<llvm::GlobalValue*> declared = DeclareExternals(*source, external);
+  if (std::string reason = DropAllBut(*source, keep, declared); !reason.empty()) {
+    *why = reason;
+    return false;
   }
-
-  // Drop everything else: bodies and initialisers first (so nothing refers to what goes), then
-  // the symbols themselves. Intrinsic declarations the copy calls stay.
-  std::unordered_set<llvm::GlobalValue*> kept(keep.begin(), keep.end());
-  std::vector<llvm::GlobalValue*> doomed;
-  for (llvm::Function& f : *source) {
-    if (kept.count(&f)) continue;
-    if (!f.isDeclaration()) f.deleteBody();
-    if (!declared.count(&f)) doomed.push_back(&f);
-  }
-  for (llvm::GlobalVariable& v : source->globals()) {
-    if (kept.count(&v)) continue;
-    v.setLinkage(llvm::GlobalValue::ExternalLinkage);
-    v.setInitializer(nullptr);
-    if (!declared.count(&v)) doomed.push_back(&v);
-  }
-  for (llvm::GlobalValue* global : declared) {
-    global->setLinkage(llvm::GlobalValue::ExternalLinkage);
-    global->setVisibility(llvm::GlobalValue::DefaultVisibility);
-    global->setDSOLocal(false);
-    if (auto* object = llvm::dyn_cast<llvm::GlobalObject>(global)) object->setComdat(nullptr);
-  }
-  for (llvm::GlobalAlias& a : source->aliases()) doomed.push_back(&a);
-  for (llvm::GlobalIFunc& i : source->ifuncs()) doomed.push_back(&i);
-  for (llvm::GlobalValue* global : doomed) {
-    if (auto* alias = llvm::dyn_cast<llvm::GlobalAlias>(global)) {
-      alias->replaceAllUsesWith(llvm::PoisonValue::get(alias->getType()));
-    } else if (auto* ifunc = llvm::dyn_cast<llvm::GlobalIFunc>(global)) {
-      ifunc->replaceAllUsesWith(llvm::PoisonValue::get(ifunc->getType()));
-    }
-  }
-  for (llvm::GlobalValue* global : doomed) {
-    global->removeDeadConstantUsers();
-    auto* f = llvm::dyn_cast<llvm::Function>(global);
-    if (f && f->isIntrinsic() && !f->use_empty()) continue;
-    if (!global->use_empty()) {
-      *why = "internal error: " + Quoted(global->getName()) + " is still used by the copy";
-      return false;
-    }
-    global->eraseFromParent();
-  }
-  std::vector<llvm::NamedMDNode*> named;
-  for (llvm::NamedMDNode& node : source->named_metadata()) named.push_back(&node);
-  for (llvm::NamedMDNode* node : named) source->eraseNamedMetadata(node);
 
   for (llvm::GlobalValue* global : keep) {
     if (global != adapter) global->setLinkage(llvm::GlobalValue::InternalLinkage);

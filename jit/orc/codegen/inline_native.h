@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 
 namespace llvm {
 class Function;

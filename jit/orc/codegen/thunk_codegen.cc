@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
 #include "ffijit/any.h"
 #include "ffijit/c_ext.h"
-#include "float16.h"
+#include "interpreter/bound_function.h"
+#include "interpreter/float16.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "orc/codegen/abi_ir.h"
@@ -466,7 +466,7 @@ llvm::FunctionType* NativeCallType(const CallPlan& plan, llvm::Module& module) {
   return ThunkEmitter(plan, module).CallType();
 }
 
-UnitCompiler::SymbolTable ThunkRuntimeSymbols() {
+SymbolTable ThunkRuntimeSymbols() {
   return {
       {ThunkEmitter::kFallbackSymbol, reinterpret_cast<void*>(&ThunkFallback)},
       {ThunkEmitter::kAnyDefectSymbol, reinterpret_cast<void*>(&AnyDefectCode)},

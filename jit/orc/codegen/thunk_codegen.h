@@ -9,14 +9,15 @@
 // register or stack slot the plan's AbiLocation names (as the IR types of orc/abi_ir.h, checked
 // against the target by its ABI probe), and boxes the result. Rare forms and errors
 // run the interpreter instead (it converts and raises exactly as the thunk must); boxing beyond the
-// common kinds goes through the shared helpers of jit/bound_function.h (FFIJITBoxResult...).
+// common kinds goes through the shared helpers of jit/interpreter/bound_function.h
+// (FFIJITBoxResult...).
 #ifndef FFIJIT_JIT_ORC_CODEGEN_THUNK_CODEGEN_H_
 #define FFIJIT_JIT_ORC_CODEGEN_THUNK_CODEGEN_H_
 
 #include <string>
 
-#include "call_plan.h"
-#include "orc/tiers/unit_compiler.h"
+#include "orc/codegen/compile_request.h"
+#include "plan/call_plan.h"
 
 namespace llvm {
 class Function;
@@ -79,7 +80,7 @@ llvm::FunctionType* NativeCallType(const CallPlan& plan, llvm::Module& module);
 void ThunkReachedHotCount(void* handle);
 
 // The runtime functions generated thunks call, by the names EmitThunk declares them under.
-UnitCompiler::SymbolTable ThunkRuntimeSymbols();
+SymbolTable ThunkRuntimeSymbols();
 
 }  // namespace ffijit::orc
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
 #include "ffijit/c_api.h"
+#include "interpreter/bound_function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"

@@ -7,7 +7,6 @@
 #include <mutex>
 
 #include "ffijit/error.h"
-#include "jit_settings.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -26,8 +25,8 @@
 #include "llvm/Transforms/Scalar/EarlyCSE.h"
 #include "llvm/Transforms/Scalar/SROA.h"
 #include "llvm/Transforms/Scalar/SimplifyCFG.h"
-#include "orc/modules/object_check.h"
 #include "platform/abi.h"
+#include "settings/jit_settings.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FFIJIT_LEAK_CHECKED 1

@@ -14,7 +14,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "ffijit/error.h"
 
 namespace llvm {
 class DataLayout;
@@ -86,6 +89,16 @@ class Session {
 
 // One line for an LLVM error: undefined or duplicate symbols by name, else LLVM's message.
 std::string ErrorText(llvm::Error error);
+
+// LLVM's texts and the names read from a loaded file, as the module loaders' errors quote them:
+// at most kLoaderTextLimit bytes (ffijit::Excerpt), names in backquotes.
+inline constexpr size_t kLoaderTextLimit = 600;
+inline std::string LoaderExcerpt(std::string_view text) {
+  return Excerpt(text, kLoaderTextLimit);
+}
+inline std::string Quote(std::string_view name) {
+  return "`" + LoaderExcerpt(name) + "`";
+}
 
 // While one lives on a thread, the errors the session reports on the side (ORC hands a failed
 // link's caller only "Failed to materialize symbols"; links run on the thread that looks the

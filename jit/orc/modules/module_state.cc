@@ -10,7 +10,6 @@
 
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
-#include "jit_settings.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -28,13 +27,13 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
-#include "orc/modules/object_check.h"
+#include "orc/llvm_patches/eh_frames.h"
+#include "orc/llvm_patches/object_check.h"
+#include "orc/llvm_patches/thread_locals.h"
 #include "orc/modules/thread_exits.h"
-#include "orc/modules/thread_locals.h"
+#include "settings/jit_settings.h"
 
 extern "C" int __cxa_atexit(void (*func)(void*), void* arg, void* dso_handle);
-// libgcc's unwinder registry, where the ORC runtime registers each object's .eh_frame.
-extern "C" void __deregister_frame(const void* begin);
 
 namespace ffijit::orc {
 namespace {
@@ -281,7 +280,7 @@ void ModuleState::AddObject(std::string_view bytes, const std::string& file) {
     eh_frames_.insert(eh_frames_.end(), records.eh_frames.begin(), records.eh_frames.end());
   }
   auto forget_eh_frames = [&] {
-    for (size_t i = eh_frames_before; i < eh_frames_.size(); ++i) __deregister_frame(eh_frames_[i]);
+    for (size_t i = eh_frames_before; i < eh_frames_.size(); ++i) DeregisterEhFrame(eh_frames_[i]);
     eh_frames_.resize(eh_frames_before);
   };
   RebindContext();
@@ -542,7 +541,7 @@ void ModuleState::Unload(uint64_t handles) {
     registry.by_dso.erase(dso_handle());
     std::erase(registry.loaded, this);
   }
-  for (const void* frame : eh_frames_) __deregister_frame(frame);
+  for (const void* frame : eh_frames_) DeregisterEhFrame(frame);
   eh_frames_.clear();
   const std::string failure = ModuleJit::Get().jit_session().RemoveDylib(*dylib_);
   if (!failure.empty()) {

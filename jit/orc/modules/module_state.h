@@ -18,7 +18,7 @@
 #include "ffijit/jit_module.h"
 #include "ffijit/object.h"
 #include "orc/llvm/session.h"
-#include "orc/modules/link_records.h"
+#include "orc/llvm_patches/link_records.h"
 
 namespace llvm {
 class DataLayout;
@@ -162,6 +162,15 @@ class ModuleJit {
 
 // Whether objects' static initialisers run (the default; see jit_module.h).
 bool RunStaticInitializers();
+
+// A new, empty JIT module named `name` ("" for a generated name), as a library-module object
+// (module_object.cc).
+Module CreateModule(std::string name);
+// The state behind `mod`; a TypeError naming `what` when `mod` is not a JIT module.
+ModuleState* StateOf(const Module& mod, const char* what);
+// Adds the file at `path` to `state` by its extension: .o an object, .bc or .ll LLVM IR
+// (module_files.cc).
+void AddFileTo(ModuleState* state, const std::string& path);
 
 }  // namespace ffijit::orc
 

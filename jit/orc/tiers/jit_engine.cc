@@ -119,29 +119,29 @@ details::JitEngineImpl::~JitEngineImpl() {
   }
 }
 
-orc::UnitCompiler* details::JitEngineImpl::Engine(std::string* why) {
-  std::lock_guard<std::mutex> lock(engine_mutex_);
-  if (!engine_tried_) {
-    engine_tried_ = true;
-    orc::UnitCompiler::SymbolTable symbols = orc::ThunkRuntimeSymbols();
+orc::UnitCompiler* details::JitEngineImpl::Compiler(std::string* why) {
+  std::lock_guard<std::mutex> lock(compiler_mutex_);
+  if (!compiler_tried_) {
+    compiler_tried_ = true;
+    orc::SymbolTable symbols = orc::ThunkRuntimeSymbols();
     for (auto& symbol : orc::CallbackRuntimeSymbols()) symbols.push_back(symbol);
-    engine_ = orc::UnitCompiler::Create(symbols, options_.cache_dir, &engine_error_);
-    if (!engine_) LogJit("ffijit: JIT unavailable: " + engine_error_);
-    if (engine_ && stop_at_exit) {
+    compiler_ = orc::UnitCompiler::Create(symbols, options_.cache_dir, &compiler_error_);
+    if (!compiler_) LogJit("ffijit: JIT unavailable: " + compiler_error_);
+    if (compiler_ && stop_at_exit) {
       for (orc::CodeGenLevel level : {orc::CodeGenLevel::kFast, orc::CodeGenLevel::kOptimized}) {
-        engine_->WarmUp(level);
+        compiler_->WarmUp(level);
       }
       static JitEngineImpl* stopped_at_exit = this;
       std::atexit([] { stopped_at_exit->StopWorker(); });
     }
   }
-  if (!engine_ && why) *why = "JIT unavailable: " + engine_error_;
-  return engine_.get();
+  if (!compiler_ && why) *why = "JIT unavailable: " + compiler_error_;
+  return compiler_.get();
 }
 
-orc::UnitCompiler* details::JitEngineImpl::CreatedEngine() const {
-  std::lock_guard<std::mutex> lock(engine_mutex_);
-  return engine_.get();
+orc::UnitCompiler* details::JitEngineImpl::CreatedCompiler() const {
+  std::lock_guard<std::mutex> lock(compiler_mutex_);
+  return compiler_.get();
 }
 
 void details::JitEngineImpl::Install(BoundFunction* fn, ThunkEntry* entry) {
@@ -207,8 +207,8 @@ std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
   }
 
   if (!missing.empty()) {
-    std::string engine_why;
-    orc::UnitCompiler* engine = Engine(&engine_why);
+    std::string compiler_why;
+    orc::UnitCompiler* compiler = Compiler(&compiler_why);
     std::vector<std::string> keys;
     std::vector<orc::CompileRequest> requests;
     for (auto& [key, users] : missing) {
@@ -224,11 +224,11 @@ std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
       requests.push_back(std::move(request));
     }
     std::vector<orc::CompiledSymbol> compiled;
-    if (engine) {
-      compiled = engine->Compile(std::move(requests));
+    if (compiler) {
+      compiled = compiler->Compile(std::move(requests));
     } else {
       compiled.resize(keys.size());
-      for (auto& c : compiled) c.failure = engine_why;
+      for (auto& c : compiled) c.failure = compiler_why;
     }
     for (size_t k = 0; k < keys.size(); ++k) {
       const std::vector<size_t>& users = missing[keys[k]];
@@ -249,7 +249,7 @@ std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
         }
         if (entry) entry->users += static_cast<int64_t>(users.size());
       }
-      if (duplicate) engine->Release(result.unit);
+      if (duplicate) compiler->Release(result.unit);
       if (!entry) {
         fallbacks_.fetch_add(1, std::memory_order_relaxed);
         LogJit("ffijit: `" + fns[users.front()]->plan->declaration +
@@ -275,7 +275,7 @@ void details::JitEngineImpl::ReleaseEntry(ThunkEntry* entry) {
     cache_.erase(entry->key);
   }
   // The last function using this thunk is gone: no call can be running in it any more.
-  if (orc::UnitCompiler* engine = CreatedEngine()) engine->Release(entry->unit);
+  if (orc::UnitCompiler* compiler = CreatedCompiler()) compiler->Release(entry->unit);
   delete entry;
 }
 
@@ -294,8 +294,8 @@ std::string details::JitEngineImpl::CompileHotAndInstall(BoundFunction* fn) {
     return why;
   };
   std::string why;
-  orc::UnitCompiler* engine = Engine(&why);
-  if (!engine) return give_back(why);
+  orc::UnitCompiler* compiler = Compiler(&why);
+  if (!compiler) return give_back(why);
   const CallPlan* plan = fn->plan;  // kept alive by the caller's reference
   void* target = fn->target;
   TVMFFIObject* native_module = fn->owner;  // kept alive by fn
@@ -337,7 +337,7 @@ std::string details::JitEngineImpl::CompileHotAndInstall(BoundFunction* fn) {
         }
       };
     }
-    return std::move(engine->Compile(std::move(request), orc::CodeGenLevel::kOptimized)[0]);
+    return std::move(compiler->Compile(std::move(request), orc::CodeGenLevel::kOptimized)[0]);
   };
   orc::CompiledSymbol compiled = compile(have_ir);
   if (have_ir && compiled.address == nullptr) {
@@ -370,7 +370,7 @@ std::string details::JitEngineImpl::CompileHotAndInstall(BoundFunction* fn) {
 void details::JitEngineImpl::ReleaseHot(HotThunk* hot) {
   orc::NoteThunk(reinterpret_cast<void*>(hot->thunk), -1);
   // The function is gone (or never ran this code): no call can be inside it.
-  if (orc::UnitCompiler* engine = CreatedEngine()) engine->Release(hot->unit);
+  if (orc::UnitCompiler* compiler = CreatedCompiler()) compiler->Release(hot->unit);
   hot_live_.fetch_sub(1, std::memory_order_acq_rel);
   // After the code that uses the module's addresses is gone; may free the module.
   if (hot->native_module != nullptr) TVMFFIObjectDecRef(hot->native_module);
@@ -451,8 +451,8 @@ JitStats details::JitEngineImpl::Stats() const {
     std::lock_guard<std::mutex> lock(cache_mutex_);
     stats.live_thunks = static_cast<int64_t>(cache_.size());
   }
-  if (orc::UnitCompiler* engine = CreatedEngine()) {
-    orc::EngineCounters counters = engine->Counters();
+  if (orc::UnitCompiler* compiler = CreatedCompiler()) {
+    orc::UnitCounters counters = compiler->Counters();
     stats.live_units = counters.live_units;
     stats.units_created = counters.units_created;
     stats.units_removed = counters.units_removed;

@@ -14,10 +14,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bound_function.h"
 #include "ffijit/jit.h"
-#include "jit_settings.h"
+#include "interpreter/bound_function.h"
 #include "orc/tiers/unit_compiler.h"
+#include "settings/jit_settings.h"
 
 namespace ffijit {
 namespace orc {
@@ -74,8 +74,8 @@ struct details::JitEngineImpl {
   explicit JitEngineImpl(JitEngineOptions options);
   ~JitEngineImpl();
 
-  // The LLVM engine, built on first use; nullptr (and *why) when LLVM cannot be set up.
-  orc::UnitCompiler* Engine(std::string* why);
+  // The unit compiler, built on first use; nullptr (and *why) when LLVM cannot be set up.
+  orc::UnitCompiler* Compiler(std::string* why);
 
   // Installs a cached thunk if the signature has one (no LLVM work). Thread-safe.
   bool TryInstallCached(BoundFunction* fn);
@@ -106,15 +106,15 @@ struct details::JitEngineImpl {
   void Install(BoundFunction* fn, orc::ThunkEntry* entry);
   void WorkerLoop();
 
-  // The engine if Engine() has created it, else nullptr; never creates one. Read under the lock
-  // Engine() writes it under (Stats may run on any thread while another creates the engine).
-  orc::UnitCompiler* CreatedEngine() const;
+  // The compiler if Compiler() has created it, else nullptr; never creates one. Read under the lock
+  // Compiler() writes it under (Stats may run on any thread while another creates the compiler).
+  orc::UnitCompiler* CreatedCompiler() const;
 
   JitEngineOptions options_;
-  mutable std::mutex engine_mutex_;
-  std::unique_ptr<orc::UnitCompiler> engine_;
-  bool engine_tried_ = false;
-  std::string engine_error_;
+  mutable std::mutex compiler_mutex_;
+  std::unique_ptr<orc::UnitCompiler> compiler_;
+  bool compiler_tried_ = false;
+  std::string compiler_error_;
 
   mutable std::mutex cache_mutex_;
   std::unordered_map<std::string, orc::ThunkEntry*> cache_;
@@ -137,7 +137,7 @@ struct details::JitEngineImpl {
 
  public:
   std::atomic<int64_t> live_callbacks{0};
-  // Set for the default engine before its first use: when the LLVM engine is built, one compile
+  // Set for the default engine before its first use: when the unit compiler is built, one compile
   // at each code generation level makes LLVM's lazily built static objects, then StopWorker is
   // registered with atexit -- after them, so it runs before they are destroyed and no background
   // compile is left running on destroyed LLVM state.

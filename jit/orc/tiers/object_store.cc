@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "file_bytes.h"
 #include "llvm/Support/xxhash.h"
+#include "settings/file_bytes.h"
 
 namespace ffijit::orc {
 namespace {

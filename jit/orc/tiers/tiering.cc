@@ -1,9 +1,9 @@
 // Tiering: the registration-time attach hook, the hot-count report of cold-tier thunks, and the
 // default engine.
 
-#include "jit_settings.h"
 #include "orc/codegen/thunk_codegen.h"
 #include "orc/tiers/jit_engine_impl.h"
+#include "settings/jit_settings.h"
 
 namespace ffijit {
 namespace {
@@ -44,7 +44,7 @@ void AttachTier(BoundFunction* fn) {
   fn->on_hot = &OnHot;
 }
 
-// Installed when the library loads; the LLVM engine itself is built on the first compile.
+// Installed when the library loads; the unit compiler itself is built on the first compile.
 const bool kHookInstalled = [] {
   SetTierAttachHook(&AttachTier);
   return true;
@@ -80,7 +80,7 @@ JitEngine& JitEngine::Default() {
     JitEngineOptions options = DefaultEngineOptions();
     auto* made = new JitEngine(std::move(options));
     // A program may exit while the background thread compiles (a hot-tier thunk arrives at any
-    // time): the engine stops its thread at exit (see JitEngineImpl::Engine).
+    // time): the engine stops its thread at exit (see JitEngineImpl::Compiler).
     details::JitEngineAccess::Of(*made)->stop_at_exit = true;
     return made;
   }();

@@ -1,4 +1,4 @@
-// The ORC engine: compiles request batches to objects and links them into code units of the
+// The unit compiler: compiles request batches to objects and links them into code units of the
 // process's ORC session (orc/llvm/session.h), and frees them.
 #include "orc/tiers/unit_compiler.h"
 
@@ -6,7 +6,6 @@
 #include <atomic>
 #include <map>
 
-#include "jit_settings.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/IRBuilder.h"
@@ -17,6 +16,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "orc/llvm/session.h"
+#include "orc/llvm_patches/eh_frames.h"
+#include "settings/jit_settings.h"
 
 namespace ffijit::orc {
 
@@ -30,42 +31,42 @@ std::unique_ptr<UnitCompiler> UnitCompiler::Create(const SymbolTable& runtime_sy
                                                    std::string cache_dir, std::string* error) {
   Session* session = Session::Get(error);
   if (session == nullptr) return nullptr;
-  std::unique_ptr<UnitCompiler> engine(new UnitCompiler());
-  engine->session_ = session;
-  engine->target_machine_ = session->CreateTargetMachine(CodeGenLevel::kFast, error);
-  if (!engine->target_machine_) return nullptr;
+  std::unique_ptr<UnitCompiler> compiler(new UnitCompiler());
+  compiler->session_ = session;
+  compiler->target_machine_ = session->CreateTargetMachine(CodeGenLevel::kFast, error);
+  if (!compiler->target_machine_) return nullptr;
   // The hot tier's: the same target at the default codegen level (SelectionDAG, the greedy
   // register allocator).
-  engine->optimizing_target_machine_ =
+  compiler->optimizing_target_machine_ =
       session->CreateTargetMachine(CodeGenLevel::kOptimized, error);
-  if (!engine->optimizing_target_machine_) return nullptr;
-  engine->light_target_machine_ = session->CreateTargetMachine(CodeGenLevel::kLight, error);
-  if (!engine->light_target_machine_) return nullptr;
+  if (!compiler->optimizing_target_machine_) return nullptr;
+  compiler->light_target_machine_ = session->CreateTargetMachine(CodeGenLevel::kLight, error);
+  if (!compiler->light_target_machine_) return nullptr;
 
   // Runtime functions are absolute symbols in one dylib every unit links against, so generated
   // code refers to them by name and a cached object works in the next process too.
-  static std::atomic<uint64_t> next_engine{0};
-  engine->id_ = next_engine.fetch_add(1);
-  engine->runtime_dylib_ =
-      &session->CreateBareDylib("ffijit.runtime." + std::to_string(engine->id_));
+  static std::atomic<uint64_t> next_compiler{0};
+  compiler->id_ = next_compiler.fetch_add(1);
+  compiler->runtime_dylib_ =
+      &session->CreateBareDylib("ffijit.runtime." + std::to_string(compiler->id_));
   llvm::orc::SymbolMap symbols;
   for (const auto& [name, address] : runtime_symbols) {
     symbols[session->jit().mangleAndIntern(name)] = llvm::orc::ExecutorSymbolDef(
         llvm::orc::ExecutorAddr::fromPtr(address),
         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
   }
-  if (llvm::Error err = engine->runtime_dylib_->define(llvm::orc::absoluteSymbols(symbols))) {
+  if (llvm::Error err = compiler->runtime_dylib_->define(llvm::orc::absoluteSymbols(symbols))) {
     *error = "cannot define the runtime symbols: " + ErrorText(std::move(err));
     return nullptr;
   }
   if (!cache_dir.empty()) {
-    engine->store_ = std::make_unique<ObjectStore>(std::move(cache_dir), session->host_key());
+    compiler->store_ = std::make_unique<ObjectStore>(std::move(cache_dir), session->host_key());
   }
-  return engine;
+  return compiler;
 }
 
 UnitCompiler::~UnitCompiler() {
-  // The engine's code goes with it, whatever still refers to it (as its owner promises).
+  // The compiler's code goes with it, whatever still refers to it (as its owner promises).
   std::lock_guard<std::mutex> lock(units_mutex_);
   for (CodeUnit* unit : live_units_) {
     session_->RemoveDylib(*unit->dylib);
@@ -239,15 +240,9 @@ std::vector<CompiledSymbol> UnitCompiler::CompileModule(std::vector<CompileReque
     return results;
   };
 
-  // Code units carry no unwind tables: nothing unwinds through a thunk (an exception escaping a
-  // native is not caught there either way), and the session's platform would register tables
-  // that LLVM 19's ORC runtime never deregisters when a unit is freed, leaving the unwinder to
-  // read freed memory. Copies of a native's IR come with clang's uwtable; they go too.
-  for (llvm::Function& function : *module) {
-    if (function.isDeclaration()) continue;
-    function.setUWTableKind(llvm::UWTableKind::None);
-    function.addFnAttr(llvm::Attribute::NoUnwind);
-  }
+  // Code units carry no unwind tables (llvm_patches/eh_frames.h: LLVM 19's runtime would leave
+  // them registered after the unit is freed).
+  StripUnwindTables(*module);
   // About a twentieth of a compile; it turns an emitter bug into an interpreted function and a
   // logged reason instead of undefined behaviour inside LLVM's code generator.
   std::string verifier_output;
@@ -393,7 +388,7 @@ void UnitCompiler::ReportCacheError(const std::string& what) {
   LogJit("ffijit: persistent JIT cache: " + what + " (compiling instead)");
 }
 
-EngineCounters UnitCompiler::Counters() const {
+UnitCounters UnitCompiler::Counters() const {
   std::lock_guard<std::mutex> lock(units_mutex_);
   return counters_;
 }

@@ -1,4 +1,4 @@
-// The ORC engine: compiles batches of generated functions into loaded code units, in the
+// The unit compiler: compiles batches of generated functions into loaded code units, in the
 // process's one ORC session (orc/llvm/session.h).
 //
 // A code unit is one object file linked into its own JITDylib, so units never clash on symbol
@@ -17,51 +17,18 @@
 #include <utility>
 #include <vector>
 
+#include "orc/codegen/compile_request.h"
 #include "orc/llvm/session.h"
 #include "orc/tiers/object_store.h"
 
 namespace llvm {
 class Module;
-namespace orc {
-class JITDylib;
-}  // namespace orc
 class TargetMachine;
 }  // namespace llvm
 
 namespace ffijit::orc {
 
-// Emits one function named `symbol` into `module`. Returns "" on success, otherwise the reason the
-// function cannot be generated (the module must then hold no trace of it).
-using EmitFunction = std::function<std::string(llvm::Module& module, const std::string& symbol)>;
-
-// Checks freshly compiled code before it is handed out: gets the addresses of the request's
-// companion symbols; returns "" to accept the function, otherwise why it is rejected.
-using AcceptFunction = std::function<std::string(const std::vector<void*>& companions)>;
-
-struct CompileRequest {
-  CompileRequest() = default;
-  CompileRequest(std::string key, EmitFunction emit_function)
-      : cache_key(std::move(key)), emit(std::move(emit_function)) {}
-
-  // Stable content key for the persistent cache; "" when the code must not be cached (it embeds
-  // process-specific addresses).
-  std::string cache_key;
-  EmitFunction emit;
-  // Optional. Symbols `emit` adds beside the function, named `symbol + suffix` (e.g. an ABI
-  // probe), and the check that runs them once the module is loaded, before the function is handed
-  // out or saved to the persistent cache. A rejected function fails with accept's reason. Not run
-  // for persistent-cache hits: only accepted code is ever saved.
-  std::vector<std::string> companion_suffixes;
-  AcceptFunction accept;
-  // Optional. Sees the module after the IR pipeline, before code generation (e.g. whether a
-  // function was inlined). Not run for persistent-cache hits.
-  std::function<void(const llvm::Module& module)> inspect;
-  // Optional. Dylibs the function's unresolved symbols are looked up in, after the runtime's and
-  // before the process's (a JIT module whose native was inlined). Such code is never cached.
-  std::vector<llvm::orc::JITDylib*> link_with;
-};
-
-struct CodeUnit;  // one loaded object; opaque outside the engine
+struct CodeUnit;  // one loaded object; opaque outside the unit compiler
 
 struct CompiledSymbol {
   void* address = nullptr;   // null on failure
@@ -70,7 +37,7 @@ struct CompiledSymbol {
   std::string failure;  // why address is null
 };
 
-struct EngineCounters {
+struct UnitCounters {
   int64_t live_units = 0;
   int64_t units_created = 0;
   int64_t units_removed = 0;
@@ -83,10 +50,7 @@ struct EngineCounters {
 
 class UnitCompiler {
  public:
-  // Runtime functions generated code may call, bound as absolute symbols.
-  using SymbolTable = std::vector<std::pair<std::string, void*>>;
-
-  // Sets up the engine in the process's session; an error message on failure.
+  // Sets up the compiler in the process's session; an error message on failure.
   static std::unique_ptr<UnitCompiler> Create(const SymbolTable& runtime_symbols,
                                               std::string cache_dir, std::string* error);
   ~UnitCompiler();
@@ -99,14 +63,14 @@ class UnitCompiler {
                                       CodeGenLevel level = CodeGenLevel::kFast);
 
   // Compiles and frees a small function with branches, loads and calls at `level`, so that LLVM
-  // builds the static objects code generation makes on first use (see JitEngineImpl::Engine).
+  // builds the static objects code generation makes on first use (see JitEngineImpl::Compiler).
   void WarmUp(CodeGenLevel level);
 
   void Retain(CodeUnit* unit);
   // Drops one reference; the last one removes the unit's code.
   void Release(CodeUnit* unit);
 
-  EngineCounters Counters() const;
+  UnitCounters Counters() const;
   // LLVM version, target triple, host CPU and its features: what compiled code depends on.
   const std::string& HostKey() const;
 
@@ -122,7 +86,7 @@ class UnitCompiler {
   void ReportCacheError(const std::string& what);
 
   Session* session_ = nullptr;
-  uint64_t id_ = 0;  // names this engine's dylibs apart from other engines'
+  uint64_t id_ = 0;  // names this compiler's dylibs apart from other compilers'
   std::unique_ptr<llvm::TargetMachine> target_machine_;             // kFast
   std::unique_ptr<llvm::TargetMachine> optimizing_target_machine_;  // kOptimized
   std::unique_ptr<llvm::TargetMachine> light_target_machine_;       // kLight
@@ -130,7 +94,7 @@ class UnitCompiler {
   std::unique_ptr<ObjectStore> store_;
   std::mutex compile_mutex_;        // one compile at a time: a TargetMachine is not reentrant
   mutable std::mutex units_mutex_;  // unit refcounts and counters
-  EngineCounters counters_;
+  UnitCounters counters_;
   std::unordered_set<CodeUnit*> live_units_;
   uint64_t next_unit_id_ = 0;
 };

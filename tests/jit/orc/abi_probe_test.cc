@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
+#include "interpreter/bound_function.h"
 #include "orc/codegen/abi_ir.h"
 #include "platform/abi.h"
 

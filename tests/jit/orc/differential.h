@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "call_plan.h"
 #include "ffijit/c_api.h"
+#include "plan/call_plan.h"
 
 namespace ffijit::testing {
 

@@ -7,12 +7,12 @@
 #include <cstring>
 #include <sstream>
 
-#include "bound_function.h"
 #include "differential.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
+#include "interpreter/bound_function.h"
 #include "random_case.h"
 #include "recorder.h"
 

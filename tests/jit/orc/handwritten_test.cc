@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
 #include "call_natives.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
 #include "handwritten.h"
+#include "interpreter/bound_function.h"
 
 namespace ffijit::testing {
 namespace {

@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
+#include "interpreter/bound_function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "orc/codegen/thunk_codegen.h"

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "call_plan.h"
 #include "ffijit/c_api.h"
 #include "ffijit/signature.h"
+#include "plan/call_plan.h"
 
 namespace ffijit::testing {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "call_plan.h"
+#include "plan/call_plan.h"
 
 namespace ffijit::testing {
 

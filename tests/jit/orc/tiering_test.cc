@@ -10,13 +10,13 @@
 
 #include <unistd.h>
 
-#include "bound_function.h"
 #include "ffijit/error.h"
 #include "ffijit/jit.h"
 #include "ffijit/register.h"
 #include "ffijit/registry.h"
 #include "finishes_in_time.h"
-#include "jit_settings.h"
+#include "interpreter/bound_function.h"
+#include "settings/jit_settings.h"
 
 namespace ffijit::testing {
 namespace {

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "bound_function.h"
 #include "differential.h"
 #include "ffijit/jit.h"
 #include "ffijit/jit_module.h"
 #include "ffijit/register.h"
+#include "interpreter/bound_function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Type.h"
 #include "llvm/Support/raw_ostream.h"

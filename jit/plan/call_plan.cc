@@ -1,0 +1,84 @@
+// CallPlan printing: a readable dump of a whole plan.
+#include <sstream>
+#include <string>
+
+#include "plan/call_plan.h"
+
+namespace ffijit {
+namespace {
+
+const char* AbiClassName(AbiClass c) {
+  switch (c) {
+    case AbiClass::kGpr:
+      return "gpr";
+    case AbiClass::kSse:
+      return "sse";
+    case AbiClass::kGprPair:
+      return "gpr-pair";
+    case AbiClass::kStack:
+      return "stack";
+    case AbiClass::kStackPair:
+      return "stack-pair";
+    case AbiClass::kMemory:
+      return "memory";
+  }
+  return "?";
+}
+
+const char* ReturnKindName(ReturnKind k) {
+  switch (k) {
+    case ReturnKind::kVoid:
+      return "void";
+    case ReturnKind::kGpr:
+      return "gpr";
+    case ReturnKind::kSse:
+      return "sse";
+    case ReturnKind::kGprPair:
+      return "gpr-pair";
+    case ReturnKind::kStatus:
+      return "status";
+  }
+  return "?";
+}
+
+std::string Location(const AbiLocation& loc) {
+  return std::string(AbiClassName(loc.cls)) + "[" + std::to_string(loc.slot) + "]";
+}
+
+}  // namespace
+
+std::string PlanToString(const CallPlan& plan) {
+  std::ostringstream out;
+  out << plan.declaration << "\n";
+  out << "  convention: " << (plan.convention == CallConvention::kStatus ? "status" : "plain")
+      << ", returns: " << ReturnKindName(plan.return_kind) << ", registers: " << plan.num_gpr
+      << " gpr + " << plan.num_sse << " sse, stack slots: " << plan.num_stack << "\n";
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    const PackedArg& arg = plan.args[i];
+    out << "  arg #" << i << " " << arg.type_text;
+    if (!arg.keyword.empty()) out << " (keyword `" << arg.keyword << "`)";
+    out << "\n";
+    for (int32_t k = arg.first_param; k < arg.first_param + arg.num_params; ++k) {
+      const NativeParam& p = plan.params[static_cast<size_t>(k)];
+      out << "    param " << k << ": " << ConversionCTypeName(p.conversion) << " <- #"
+          << p.position;
+      for (int32_t s = 0; s < p.path_size; ++s) {
+        const PathStep& step = plan.path_steps[static_cast<size_t>(p.path_begin + s)];
+        if (step.kind == PathStep::kArrayIndex) {
+          out << "[" << step.index << "]";
+        } else {
+          out << "[\"" << step.key << "\"]";
+        }
+      }
+      out << " " << p.type_text << " @ " << Location(p.abi) << "\n";
+    }
+  }
+  for (size_t i = 0; i < plan.results.size(); ++i) {
+    const ResultSlot& r = plan.results[i];
+    out << "  result " << r.label << ": " << ConversionCTypeName(r.conversion) << " " << r.type_text
+        << (r.by_return ? " (returned)" : " (out-pointer @ " + Location(r.out_abi) + ")") << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace ffijit

@@ -1,0 +1,27 @@
+// The JIT settings every build has, LLVM or not: the tiering policy a new function gets, the
+// default engine's options, and the log where JIT problems are reported. Every FFIJIT_JIT*
+// environment variable is read here.
+#ifndef FFIJIT_JIT_SETTINGS_JIT_SETTINGS_H_
+#define FFIJIT_JIT_SETTINGS_JIT_SETTINGS_H_
+
+#include <string>
+
+#include "ffijit/jit.h"
+
+namespace ffijit {
+
+// The policy for a function registered now on this thread: a live ScopedJitOptions, else the
+// default (SetDefaultJitOptions, initially from FFIJIT_JIT).
+JitOptions JitOptionsForNewFunction();
+
+// The options of JitEngine::Default(): FFIJIT_JIT_CACHE_DIR (the persistent cache) and
+// FFIJIT_JIT_HOT_MAX (a count >= 0; anything else keeps the default and says so on the JIT log).
+JitEngineOptions DefaultEngineOptions();
+
+// Reports a JIT problem through the sink of SetJitLogSink, else once per distinct line on stderr
+// (unless FFIJIT_JIT_LOG=0).
+void LogJit(const std::string& line);
+
+}  // namespace ffijit
+
+#endif  // FFIJIT_JIT_SETTINGS_JIT_SETTINGS_H_
