@@ -65,6 +65,8 @@ ObjectPtr<> FromKeyValueArguments(const char* name, const AnyView* args, int32_t
                                   std::to_string(num_args) + ") of arguments");
   }
   std::vector<TVMFFIAny> keys, values;
+  keys.reserve(static_cast<size_t>(num_args / 2));
+  values.reserve(static_cast<size_t>(num_args / 2));
   for (int32_t i = 0; i < num_args; i += 2) {
     keys.push_back(args[i].raw());
     values.push_back(args[i + 1].raw());

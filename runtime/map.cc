@@ -718,6 +718,9 @@ TVMFFIObjectHandle* CheckedOut(TVMFFIObjectHandle* out, const char* func) {
   return out;
 }
 
+// Up to this many keys, BuildMap finds repeated keys by scanning instead of through a hash table.
+constexpr int64_t kLinearDedupMaxKeys = 8;
+
 // The largest entry count a map's storage can be sized for.
 constexpr uint64_t kMaxMapEntries = (SIZE_MAX - sizeof(DenseMapObject)) / sizeof(KeyValue);
 
@@ -748,15 +751,34 @@ TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n
   std::vector<uint64_t> key_hashes;
   key_hashes.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) key_hashes.push_back(KeyHash(keys[i]));
-  std::unordered_map<int64_t, size_t, IndexHash, IndexEqual> position(
-      static_cast<size_t>(n), IndexHash{&key_hashes}, IndexEqual{keys});
-  for (int64_t i = 0; i < n; ++i) {
-    auto [it, inserted] = position.emplace(i, first_key.size());
-    if (inserted) {
-      first_key.push_back(i);
-      last_value.push_back(i);
-    } else {
-      last_value[it->second] = i;
+  if (n <= kLinearDedupMaxKeys) {
+    // Few keys (the common ffi.Map(k, v, ...) call): a scan of the distinct keys so far costs
+    // less than the hash table's allocations.
+    for (int64_t i = 0; i < n; ++i) {
+      size_t k = 0;
+      while (k < first_key.size() && !(key_hashes[static_cast<size_t>(first_key[k])] ==
+                                           key_hashes[static_cast<size_t>(i)] &&
+                                       KeyEqual(keys[first_key[k]], keys[i]))) {
+        ++k;
+      }
+      if (k == first_key.size()) {
+        first_key.push_back(i);
+        last_value.push_back(i);
+      } else {
+        last_value[k] = i;
+      }
+    }
+  } else {
+    std::unordered_map<int64_t, size_t, IndexHash, IndexEqual> position(
+        static_cast<size_t>(n), IndexHash{&key_hashes}, IndexEqual{keys});
+    for (int64_t i = 0; i < n; ++i) {
+      auto [it, inserted] = position.emplace(i, first_key.size());
+      if (inserted) {
+        first_key.push_back(i);
+        last_value.push_back(i);
+      } else {
+        last_value[it->second] = i;
+      }
     }
   }
   Entries entries;
