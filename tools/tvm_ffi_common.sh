@@ -5,17 +5,25 @@
 # the acceptance run itself against the real library). Nothing here reads outside the checkout,
 # the DLPack include dir and the work dir given to it.
 
-# The revisions, one row each: name, the version c_api.h declares ("-" when it has no version
-# macros), and the layout of the checkout's tests and examples:
+# The revisions, one row each: name, the version its c_api.h declares, and the layout of the
+# checkout's tests and examples:
 #   v0.1  tests/cpp + tests/cpp/extra linked with libtvm_ffi_testing.so (from src/ffi/testing),
 #         examples/quickstart (C++ module + loader) and examples/stable_c_abi (C module + loader)
 #   seed  tests/cpp + tests/cpp/extra (the testing globals are the library's own),
-#         examples/quick_start
+#         examples/quick_start; its c_api.h has no version macros
+# Read from the repository's table of revisions (cmake/tvm_ffi_revisions.txt: its name, version
+# and c_api columns) when it has one, else from the list below.
 tvm_ffi_revision_rows() {
+  local table
+  table="$(dirname "${BASH_SOURCE[0]}")/../cmake/tvm_ffi_revisions.txt"
+  if [[ -f $table ]]; then
+    awk '!/^#/ && NF { print $1, $5, ($8 == "SEED" ? "seed" : "v0.1") }' "$table"
+    return
+  fi
   cat <<'EOF'
-e98b94e1       -       seed
-v0.1.13        0.1.13  v0.1
-v0.1.13-post2  0.1.14  v0.1
+e98b94e1       0.1.0b4  seed
+v0.1.13        0.1.13   v0.1
+v0.1.13-post2  0.1.14   v0.1
 EOF
 }
 
@@ -29,19 +37,19 @@ tvm_ffi_revision_lookup() {
   read -r _ rev_version rev_layout <<<"$row"
 }
 
-# Dies unless the checkout $1 is revision $2, as far as c_api.h's version macros tell: a checkout
-# of a revision without them has none, one with them declares that version. Two revisions that
-# declare the same version cannot be told apart here.
+# Dies unless the checkout $1 is revision $2, as far as c_api.h's version macros tell: a seed
+# checkout has none, a v0.1 one declares the revision's version. Two revisions that declare the
+# same version cannot be told apart here.
 tvm_ffi_check_checkout() {
   local src=$1 revision=$2 c_api=$1/include/tvm/ffi/c_api.h version
   [[ -f $c_api ]] || die "'$src' is not a TVM FFI checkout (no include/tvm/ffi/c_api.h)"
   tvm_ffi_revision_lookup "$revision" ||
     die "revision '$revision' is not one of $(tvm_ffi_revision_names)"
   if ! grep -q '#define TVM_FFI_VERSION_PATCH' "$c_api"; then
-    [[ $rev_version == - ]] || die "'$src' has no version macros: it is not $revision"
+    [[ $rev_layout == seed ]] || die "'$src' has no version macros: it is not $revision"
     return 0
   fi
-  [[ $rev_version != - ]] || die "'$src' has version macros: it is not $revision"
+  [[ $rev_layout != seed ]] || die "'$src' has version macros: it is not $revision"
   version=$(for part in MAJOR MINOR PATCH; do
     sed -n "s/^#define TVM_FFI_VERSION_$part \([0-9]*\).*/\1/p" "$c_api"
   done | paste -sd. -)
