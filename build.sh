@@ -174,7 +174,7 @@ case "$cmd" in
     build build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_SANITIZE=thread \
       -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF
     # The suites of the libraries that run threads (every test is labelled with its folder).
-    TSAN_OPTIONS=halt_on_error=1 run_tests build/tsan -L '^(runtime|runtime/modules|jit|jit/orc)$'
+    TSAN_OPTIONS=halt_on_error=1 run_tests build/tsan -L '^(runtime|runtime/extra|runtime/modules|jit|jit/orc)$'
     ;;
   nojit)
     deps

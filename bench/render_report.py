@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Turns one ffijit_bench JSON run into docs/performance.md, a gnuplot data file, and the README's
-performance section (between its `perf:begin` and `perf:end` markers).
+summary of the targets (between its `perf:begin` and `perf:end` markers).
 
     render_report.py RESULTS.json OUT.md OUT.dat [README.md]
 
@@ -107,6 +107,38 @@ def typed_table(runs):
     """The C++ paths: TypedFunction direct and packed, next to the direct call and operator()."""
     return ratio_table(runs, ["direct", "typed_direct", "typed", "operator"],
                        [("typed_direct", "direct"), ("typed", "operator")])
+
+
+# The targets the README summarises: (label, numerator path, denominator path, target ratio).
+TARGETS = [
+    ("hot-tier thunk / hand-written C", "hot", "handwritten", 1.0),
+    ("cold-tier thunk / hand-written C", "jit", "handwritten", 1.1),
+    ("hot tier, native inlined / hand-written C, native inlined", "hot_inlined",
+     "handwritten_inlined", 1.0),
+    ("interpreter / libffi", "interp", "libffi", 0.5),
+    ("`TypedFunction`, direct / a direct call", "typed_direct", "direct", 1.1),
+    ("`TypedFunction`, packed / `Function::operator()`", "typed", "operator", 1.0),
+]
+
+
+def targets_table(runs):
+    """One row per target: the range of the ratio over the signatures that have both paths."""
+    rows = ["| packed path | measured, over the signatures | target | met |",
+            "|---|---:|---:|:---:|"]
+    for label, num, den, target in TARGETS:
+        ratios = []
+        for sig in SIGNATURES:
+            t = times(runs, sig)
+            if t[num] is not None and t[den]:
+                ratios.append(t[num] / t[den])
+        if ratios:
+            rows.append(f"| {label} | {min(ratios):.2f}–{max(ratios):.2f}× | ≤ {target}× | "
+                        f"{'yes' if max(ratios) <= target else 'no'} |")
+    cold = runs.get("BM_Compile/cold")
+    if cold is not None:
+        rows.append(f"| a cold thunk's compile | {ns(cold) / 1e3:.0f} µs | ≤ 1000 µs | "
+                    f"{'yes' if ns(cold) <= 1e6 else 'no'} |")
+    return rows
 
 
 def compile_table(runs):
@@ -229,7 +261,8 @@ def main():
     if readme:
         with open(readme) as f:
             text = f.read()
-        block = "<!-- perf:begin -->\n" + "\n".join(summary) + "\n<!-- perf:end -->"
+        block = ("<!-- perf:begin -->\n" + f"Measured on {machine}.\n\n" +
+                 "\n".join(targets_table(runs)) + "\n<!-- perf:end -->")
         new, count = re.subn(r"<!-- perf:begin -->.*?<!-- perf:end -->", lambda _: block, text,
                              flags=re.S)
         if count != 1:

@@ -142,7 +142,10 @@ int FFIJITConvertParam(const ffijit::BoundFunction* fn, int32_t param, const TVM
 // raising.
 int FFIJITBoxResult(const ffijit::BoundFunction* fn, int32_t index, const uint64_t raw[2],
                     TVMFFIAny* out);
-// Boxes several results (each raw buffer 16 bytes, results in order) into an Array in `out`.
+// Boxes every result (each raw buffer 16 bytes, results in order) into `out`: an Array of them,
+// or, when the plan has a result_shape, the structure it describes (whatever the number of
+// results, 0 included). Any native reference not boxed is released on failure. 0, or -1 after
+// raising. Every executor calls it when CallPlan::packs_results().
 int FFIJITBoxResults(const ffijit::BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAny* out);
 
 }  // extern "C"

@@ -1,6 +1,9 @@
-// Boxing native results into owned TVMFFIAny values (one result, or several as an Array).
+// Boxing native results into owned TVMFFIAny values (one result, several as an Array, or the
+// structure a structure result describes).
 #include <cstring>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "bound_function.h"
 #include "ffijit/any.h"
@@ -66,14 +69,71 @@ int BoxObject(const BoundFunction* fn, int32_t index, TVMFFIObject* obj, TVMFFIA
        !FFIJITObjectIsInstance(obj->type_index, want))) {
     int32_t got = obj->type_index;
     TVMFFIObjectDecRef(obj);
-    return RaiseResultError("RuntimeError",
-                            "`" + fn->plan->function_name + "` returned an object of type index " +
-                                std::to_string(got) + " for result #" + std::to_string(index) +
-                                " of type `" + slot.type_text + "`");
+    return RaiseResultError("RuntimeError", "`" + fn->plan->function_name +
+                                                "` returned an object of type index " +
+                                                std::to_string(got) + " for result " + slot.label +
+                                                " of type `" + slot.type_text + "`");
   }
   out->type_index = obj->type_index;
   out->v_obj = obj;
   return 0;
+}
+
+// Builds the subtree of shape[*node] into *out, taking leaves from items[*leaf...] (borrowed: a
+// leaf is stored as the item itself, which the caller owns and releases). A container comes back
+// owned; its children's references are the container's own. -1 with an error raised when a
+// container or key cannot be made; whatever this call made is released.
+int Assemble(const std::vector<ResultNode>& shape, size_t* node, const TVMFFIAny* items,
+             int64_t* leaf, TVMFFIAny* out) {
+  const ResultNode& n = shape[(*node)++];
+  *out = TVMFFIAny{};
+  if (n.kind == ResultNode::kLeaf) {
+    *out = items[(*leaf)++];
+    return 0;
+  }
+  if (n.kind == ResultNode::kGap) return 0;
+  const size_t size = static_cast<size_t>(n.size);
+  std::vector<TVMFFIAny> values, keys;
+  std::vector<char> owned;
+  try {
+    values.reserve(size);
+    owned.reserve(size);
+    if (n.kind == ResultNode::kMap) keys.reserve(size);
+  } catch (const std::bad_alloc&) {
+    TVMFFIErrorSetRaisedFromCStr("MemoryError", "out of memory building a structure result");
+    return -1;
+  }
+  int status = 0;
+  for (size_t i = 0; i < size && status == 0; ++i) {
+    owned.push_back(shape[*node].kind == ResultNode::kArray ||
+                    shape[*node].kind == ResultNode::kMap);
+    values.emplace_back();
+    status = Assemble(shape, node, items, leaf, &values.back());
+    if (status == 0 && n.kind == ResultNode::kMap) {
+      keys.emplace_back();
+      TVMFFIByteArray key{n.keys[i].data(), n.keys[i].size()};
+      status = TVMFFIStringFromByteArray(&key, &keys.back());
+    }
+  }
+  if (status == 0) {
+    TVMFFIObjectHandle made = nullptr;
+    const auto count = static_cast<int64_t>(values.size());
+    if (n.kind == ResultNode::kArray) {
+      status = FFIJITArrayCreate(values.data(), count, &made);
+    } else {
+      status = FFIJITMapCreate(keys.data(), values.data(), count, &made);
+    }
+    if (status == 0) {
+      out->type_index = n.kind == ResultNode::kArray ? kTVMFFIArray : kTVMFFIMap;
+      out->v_obj = static_cast<TVMFFIObject*>(made);
+    }
+  }
+  // The container holds its own references; a failed child made nothing.
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (owned[i]) details::ReleaseAny(&values[i]);
+  }
+  for (TVMFFIAny& key : keys) details::ReleaseAny(&key);
+  return status;
 }
 
 }  // namespace
@@ -115,10 +175,9 @@ int FFIJITBoxResult(const BoundFunction* fn, int32_t index, const uint64_t raw[2
     case Conversion::kU64: {
       uint64_t v = Low<uint64_t>(raw);
       if (v > static_cast<uint64_t>(INT64_MAX)) {
-        return ffijit::RaiseResultError("ValueError",
-                                        "Out of range result #" + std::to_string(index) + " of `" +
-                                            fn->plan->declaration + "`: " + std::to_string(v) +
-                                            " does not fit an Int (int64)");
+        return ffijit::RaiseResultError(
+            "ValueError", "Out of range result " + slot.label + " of `" + fn->plan->declaration +
+                              "`: " + std::to_string(v) + " does not fit an Int (int64)");
       }
       ffijit::SetInt(out, kTVMFFIInt, static_cast<int64_t>(v));
       return 0;
@@ -182,9 +241,9 @@ int FFIJITBoxResult(const BoundFunction* fn, int32_t index, const uint64_t raw[2
         // Not handed on: a caller would read through it. The text reads the object's header, so
         // it is built before the reference the native handed over is released.
         const int status = ffijit::RaiseResultError(
-            "RuntimeError",
-            "`" + fn->plan->function_name + "` returned a malformed value for result #" +
-                std::to_string(index) + ": " + ffijit::details::AnyDefectText(any, defect));
+            "RuntimeError", "`" + fn->plan->function_name +
+                                "` returned a malformed value for result " + slot.label + ": " +
+                                ffijit::details::AnyDefectText(any, defect));
         ffijit::ReleaseAnyResult(any);
         return status;
       }
@@ -225,6 +284,10 @@ int FFIJITBoxResults(const BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAn
     for (int64_t k = boxed + 1; k < n; ++k) {
       ffijit::ReleaseRaw(results[static_cast<size_t>(k)].conversion, raw[k]);
     }
+  } else if (!fn->plan->result_shape.empty()) {
+    size_t node = 0;
+    int64_t leaf = 0;
+    status = ffijit::Assemble(fn->plan->result_shape, &node, items, &leaf, out);
   } else {
     TVMFFIObjectHandle array = nullptr;
     status = FFIJITArrayCreate(items, n, &array);
@@ -234,7 +297,7 @@ int FFIJITBoxResults(const BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAn
       out->v_obj = static_cast<TVMFFIObject*>(array);
     }
   }
-  // The Array holds its own references to the items.
+  // The Array (or the structure) holds its own references to the items.
   for (int64_t k = 0; k < boxed; ++k) ffijit::details::ReleaseAny(&items[k]);
   if (items != small) delete[] items;
   return status;

@@ -75,7 +75,7 @@ std::string PlanToString(const CallPlan& plan) {
   }
   for (size_t i = 0; i < plan.results.size(); ++i) {
     const ResultSlot& r = plan.results[i];
-    out << "  result #" << i << ": " << ConversionCTypeName(r.conversion) << " " << r.type_text
+    out << "  result " << r.label << ": " << ConversionCTypeName(r.conversion) << " " << r.type_text
         << (r.by_return ? " (returned)" : " (out-pointer @ " + Location(r.out_abi) + ")") << "\n";
   }
   return out.str();

@@ -9,7 +9,8 @@
 // Vocabulary: a *packed argument* is one TVMFFIAny of the caller's array (or one keyword);
 // a *native parameter* is one C parameter of the target. Structures (slist/stuple/sdict) make one
 // packed argument feed several native parameters; several results add trailing out-pointer
-// parameters after all argument parameters.
+// parameters after all argument parameters. A structure result is its leaves, returned flat like
+// several results, and reassembled into the packed result as CallPlan::result_shape describes.
 #ifndef FFIJIT_CALL_PLAN_H_
 #define FFIJIT_CALL_PLAN_H_
 
@@ -214,6 +215,24 @@ struct ResultSlot {
   // pointer parameter at `out_abi` to a zeroed 16-byte buffer and writes the result there.
   bool by_return = false;
   AbiLocation out_abi;
+  // Where the result sits in the packed result, for messages: "#1", or "#0[1]" / "#0[\"k\"]"
+  // for a leaf of a structure result.
+  std::string label;
+};
+
+// One node of a structure result, in preorder: a container node is followed by its `size`
+// children's subtrees. Leaves take the boxed results in order; a gap (an slist/stuple slot with
+// no type) is None.
+struct ResultNode {
+  enum Kind : uint8_t {
+    kLeaf,   // the next boxed result
+    kGap,    // None
+    kArray,  // an Array of the next `size` subtrees (slist, stuple; also the several results)
+    kMap,    // a Map from `keys[i]` to the i-th of the next `size` subtrees (sdict)
+  };
+  Kind kind = kLeaf;
+  int32_t size = 0;
+  std::vector<std::string> keys;  // kMap
 };
 
 // Per packed argument (one per top-level Signature argument).
@@ -237,7 +256,11 @@ struct CallPlan {
   // Native argument parameters in call order (out-pointers are not listed here; see results).
   std::vector<NativeParam> params;
   std::vector<PathStep> path_steps;
+  // The native's results: the leaves of every result, depth first, in signature order.
   std::vector<ResultSlot> results;
+  // Empty unless some result is a structure; then the packed result is result_shape[0]'s tree,
+  // built by FFIJITBoxResults on every path whatever the number of leaves (even 0 or 1).
+  std::vector<ResultNode> result_shape;
   ReturnKind return_kind = ReturnKind::kVoid;
   // ReturnKind::kGpr / kSse / kGprPair: the conversion of the returned value (results[0]).
   // kStatus: the native returns `int`.
@@ -248,13 +271,16 @@ struct CallPlan {
   int32_t num_stack = 0;  // 8-byte stack slots
 
   int32_t num_args() const { return static_cast<int32_t>(args.size()); }
+  // The packed result is built by FFIJITBoxResults (an Array of several results, or a structure)
+  // rather than boxed from the single result.
+  bool packs_results() const { return results.size() > 1 || !result_shape.empty(); }
   bool has_keywords() const;
   // Packed position of `keyword`, or -1.
   int32_t KeywordPosition(const std::string& keyword) const;
 };
 
 // Lowers a Signature. Throws ffijit::Error (TypeError/ValueError) for signatures the executors
-// cannot call (e.g. nested structure results, an unknown object type key).
+// cannot call (e.g. a scalar of element kind `any`, a malformed structure).
 CallPlan Lower(const Signature& sig, std::string function_name);
 
 // A readable multi-line dump of a plan (for the command-line tool and for debugging).

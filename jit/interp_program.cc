@@ -73,6 +73,7 @@ InterpProgram* BuildInterpProgram(const CallPlan& plan) {
   program->return_kind = plan.return_kind;
   if (!plan.results.empty()) program->return_conversion = plan.results[0].conversion;
   program->num_results = static_cast<int32_t>(plan.results.size());
+  program->packs_results = plan.packs_results();
   return program.release();
 }
 

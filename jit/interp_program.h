@@ -53,6 +53,7 @@ struct InterpProgram {
   ReturnKind return_kind = ReturnKind::kVoid;
   Conversion return_conversion = Conversion::kI64;  // results[0] when returned by value
   int32_t num_results = 0;
+  bool packs_results = false;  // CallPlan::packs_results: FFIJITBoxResults builds the result
 };
 
 // Throws ffijit::Error when a frame index would not fit (more than 65000 stack slots).

@@ -222,12 +222,15 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
   CallLibffi(fn->libffi, fn->target, frame, ret);
 #endif
 
+  const uint64_t* returned = nullptr;
   switch (program.return_kind) {
     case ReturnKind::kGpr:
     case ReturnKind::kGprPair:
-      return BoxReturned(fn, program.return_conversion, ret + platform::kRetGpr, result);
+      returned = ret + platform::kRetGpr;
+      break;
     case ReturnKind::kSse:
-      return BoxReturned(fn, program.return_conversion, ret + platform::kRetFpr, result);
+      returned = ret + platform::kRetFpr;
+      break;
     case ReturnKind::kStatus: {
       const auto status = static_cast<int32_t>(static_cast<uint32_t>(ret[platform::kRetGpr]));
       if (status != 0) return FFIJITPropagateStatus(fn, status);
@@ -236,12 +239,20 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
     case ReturnKind::kVoid:
       break;
   }
+  if (__builtin_expect(program.packs_results, 0)) {
+    // A structure whose one leaf came back by value: boxed from the out-buffer like the others.
+    if (returned != nullptr) {
+      out[0][0] = returned[0];
+      out[0][1] = program.return_kind == ReturnKind::kGprPair ? returned[1] : 0;
+    }
+    return FFIJITBoxResults(fn, out, result);
+  }
+  if (returned != nullptr) return BoxReturned(fn, program.return_conversion, returned, result);
   if (num_results == 0) {
     *result = TVMFFIAny{};
     return 0;
   }
-  if (num_results == 1) return FFIJITBoxResult(fn, 0, out[0], result);
-  return FFIJITBoxResults(fn, out, result);
+  return FFIJITBoxResult(fn, 0, out[0], result);
 }
 
 }  // namespace

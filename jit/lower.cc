@@ -235,30 +235,81 @@ class Lowerer {
   CallPlan& plan_;
 };
 
-void LowerResults(const Signature& sig, CallPlan& plan) {
-  for (const TypePtr& result : sig.results) {
-    if (result == nullptr) throw ValueError("malformed signature: empty result type");
-    const Type* type = result.get();
-    while (type->kind == TypeKind::kNamed) type = &Lowerer::Inner(*type);
-    switch (type->kind) {
-      case TypeKind::kSList:
-      case TypeKind::kSTuple:
-      case TypeKind::kSDict:
-        throw TypeError("structure results are not supported (result `" + TypeToString(*type) +
-                        "`): return its parts as separate results");
-      default:
-        break;
+// Appends result `type`'s leaves to plan.results and its nodes to `shape`; `label` is where it
+// sits in the packed result. Returns whether it is a structure.
+bool LowerResult(const Type& type, const std::string& label, CallPlan& plan,
+                 std::vector<ResultNode>& shape) {
+  switch (type.kind) {
+    case TypeKind::kNamed:
+      return LowerResult(Lowerer::Inner(type), label, plan, shape);
+    case TypeKind::kSList:
+    case TypeKind::kSTuple: {
+      ResultNode node;
+      node.kind = ResultNode::kArray;
+      node.size = static_cast<int32_t>(type.elements.size());
+      shape.push_back(std::move(node));
+      for (size_t i = 0; i < type.elements.size(); ++i) {
+        if (type.elements[i] == nullptr) {
+          shape.push_back(ResultNode{ResultNode::kGap, 0, {}});
+          continue;
+        }
+        LowerResult(*type.elements[i], label + "[" + std::to_string(i) + "]", plan, shape);
+      }
+      return true;
     }
-    NativeParam leaf = Lowerer::Leaf(*type);
-    ResultSlot slot;
-    slot.conversion = leaf.conversion;
-    slot.object_type_index = leaf.object_type_index;
-    slot.object_type_key = leaf.object_type_key;
-    slot.type_text = leaf.type_text;
-    plan.results.push_back(std::move(slot));
+    case TypeKind::kSDict: {
+      if (type.keys.size() != type.elements.size()) {
+        throw ValueError("malformed sdict type: " + std::to_string(type.keys.size()) +
+                         " keys but " + std::to_string(type.elements.size()) + " values");
+      }
+      const size_t at = shape.size();
+      ResultNode node;
+      node.kind = ResultNode::kMap;
+      node.size = static_cast<int32_t>(type.elements.size());
+      node.keys = type.keys;
+      shape.push_back(std::move(node));
+      for (size_t i = 0; i < type.elements.size(); ++i) {
+        if (type.elements[i] == nullptr) throw ValueError("malformed sdict type: empty slot");
+        for (size_t k = 0; k < i; ++k) {
+          if (shape[at].keys[k] == shape[at].keys[i]) {
+            throw ValueError("malformed sdict type `" + TypeToString(type) + "`: key `" +
+                             type.keys[i] + "` appears twice");
+          }
+        }
+        LowerResult(*type.elements[i], label + "[\"" + type.keys[i] + "\"]", plan, shape);
+      }
+      return true;
+    }
+    default:
+      break;
   }
-  // One result of a plain function comes back as the return value; otherwise (status convention,
-  // several results) every result goes through a trailing out-pointer.
+  NativeParam leaf = Lowerer::Leaf(type);
+  ResultSlot slot;
+  slot.conversion = leaf.conversion;
+  slot.object_type_index = leaf.object_type_index;
+  slot.object_type_key = leaf.object_type_key;
+  slot.type_text = leaf.type_text;
+  slot.label = label;
+  plan.results.push_back(std::move(slot));
+  shape.push_back(ResultNode{ResultNode::kLeaf, 0, {}});
+  return false;
+}
+
+void LowerResults(const Signature& sig, CallPlan& plan) {
+  std::vector<ResultNode> shape;
+  if (sig.results.size() > 1) {
+    shape.push_back(ResultNode{ResultNode::kArray, static_cast<int32_t>(sig.results.size()), {}});
+  }
+  bool structured = false;
+  for (size_t i = 0; i < sig.results.size(); ++i) {
+    if (sig.results[i] == nullptr) throw ValueError("malformed signature: empty result type");
+    structured |= LowerResult(*sig.results[i], "#" + std::to_string(i), plan, shape);
+  }
+  // Without a structure, the flat results need no description (one as itself, several as an
+  // Array).
+  if (structured) plan.result_shape = std::move(shape);
+  // One native result of a plain function comes back as the return value; otherwise (status
+  // convention, several results or leaves) every result goes through a trailing out-pointer.
   if (sig.convention == CallConvention::kPlain && plan.results.size() == 1) {
     plan.results[0].by_return = true;
   }

@@ -17,7 +17,7 @@ void* DirectNativeTarget(TVMFFIObjectHandle function, const Signature& signature
   for (const NativeParam& p : plan.params) {
     if (!InfoOf(p.conversion).direct_from_cpp || p.path_size != 0) return nullptr;
   }
-  if (plan.results.size() > 1) return nullptr;
+  if (plan.packs_results()) return nullptr;
   for (const ResultSlot& r : plan.results) {
     if (!r.by_return || !InfoOf(r.conversion).direct_from_cpp) return nullptr;
   }

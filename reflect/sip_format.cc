@@ -16,6 +16,9 @@ namespace {
 
 constexpr const char* kFormat = "sip";
 constexpr int64_t kMaxRawIndex = 65535;
+// Sequence slots (keys and the holes below them) one side of a Combine may make in all: a hole
+// costs a slot without a leaf, so the raw signature's size does not bound them.
+constexpr int64_t kMaxSequenceSlots = 65536;
 
 std::string KeyToString(const SipKey& key) {
   if (const int64_t* i = std::get_if<int64_t>(&key)) return std::to_string(*i);
@@ -256,16 +259,29 @@ class Combiner {
     throw ValueError(std::string("sip: ") + side_ + " contain an empty node");
   }
 
-  // A sequence's children in key order, requiring keys 0..n-1.
+  // A sequence's children in key order, whatever order the keys are written in; a key missing
+  // below the largest is a gap (nullptr), as IREE fills a result list's holes with None.
   std::vector<TypePtr> ConvertChildren(const SipNode& node) {
-    std::vector<TypePtr> out;
-    for (size_t i = 0; i < node.children.size(); ++i) {
+    std::vector<std::pair<int64_t, size_t>> order;  // (key, child)
+    for (size_t i = 0; i < node.children.size() && i < node.keys.size(); ++i) {
       const int64_t* k = std::get_if<int64_t>(&node.keys[i]);
-      if (k == nullptr || *k != static_cast<int64_t>(i)) {
-        throw ValueError(std::string("sip: ") + side_ +
-                         ": sequence keys must be k0, k1, ... in order");
+      if (k == nullptr) {
+        throw ValueError(std::string("sip: ") + side_ + ": a sequence with a string key");
       }
-      out.push_back(Convert(node.children[i]));
+      order.emplace_back(*k, i);
+    }
+    std::sort(order.begin(), order.end());
+    // Keys are distinct (the reader and the builder refuse repeats); the largest bounds the length.
+    const int64_t length = order.empty() ? 0 : order.back().first + 1;
+    if (length > kMaxSequenceSlots - slots_) {
+      throw ValueError(std::string("sip: ") + side_ + ": sequence key " +
+                       std::to_string(order.back().first) + " makes more than " +
+                       std::to_string(kMaxSequenceSlots) + " sequence slots in all");
+    }
+    slots_ += length;
+    std::vector<TypePtr> out(static_cast<size_t>(length));
+    for (const auto& [key, child] : order) {
+      out[static_cast<size_t>(key)] = Convert(node.children[child]);
     }
     return out;
   }
@@ -316,6 +332,7 @@ class Combiner {
   const std::vector<TypePtr>& raw_;
   const char* side_;
   size_t next_ = 0;
+  int64_t slots_ = 0;  // sequence slots made so far (kMaxSequenceSlots)
 };
 
 }  // namespace
@@ -367,6 +384,14 @@ Signature Combine(const Signature& raw, const SipSignature& sip) {
     sig.args.push_back(args.Convert(in));
   } else if (in.kind == SipNode::Kind::kSequence) {
     sig.args = args.ConvertChildren(in);
+    for (size_t i = 0; i < sig.args.size(); ++i) {
+      if (sig.args[i] == nullptr) {
+        // IREE would read positional argument i and ignore it; a packed call has no slot for an
+        // argument that reaches no native parameter.
+        throw ValueError("sip: inputs: no key k" + std::to_string(i) +
+                         " in the argument sequence (a positional argument that is never passed)");
+      }
+    }
   } else if (in.kind == SipNode::Kind::kDict) {
     for (size_t i : Combiner::DictOrder(in)) {
       sig.args.push_back(
@@ -378,7 +403,9 @@ Signature Combine(const Signature& raw, const SipSignature& sip) {
   Combiner res(raw.results, "results");
   const SipNode& out = sip.results;
   if (out.kind == SipNode::Kind::kSequence) {
-    sig.results = res.ConvertChildren(out);
+    // IREE returns a root result sequence as a list, whatever its length (S1! an empty one, one
+    // key a list of one) and with None in its holes: one slist result, never several results.
+    sig.results.push_back(Type::Sequence(TypeKind::kSList, res.ConvertChildren(out)));
   } else if (out.kind != SipNode::Kind::kNone) {
     sig.results.push_back(res.Convert(out));
   }

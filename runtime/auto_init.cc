@@ -22,7 +22,9 @@
 #include "ffijit/object.h"
 #include "ffijit/registry.h"
 #include "internal.h"
-#include "tvm_ffi_cxx/reflected.h"
+#include "object_internal.h"
+#include "reflected.h"
+#include "string_internal.h"
 
 #if FFIJIT_TVM_FFI_HAS_AUTO_INIT
 

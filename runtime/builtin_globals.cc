@@ -2,7 +2,7 @@
 // shape, array and map constructors and accessors, on TVM FFI 0.1 the List and Dict ones, the
 // global-table functors, and on the seed revision the testing.* helpers (TVM FFI 0.1 moved those
 // to libtvm_ffi_testing.so, which registers them itself). Registered while the runtime library
-// loads. (Module globals live in module.cc.)
+// loads. (Module globals live in modules/module.cc.)
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -19,6 +19,7 @@
 #include "ffijit/string.h"
 #include "ffijit/tensor.h"
 #include "internal.h"
+#include "object_internal.h"
 
 namespace ffijit {
 namespace {

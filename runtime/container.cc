@@ -13,6 +13,8 @@
 #include "container_internal.h"
 #include "ffijit/object.h"
 #include "internal.h"
+#include "object_internal.h"
+#include "string_internal.h"
 
 namespace ffijit {
 namespace {

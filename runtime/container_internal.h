@@ -1,5 +1,5 @@
-// Private container operations shared by the runtime's sources (builtin_globals.cc): in-place
-// changes to List and Dict objects, key equality, and the "missing" sentinel object. They work on
+// Private container operations shared by the runtime's sources: in-place changes to List and Dict
+// objects, key equality, walking a Map, and the "missing" sentinel object. They work on
 // objects made by ffijit and by header-compiled code alike, reading every field live.
 #ifndef FFIJIT_RUNTIME_CONTAINER_INTERNAL_H_
 #define FFIJIT_RUNTIME_CONTAINER_INTERNAL_H_
@@ -15,6 +15,20 @@ namespace ffijit::internal {
 // whose type has an `__any_equal__` hook (v0.1.13) through it, anything else by type index and
 // bits. Throws what a hook raises.
 bool AnyEqual(const TVMFFIAny& a, const TVMFFIAny& b);
+
+// Calls visit(key, value) for every entry of a Map object (either layout, made by ffijit or by
+// header-compiled code), in iteration order, in one pass (FFIJITMapItemAt walks from the start).
+void MapForEach(const TVMFFIObject* map,
+                void (*visit)(void* ctx, const TVMFFIAny& key, const TVMFFIAny& value), void* ctx);
+template <typename F>
+void MapForEach(const TVMFFIObject* map, F&& visit) {
+  MapForEach(
+      map,
+      [](void* ctx, const TVMFFIAny& key, const TVMFFIAny& value) {
+        (*static_cast<F*>(ctx))(key, value);
+      },
+      &visit);
+}
 
 #if FFIJIT_TVM_FFI_HAS_LIST_DICT
 // Every List function takes a live List object (type kTVMFFIList) and throws ffijit::Error:

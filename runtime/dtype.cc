@@ -6,6 +6,7 @@
 #include "ffijit/dtype.h"
 #include "ffijit/object.h"
 #include "internal.h"
+#include "string_internal.h"
 
 namespace ffijit {
 namespace {

@@ -11,6 +11,7 @@
 
 #include "ffijit/object.h"
 #include "internal.h"
+#include "object_internal.h"
 
 namespace ffijit {
 namespace {

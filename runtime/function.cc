@@ -3,6 +3,7 @@
 
 #include "ffijit/object.h"
 #include "internal.h"
+#include "object_internal.h"
 
 namespace ffijit {
 namespace {

@@ -40,11 +40,13 @@
 #include <vector>
 
 #include "container_internal.h"
+#include "cxx_abi/shims.h"
 #include "ffijit/any.h"
 #include "ffijit/object.h"
+#include "hashing.h"
 #include "internal.h"
-#include "tvm_ffi_cxx/hashing.h"
-#include "tvm_ffi_cxx/shims.h"
+#include "object_internal.h"
+#include "string_internal.h"
 
 namespace ffijit {
 namespace {

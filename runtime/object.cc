@@ -7,6 +7,7 @@
 
 #include "ffijit/object.h"
 #include "internal.h"
+#include "object_internal.h"
 
 namespace ffijit::internal {
 

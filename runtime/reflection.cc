@@ -9,7 +9,8 @@
 #include "ffijit/object.h"
 #include "ffijit/registry.h"
 #include "internal.h"
-#include "tvm_ffi_cxx/reflected.h"
+#include "reflected.h"
+#include "string_internal.h"
 
 namespace ffijit {
 namespace {

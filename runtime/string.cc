@@ -5,6 +5,8 @@
 
 #include "ffijit/object.h"
 #include "internal.h"
+#include "object_internal.h"
+#include "string_internal.h"
 
 namespace ffijit::internal {
 namespace {

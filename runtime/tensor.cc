@@ -14,6 +14,7 @@
 #include "ffijit/dtype.h"
 #include "ffijit/object.h"
 #include "internal.h"
+#include "object_internal.h"
 
 namespace ffijit {
 namespace {

@@ -21,6 +21,7 @@
 
 #include "ffijit/object.h"
 #include "internal.h"
+#include "string_internal.h"
 
 namespace ffijit {
 namespace {

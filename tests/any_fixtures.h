@@ -68,7 +68,7 @@ class ForgedArray {
 };
 
 // A result in comparable text: POD values as their 16 bytes, strings and bytes by content, Arrays
-// element by element, other objects by type.
+// and Maps element by element (a Map in its order), other objects by type.
 inline std::string Canonical(const TVMFFIAny& a) {
   std::ostringstream out;
   if (a.type_index == kTVMFFIStr || a.type_index == kTVMFFIBytes) {
@@ -79,6 +79,17 @@ inline std::string Canonical(const TVMFFIAny& a) {
     out << "[";
     for (int64_t i = 0; i < cell->size; ++i) out << Canonical(cell->data[i]) << ",";
     out << "]";
+  } else if (a.type_index == kTVMFFIMap) {
+    int64_t size = 0;
+    if (FFIJITMapSize(a.v_obj, &size) != 0) return "map?";
+    out << "{";
+    for (int64_t i = 0; i < size; ++i) {
+      const TVMFFIAny* key = nullptr;
+      const TVMFFIAny* value = nullptr;
+      if (FFIJITMapItemAt(a.v_obj, i, &key, &value) != 0) return "map?";
+      out << Canonical(*key) << ":" << Canonical(*value) << ",";
+    }
+    out << "}";
   } else if (a.type_index >= kTVMFFIStaticObjectBegin) {
     out << "object" << a.type_index;
   } else {

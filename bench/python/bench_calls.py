@@ -54,7 +54,7 @@ then.
 
 Run it with Debian's /usr/bin/python3 (the extensions are built for it):
     /usr/bin/python3 bench/python/bench_calls.py --build-dir build/v013 [--markdown out.md]
-        [--json out.json] [--chart docs/img/python_calls.svg]
+        [--json out.json] [--summary out.md] [--chart docs/img/python_calls.svg]
 or `ninja -C <build> run_ffijit_bench_python`. --chart writes an SVG bar chart of the ratios to
 handwritten (log scale), one group of bars per signature.
 """
@@ -129,7 +129,7 @@ MODULE_FUNCTIONS = {
     "str": "str",
     SUM_ROW: "sum_f64",
 }
-# ffijit's metadata for each native (docs/guide.md, "JSON metadata").
+# ffijit's metadata for each native (docs/guide.md, "The `iree.abi` JSON").
 FFIJIT_SIGNATURES = {
     "no_args": '{"a":[],"r":[],"v":1}',
     "i64_i64_i64": '{"a":["i64","i64","i64"],"r":["i64"],"v":1}',
@@ -199,6 +199,8 @@ def parse_args():
                         help="skip compiling the cffi API-mode module")
     parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
     parser.add_argument("--json", metavar="FILE", help="also write the raw numbers as JSON")
+    parser.add_argument("--summary", metavar="FILE",
+                        help="also write the targets' summary (the README's) as Markdown")
     parser.add_argument("--chart", metavar="FILE",
                         help="also write an SVG bar chart of the ratios to handwritten")
     args = parser.parse_args()
@@ -676,6 +678,8 @@ def main():
         report.write_markdown(args.markdown)
     if args.json:
         report.write_json(args.json)
+    if args.summary:
+        report.write_summary(args.summary)
     if args.chart:
         report.write_chart(args.chart)
 
@@ -796,6 +800,41 @@ class Report:
             for note in self.notes:
                 out.write(f"\n- {note}")
             out.write("\n")
+
+    def ratio_range(self, path):
+        """The smallest and largest ratio to handwritten of a path over the signatures."""
+        ratios = [r for r in (self.ratio(path, sig) for sig in SIGNATURES) if r is not None]
+        return (min(ratios), max(ratios)) if ratios else None
+
+    def write_summary(self, path):
+        """Each target of the Python paths against what this run measured, one row each."""
+        rows = []
+        for name, target in [("ffijit generated", 1.1), ("ffijit generic", 2.0)]:
+            span = self.ratio_range(name)
+            if span:
+                rows.append((f"{name} / handwritten, every signature",
+                             f"{span[0]:.2f}–{span[1]:.2f}×", f"≤ {target}×",
+                             span[1] <= target))
+        generated = self.overhead_ratio("ffijit generated")
+        if generated is not None:
+            rows.append((f"`{SUM_ROW}`: generated's overhead above the native / handwritten's",
+                         f"{generated:.2f}×", "≤ 1.5×", generated <= 1.5))
+        fresh = [us for _, us, seen in self.entry_compile_us[1:] if not seen]
+        shared = [us for _, us, seen in self.entry_compile_us if seen]
+        if fresh:
+            first = statistics.median(fresh)
+            rows.append(("a signature's first generated entry (compile)", f"{first:.0f} µs",
+                         "≤ 1 ms", first <= 1000))
+        if shared:
+            later = statistics.median(shared)
+            rows.append(("a later entry of the same signature", f"{later:.1f} µs", "≤ 1 ms",
+                         later <= 1000))
+        with open(path, "w") as out:
+            out.write(f"Python {platform.python_version()}, {platform.machine()}: medians of "
+                      f"{self.args.reps} interleaved rounds.\n\n")
+            out.write("| Python path | measured | target | met |\n|---|---:|---:|:---:|\n")
+            for what, measured, target, met in rows:
+                out.write(f"| {what} | {measured} | {target} | {'yes' if met else 'no'} |\n")
 
     def write_json(self, path):
         with open(path, "w") as out:

@@ -1,9 +1,9 @@
-"""Puts the Python call-path table (bench_calls.py --markdown) into the performance docs.
+"""Puts one Python benchmark run (bench_calls.py --markdown/--summary) into the performance docs.
 
-    splice_table.py TABLE.md PERFORMANCE.md README.md
+    splice_table.py TABLE.md SUMMARY.md PERFORMANCE.md README.md
 
-Appends it to PERFORMANCE.md as its own section (bench/report rewrites that file first) and
-replaces what stands between the README's `<!-- python-perf:begin -->` and
+Appends the full table to PERFORMANCE.md as its own section (bench/report rewrites that file
+first) and puts the targets' summary between the README's `<!-- python-perf:begin -->` and
 `<!-- python-perf:end -->` markers.
 """
 import sys
@@ -11,9 +11,11 @@ import sys
 BEGIN, END = "<!-- python-perf:begin -->", "<!-- python-perf:end -->"
 
 
-def main(table_path, performance_path, readme_path):
+def main(table_path, summary_path, performance_path, readme_path):
     with open(table_path) as f:
         table = f.read().strip()
+    with open(summary_path) as f:
+        summary = f.read().strip()
     with open(performance_path, "a") as f:
         f.write("\n## Python call paths\n\n" + table + "\n\n"
                 "![Python call paths, ratio to the hand-written extension](python_calls.svg)\n")
@@ -22,12 +24,12 @@ def main(table_path, performance_path, readme_path):
     start, stop = readme.find(BEGIN), readme.find(END)
     if start < 0 or stop < start:
         sys.exit(f"{readme_path} has no {BEGIN} ... {END} markers")
-    readme = readme[:start + len(BEGIN)] + "\n" + table + "\n" + readme[stop:]
+    readme = readme[:start + len(BEGIN)] + "\n" + summary + "\n" + readme[stop:]
     with open(readme_path, "w") as f:
         f.write(readme)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 5:
         sys.exit(__doc__)
     main(*sys.argv[1:])

@@ -248,16 +248,37 @@ TEST(Lower, TensorChecksAndObjects) {
                 {Type::NDArray(ScalarKind::kBF16, 2, {-1, 4}), Type::Object("ffi.Array")}, {})));
 }
 
-TEST(Lower, RejectsWhatNoExecutorCanCall) {
-  auto structure = Type::Sequence(TypeKind::kSList, {S(ScalarKind::kI64)});
-  try {
-    Lower(Sig({}, {structure}), "f");
-    ADD_FAILURE();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.message(),
-              "structure results are not supported (result `slist<i64>`): return its parts as "
-              "separate results");
+// A structure result is its leaves, depth first, in out-pointers (one leaf: returned), and the
+// shape that rebuilds it, preorder.
+TEST(Lower, StructureResultsAreLeavesAndAShape) {
+  auto inner = Type::Sequence(TypeKind::kSTuple, {S(ScalarKind::kF64), nullptr});
+  auto dict = Type::SDict({"k", "t"}, {S(ScalarKind::kI32), inner});
+  CallPlan plan = Lower(Sig({}, {S(ScalarKind::kI64), dict}), "f");
+  ASSERT_EQ(plan.results.size(), 3u);
+  EXPECT_EQ(plan.results[0].label, "#0");
+  EXPECT_EQ(plan.results[1].label, "#1[\"k\"]");
+  EXPECT_EQ(plan.results[2].label, "#1[\"t\"][0]");
+  EXPECT_EQ(plan.results[2].conversion, Conversion::kF64);
+  for (const ResultSlot& r : plan.results) EXPECT_FALSE(r.by_return);
+  std::string shape;
+  for (const ResultNode& n : plan.result_shape) {
+    shape += "LGAM"[n.kind];
+    shape += std::to_string(n.size);
+    for (const std::string& k : n.keys) shape += k;
   }
+  EXPECT_EQ(shape, "A2L0M2ktL0A2L0G0");
+  EXPECT_TRUE(plan.packs_results());
+
+  CallPlan one = Lower(Sig({}, {Type::Sequence(TypeKind::kSList, {S(ScalarKind::kI64)})}), "g");
+  ASSERT_EQ(one.results.size(), 1u);
+  EXPECT_TRUE(one.results[0].by_return);
+  EXPECT_EQ(one.result_shape.size(), 2u);
+  EXPECT_TRUE(one.packs_results());
+
+  // Without a structure there is no shape: one result as itself, several as an Array.
+  CallPlan flat = Lower(Sig({}, {S(ScalarKind::kI64), S(ScalarKind::kI64)}), "h");
+  EXPECT_TRUE(flat.result_shape.empty());
+  EXPECT_EQ(flat.results[1].label, "#1");
 }
 
 TEST(Lower, PlanToStringShowsEveryDecision) {

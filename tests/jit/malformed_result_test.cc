@@ -226,6 +226,53 @@ TEST_P(MalformedResultTest, SeveralResultsReleaseEveryReferenceOnce) {
   }
 }
 
+// The same three leaves as one structure result: the error names the leaf's place, every
+// reference handed over is released once; well-formed, the structure holds the objects.
+TEST_P(MalformedResultTest, StructureResultLeavesReleaseEveryReferenceOnce) {
+  Function nested =
+      Bind("hostile.nested", &ReturnThree,
+           Sig({}, {Type::SDict({"a", "b"},
+                                {Type::Sequence(TypeKind::kSTuple, {AnyType(), nullptr, AnyType()}),
+                                 AnyType()})}),
+           GetParam());
+  Tracked before, bad, after;
+  g_results[0] = Tagged(kTVMFFIOpaquePyObject, before.HandOver());
+  g_results[1] = Tagged(kTVMFFIMap, bad.HandOver());
+  g_results[2] = Tagged(kTVMFFIOpaquePyObject, after.HandOver());
+  Error e = CallRawError(nested, {});
+  EXPECT_EQ(e.kind(), "RuntimeError");
+  EXPECT_EQ(e.message(),
+            "`hostile.nested` returned a malformed value for result #0[\"a\"][2]: a value tagged "
+            "`ffi.Map` (type index 72) whose object is a `ffi.OpaquePyObject` (type index 74)");
+  EXPECT_EQ(before.strong(), 1u);
+  EXPECT_EQ(bad.strong(), 1u);
+  EXPECT_EQ(after.strong(), 1u);
+
+  g_results[0] = Tagged(kTVMFFIOpaquePyObject, before.HandOver());
+  g_results[1] = Tagged(kTVMFFIOpaquePyObject, after.HandOver());
+  g_results[2] = SmallStr("ok", 2);
+  Any all = CallRaw(nested, {});
+  ASSERT_EQ(all.type_index(), kTVMFFIMap);
+  Map map = all.cast<Map>();
+  Array tuple = map.at(Any("a")).cast<Array>();
+  ASSERT_EQ(tuple.size(), 3);
+  EXPECT_EQ(tuple[0].raw().v_obj, before.get());
+  EXPECT_TRUE(tuple[1].is_none());
+  EXPECT_EQ(tuple[2].raw().v_obj, after.get());
+  EXPECT_EQ(map.at(Any("b")).cast<std::string>(), "ok");
+  EXPECT_EQ(before.strong(), 2u);
+  EXPECT_EQ(after.strong(), 2u);
+  tuple = Array();
+  map = Map();
+  all = Any();
+  EXPECT_EQ(before.strong(), 1u);
+  EXPECT_EQ(after.strong(), 1u);
+  for (Tracked* t : {&before, &bad, &after}) {
+    t->Release();
+    EXPECT_EQ(t->deleted(), 1);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllPaths, MalformedResultTest, AllCallPaths(), PathName);
 
 #if FFIJIT_HAVE_LLVM

@@ -90,12 +90,14 @@ TEST(Register, BadInputsAreClearErrors) {
   } catch (const Error& e) {
     EXPECT_EQ(e.message(), "3 argument names for 2 arguments");
   }
-  auto result = Type::Sequence(TypeKind::kSList, {S(ScalarKind::kI64)});
   try {
-    MakeFunction("s", reinterpret_cast<void*>(&add), Sig({}, {result}));
+    MakeFunction(
+        "s", reinterpret_cast<void*>(&add),
+        Sig({Type::Named("a", S(ScalarKind::kI64)), Type::Named("a", S(ScalarKind::kI64))}, {}));
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), "TypeError");
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_EQ(e.message(), "malformed signature: keyword `a` appears twice");
   }
 }
 

@@ -68,6 +68,12 @@ EXPORT int64_t py_apply(int64_t (*f)(int64_t), int64_t n) {
 
 /* ---- mixes of flat kinds: the generated entries' differential suite (test_entries.py) ---- */
 
+/* Two leaves through out-pointers, for the structure results of test_entries.py. */
+EXPORT void py_split(int64_t a, double b, int64_t* x, double* y) {
+  *x = (int64_t)((uint64_t)a * 3u);
+  *y = b / 2;
+}
+
 /* Every integer width and bool, folded (wrapping) so that each argument and its place count. */
 EXPORT int64_t py_mix_ints(int8_t a, int16_t b, int32_t c, int64_t d, uint8_t e, uint16_t f,
                            uint32_t g, uint64_t h, bool i) {

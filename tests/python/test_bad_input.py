@@ -142,10 +142,10 @@ def test_null_and_bad_targets():
         ffijit.function(1234)
 
 
-def test_structure_results_cannot_be_registered(natives):
-    with pytest.raises(TypeError, match="structure results are not supported"):
+def test_structure_result_with_a_repeated_key_is_refused(natives):
+    with pytest.raises(ValueError, match='duplicate key "x" in sdict'):
         ffijit.function(address(natives, "py_add3"),
-                        {"a": ["i64"], "r": [["slist", "i32", "i32"]]})
+                        {"a": ["i64"], "r": [["sdict", ["x", "i32"], ["x", "i32"]]]})
 
 
 def test_register_twice_without_override_fails_and_keeps_the_first(natives):

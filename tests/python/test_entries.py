@@ -51,6 +51,12 @@ NATIVES = [
     ("py_dev_dtype", [("Device",), ("DataType",)], ["i64"]),
     ("py_sum_f32", [(SUM_MATRIX, F32_TENSOR)], ["f64"]),
     ("py_narrow", [("i8",), ("u8",), ("i16",), ("u32", "i32")], ["i32"]),
+    # Structure results: the native's leaves, reassembled (one leaf: returned by value).
+    ("py_split", [("i64",), ("f64",)], [["slist", "i64", "f64"]]),
+    ("py_split", [("i64",), ("f64",)], [["sdict", ["q", "i64"], ["h", "f64"]]]),
+    ("py_split", [("i64",), ("f64",)], ["i64", ["stuple", None, ["slist", "f64"]]]),
+    ("py_split", [("i64",), ("f64",)], ["i64", "f64"]),
+    ("py_mix_f32", [("f32",), ("u32", "i32"), ("i8",)], [["stuple", "f32", None]]),
 ]
 NAMES = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
 INT_RANGES = {"i8": (-2**7, 2**7 - 1), "i16": (-2**15, 2**15 - 1), "i32": (-2**31, 2**31 - 1),
@@ -225,6 +231,33 @@ def test_random_calls_agree_on_every_tier(natives):
     assert seen["ok"] > 200 and seen["TypeError"] > 20 and seen["ValueError"] > 20, seen
     assert unexpected_keywords > 0
     assert len(entries) > 30
+
+
+def test_structure_results_on_every_tier(natives):
+    """A structure result is an ffijit.Array / ffijit.Map, as any Array or Map result is."""
+    sig = {"a": ["i64", "f64"], "r": ["i64", ["sdict", ["a", ["stuple", "f64", None]],
+                                                    ["b", ["slist"]]]]}
+    for tier in ("interpreted", "compiled", "entry"):
+        f = make(tier, address(natives, "py_split"), sig)
+        result = f(5, 3.0)
+        assert isinstance(result, ffijit.Array), (tier, type(result))
+        assert len(result) == 2 and result[0] == 15
+        inner = result[1]
+        assert isinstance(inner, ffijit.Map), (tier, type(inner))
+        assert list(inner.keys()) == ["a", "b"]
+        assert list(inner["a"]) == [1.5, None] and len(inner["b"]) == 0
+        with pytest.raises(ValueError, match=r"Out of range result #0 of"):
+            make(tier, address(natives, "py_split"),
+                 {"a": ["i64", "f64"], "r": ["u64", ["slist", "f64"]]})(-1, 0.0)
+        # From a raw signature and a SIP: a result dict, and a result list with holes (None), as
+        # IREE's runtime returns them.
+        raw = "I11!S3!t7S3!t2R11!S3!t7S3!t2"
+        sip_dict = make(tier, address(natives, "py_split"),
+                        {"f": raw, "sip": "I12!S9!k0_0k1_1R17!D13!K2!q_0K2!h_1"})
+        assert dict(sip_dict(2, 1.0).items()) == {"q": 6, "h": 0.5}
+        sip_holes = make(tier, address(natives, "py_split"),
+                         {"f": raw, "sip": "I12!S9!k0_0k1_1R12!S9!k1_0k2_1"})
+        assert list(sip_holes(2, 1.0)) == [None, 6, 0.5]
 
 
 # ---- when a function has an entry ----

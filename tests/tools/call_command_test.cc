@@ -105,6 +105,27 @@ TEST(FfijitCall, TensorResult) {
                R"({"ndarray":[0.0,1.0,2.0,3.0],"dtype":"f32","shape":[4]})");
 }
 
+// A structure result prints as the structure: lists and tuples as JSON lists (a gap as null),
+// dicts as JSON objects; one leaf (cos's return value) is a structure too.
+TEST(FfijitCall, StructureResults) {
+  for (const char* tier : {"jit", "interp", "libffi"}) {
+    const std::string t = std::string("--tier ") + tier + " ";
+    ExpectPrints(
+        CallTest("divmod", R"({"a":["i64","i64"],"r":[["sdict",["q","i64"],["r","i64"]]]})",
+                 t + "17 5"),
+        R"({"q":3,"r":2})");
+    ExpectPrints(
+        CallTest("divmod", R"({"a":["i64","i64"],"r":[["stuple","i64",null,["slist","i64"]]]})",
+                 t + "17 5"),
+        "[3,null,[2]]");
+    ExpectPrints(Call("libm.so.6", "cos", R"({"a":["f64"],"r":[["slist","f64"]]})", t + "0.5"),
+                 "[0.8775825618903728]");
+    ExpectPrints(
+        CallTest("iota_f32", R"({"a":["i64"],"r":[["stuple",["ndarray","f32",1,null]]]})", t + "2"),
+        R"([{"ndarray":[0.0,1.0],"dtype":"f32","shape":[2]}])");
+  }
+}
+
 TEST(FfijitCall, ReflectedObjectsPrintTheirFields) {
   const char point[] = R"({"a":["i64","i64"],"r":[["object","testlib.Point"]]})";
   ExpectPrints(CallTest("make_point", point, "3 4"),
@@ -185,10 +206,10 @@ TEST(FfijitCall, BadMetadataExitsTwo) {
                   "ffijit call: ValueError: raw signature: at offset 1: span length 99");
   ExpectFailsWith(Call("libm.so.6", "cos", "@/nonexistent/sig.json", "0.5"), 2,
                   "ffijit call: cannot read metadata file '/nonexistent/sig.json': ");
-  // Parses, but cannot be bound to a native call.
-  ExpectFailsWith(Call("libm.so.6", "cos", R"({"a":["f64"],"r":[["slist","f64"]]})", "0.5"), 2,
-                  "ffijit call: cannot bind `cos` as `(f64) -> slist<f64>` for the jit path: "
-                  "TypeError: structure results are not supported");
+  // Parses, but cannot be bound to a native call on that path.
+  ExpectFailsWith(CallTest("half_twice", R"({"a":["f16"],"r":["f64"]})", "--tier libffi 1.5"), 2,
+                  "ffijit call: cannot bind `half_twice` as `(f16) -> f64` for the libffi path: "
+                  "TypeError: libffi has no 16-bit float type");
 }
 
 TEST(FfijitCall, ArgumentsThatAreNotJsonExitFive) {

@@ -31,6 +31,9 @@ std::string CallbackUnsupportedReason(const CallPlan& plan) {
              "` is a structure; callbacks take flat C parameters";
     }
   }
+  if (!plan.result_shape.empty()) {
+    return "a result is a structure; callbacks return flat C results";
+  }
   for (const ResultSlot& r : plan.results) {
     if (!IsPlainValueResult(r.conversion)) {
       return "result `" + r.type_text +

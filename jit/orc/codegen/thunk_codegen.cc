@@ -38,10 +38,11 @@ std::string ThunkEmitter::Emit(const std::string& symbol) {
   for (const NativeParam& p : plan_.params) any_path |= p.path_size > 0;
   for (platform::IrType t : ir_.params) any_byval |= t == platform::IrType::kByvalPair;
   // The raw result buffers: for out-pointers, and for a returned value the shared boxers read.
-  if (n_results > 1 || (n_results == 1 &&
-                        (!plan_.results[0].by_return || plan_.return_kind == ReturnKind::kGprPair ||
-                         !BoxesInline(plan_.results[0].conversion)))) {
-    results_buf_ = b_.CreateAlloca(llvm::ArrayType::get(i64_, 2 * n_results));
+  if (plan_.packs_results() || (n_results == 1 && (!plan_.results[0].by_return ||
+                                                   plan_.return_kind == ReturnKind::kGprPair ||
+                                                   !BoxesInline(plan_.results[0].conversion)))) {
+    // At least one buffer: a structure of no leaves still passes FFIJITBoxResults a pointer.
+    results_buf_ = b_.CreateAlloca(llvm::ArrayType::get(i64_, 2 * std::max<size_t>(n_results, 1)));
   }
   if (any_byval) byval_ = b_.CreateAlloca(llvm::ArrayType::get(i64_, 2 * n_params));
   // Resolved structure elements, found once while checking and read again by the call block.
@@ -384,7 +385,8 @@ void ThunkEmitter::BoxResults(llvm::Value* returned) {
                             options_.cold_error_paths));
     b_.SetInsertPoint(ok);
   }
-  if (n == 0) {
+  const bool packs = plan_.packs_results();
+  if (n == 0 && !packs) {
     StoreAny(kTVMFFINone, b_.getInt64(0));
     b_.CreateRet(b_.getInt32(0));
     return;
@@ -398,13 +400,14 @@ void ThunkEmitter::BoxResults(llvm::Value* returned) {
     } else {
       word = ReturnWord(plan_.results[0].conversion, returned);
       // Only the shared boxers read the buffer; the common kinds box straight from the word.
-      if (n > 1 || !BoxesInline(plan_.results[0].conversion)) {
+      if (packs || !BoxesInline(plan_.results[0].conversion)) {
         b_.CreateStore(word, ResultBuffer(0));
         b_.CreateStore(b_.getInt64(0), AtOffset(ResultBuffer(0), 8));
       }
     }
   }
-  if (n > 1) {
+  // Several results, or a structure result (whatever its number of leaves): the shared builder.
+  if (packs) {
     b_.CreateRet(
         CallHelper("FFIJITBoxResults", i32_, {ptr_, ptr_, ptr_}, {handle_, results_buf_, result_}));
     return;

@@ -82,7 +82,8 @@ void RunRandomCases(uint64_t seed, int signatures, int calls_per_signature, JitE
   int64_t unlowerable = 0;
   std::vector<Signature> sigs = gen.LowerableSignatures(kSignatures, &unlowerable);
   std::vector<Subject> subjects = MakeSubjects(sigs, hot_engine);
-  int64_t failures = 0, cases = 0;
+  int64_t failures = 0, cases = 0, structured = 0;
+  for (const Subject& s : subjects) structured += !s.bound()->plan->result_shape.empty();
   for (size_t s = 0; s < subjects.size(); ++s) {
     for (int c = 0; c < kCallsPerSignature; ++c) {
       ObjectPool pool;
@@ -98,6 +99,8 @@ void RunRandomCases(uint64_t seed, int signatures, int calls_per_signature, JitE
   EXPECT_EQ(failures, 0) << "of " << cases << " cases";
   EXPECT_GE(cases, kSignatures * kCallsPerSignature);
   EXPECT_LT(unlowerable, kSignatures) << "the generator mostly makes callable signatures";
+  // Structure results (nested, with gaps, of 0 to 3 leaves each) are part of the matrix.
+  EXPECT_GT(structured, kSignatures / 10) << "signatures with a structure result";
 }
 
 TEST(Differential, RandomSignaturesAndArguments) {

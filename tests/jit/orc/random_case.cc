@@ -248,9 +248,21 @@ TypePtr CaseGenerator::RandomType(int depth) {
   }
 }
 
-TypePtr CaseGenerator::RandomResultType() {
-  int64_t pick = Uniform(0, 17);
+TypePtr CaseGenerator::RandomResultType(int depth) {
+  int64_t pick = Uniform(0, depth < 2 ? 20 : 17);
   if (pick <= 12) return Type::Scalar(kScalarKinds[pick]);
+  if (pick >= 18) {
+    const int64_t n = Uniform(0, 3);
+    std::vector<TypePtr> elements;
+    for (int64_t i = 0; i < n; ++i) {
+      elements.push_back(pick != 20 && Chance(0.15) ? nullptr : RandomResultType(depth + 1));
+    }
+    if (pick == 18) return Type::Sequence(TypeKind::kSList, elements);
+    if (pick == 19) return Type::Sequence(TypeKind::kSTuple, elements);
+    std::vector<std::string> keys;
+    for (int64_t i = 0; i < n; ++i) keys.push_back("r" + std::to_string(i));
+    return Type::SDict(keys, elements);
+  }
   switch (pick) {
     case 13:
       return Type::Simple(TypeKind::kOpaquePtr);

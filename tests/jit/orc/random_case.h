@@ -64,7 +64,9 @@ class CaseGenerator {
 
  private:
   TypePtr RandomType(int depth);
-  TypePtr RandomResultType();
+  // A result: a flat kind, or (above `depth` 2 no more) an slist/stuple/sdict of results, tuple
+  // and list slots sometimes gaps.
+  TypePtr RandomResultType(int depth = 0);
   TVMFFIAny RightValue(const Type& type, ObjectPool& pool);
   TVMFFIAny WrongValue(const Type& type, ObjectPool& pool);
   int64_t Uniform(int64_t lo, int64_t hi) {

@@ -1,6 +1,6 @@
 // A user module that subclasses tvm::ffi::ModuleObj, as C++ code built with TVM FFI's headers
 // does: its vtable and typeinfo derive from the ones the runtime exports (declared here through
-// ffijit's layout-compatible runtime/tvm_ffi_cxx/module_obj.h), and it catches the
+// ffijit's layout-compatible runtime/cxx_abi/module_obj.h), and it catches the
 // tvm::ffi::Error those exported members throw.
 #include "user_module.h"
 
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tvm_ffi_cxx/module_obj.h"
+#include "cxx_abi/module_obj.h"
 
 namespace {
 
