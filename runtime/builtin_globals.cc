@@ -65,13 +65,15 @@ ObjectPtr<> FromKeyValueArguments(const char* name, const AnyView* args, int32_t
                                   " takes alternating keys and values, got an odd number (" +
                                   std::to_string(num_args) + ") of arguments");
   }
-  std::vector<TVMFFIAny> keys, values;
-  for (int32_t i = 0; i < num_args; i += 2) {
-    keys.push_back(args[i].raw());
-    values.push_back(args[i + 1].raw());
+  // The keys, then the values, in one buffer.
+  const size_t pairs = static_cast<size_t>(num_args / 2);
+  std::vector<TVMFFIAny> split(2 * pairs);
+  for (size_t i = 0; i < pairs; ++i) {
+    split[i] = args[2 * i].raw();
+    split[pairs + i] = args[2 * i + 1].raw();
   }
   TVMFFIObjectHandle handle = nullptr;
-  CheckCall(create(keys.data(), values.data(), num_args / 2, &handle));
+  CheckCall(create(split.data(), split.data() + pairs, static_cast<int64_t>(pairs), &handle));
   return ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle));
 }
 

@@ -663,6 +663,21 @@ struct Found {
 Found FindEntry(const MapObject* map, const TVMFFIAny& key) {
   if (map->slots & kSmallLayoutBit) {
     const auto* entries = static_cast<const KeyValue*>(map->data);
+    // A string (bytes) key is viewed once, not once per entry (a RawStr's view is a strlen), and
+    // compared as KeyEqual compares it: with the entries of the same family, by content.
+    std::string_view chars;
+    const bool is_str = IsStrForm(key.type_index);
+    if ((is_str || IsBytesForm(key.type_index)) && internal::ViewBytes(key, &chars)) {
+      for (uint64_t i = 0; i < map->size; ++i) {
+        const TVMFFIAny& other = entries[i].key;
+        std::string_view other_chars;
+        if ((is_str ? IsStrForm(other.type_index) : IsBytesForm(other.type_index)) &&
+            internal::ViewBytes(other, &other_chars) && other_chars == chars) {
+          return {&entries[i], i, 0};
+        }
+      }
+      return {};
+    }
     for (uint64_t i = 0; i < map->size; ++i) {
       if (KeyEqual(entries[i].key, key)) return {&entries[i], i, 0};
     }
@@ -707,8 +722,8 @@ struct Entries {
 // Keys of one argument array, hashed once beforehand (a hook is called once per key) and compared
 // as map keys (which may throw: std::unordered_map then leaves itself unchanged).
 struct IndexHash {
-  const std::vector<uint64_t>* hashes;
-  size_t operator()(int64_t i) const noexcept { return static_cast<size_t>((*hashes)[i]); }
+  const uint64_t* hashes;
+  size_t operator()(int64_t i) const noexcept { return static_cast<size_t>(hashes[i]); }
 };
 struct IndexEqual {
   const TVMFFIAny* keys;
@@ -719,6 +734,9 @@ TVMFFIObjectHandle* CheckedOut(TVMFFIObjectHandle* out, const char* func) {
   internal::RequireNonNull(out, func, "out");
   return out;
 }
+
+// Up to this many keys, BuildMap finds repeated keys by scanning instead of through a hash table.
+constexpr int64_t kLinearDedupMaxKeys = 8;
 
 // The largest entry count a map's storage can be sized for.
 constexpr uint64_t kMaxMapEntries = (SIZE_MAX - sizeof(DenseMapObject)) / sizeof(KeyValue);
@@ -736,10 +754,19 @@ TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n
     internal::RequireNonNull(keys, func, "keys");
     internal::RequireNonNull(values, func, "values");
   }
-  std::vector<int64_t> last_value;
-  std::vector<int64_t> first_key;
-  last_value.reserve(static_cast<size_t>(n));
-  first_key.reserve(static_cast<size_t>(n));
+  // The bookkeeping, on the stack for a few keys: each key's hash, then each distinct key's first
+  // position and the position of its last value.
+  const size_t count = static_cast<size_t>(n);
+  uint64_t inline_scratch[3 * kLinearDedupMaxKeys];
+  std::vector<uint64_t> heap_scratch;
+  uint64_t* key_hashes = inline_scratch;
+  if (n > kLinearDedupMaxKeys) {
+    heap_scratch.resize(3 * count);
+    key_hashes = heap_scratch.data();
+  }
+  uint64_t* first_key = key_hashes + count;
+  uint64_t* last_value = first_key + count;
+  size_t distinct = 0;
   // Keys are hashed before they are copied: every key and value is checked first.
   for (int64_t i = 0; i < n; ++i) {
     details::RequireWellFormed(keys[i], func);
@@ -747,23 +774,31 @@ TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n
   }
   // Position of each distinct key (compared by content, whatever its string form, or through
   // its type's hooks).
-  std::vector<uint64_t> key_hashes;
-  key_hashes.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) key_hashes.push_back(KeyHash(keys[i]));
-  std::unordered_map<int64_t, size_t, IndexHash, IndexEqual> position(
-      static_cast<size_t>(n), IndexHash{&key_hashes}, IndexEqual{keys});
-  for (int64_t i = 0; i < n; ++i) {
-    auto [it, inserted] = position.emplace(i, first_key.size());
-    if (inserted) {
-      first_key.push_back(i);
-      last_value.push_back(i);
-    } else {
+  for (size_t i = 0; i < count; ++i) key_hashes[i] = KeyHash(keys[i]);
+  if (n <= kLinearDedupMaxKeys) {
+    // Few keys (the common ffi.Map(k, v, ...) call): a scan of the distinct keys so far costs
+    // less than the hash table's allocations.
+    for (size_t i = 0; i < count; ++i) {
+      size_t k = 0;
+      while (k < distinct && !(key_hashes[first_key[k]] == key_hashes[i] &&
+                               KeyEqual(keys[first_key[k]], keys[i]))) {
+        ++k;
+      }
+      if (k == distinct) first_key[distinct++] = i;
+      last_value[k] = i;
+    }
+  } else {
+    std::unordered_map<int64_t, size_t, IndexHash, IndexEqual> position(
+        count, IndexHash{key_hashes}, IndexEqual{keys});
+    for (size_t i = 0; i < count; ++i) {
+      auto [it, inserted] = position.emplace(static_cast<int64_t>(i), distinct);
+      if (inserted) first_key[distinct++] = i;
       last_value[it->second] = i;
     }
   }
   Entries entries;
-  entries.list.reserve(first_key.size());
-  for (size_t k = 0; k < first_key.size(); ++k) {
+  entries.list.reserve(distinct);
+  for (size_t k = 0; k < distinct; ++k) {
     entries.list.push_back(KeyValue{});
     internal::CopyToOwned(keys[first_key[k]], &entries.list.back().key);
     internal::CopyToOwned(values[last_value[k]], &entries.list.back().value);
@@ -776,8 +811,8 @@ TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n
     map = NewSmallMap(entries.list, type_index, inline_slots);
   } else {
     std::vector<uint64_t> hashes;
-    hashes.reserve(first_key.size());
-    for (int64_t i : first_key) hashes.push_back(key_hashes[static_cast<size_t>(i)]);
+    hashes.reserve(distinct);
+    for (size_t k = 0; k < distinct; ++k) hashes.push_back(key_hashes[first_key[k]]);
     map = NewDenseMap(entries.list, hashes, type_index);
   }
   entries.list.clear();  // the references moved into the map

@@ -1,10 +1,12 @@
 // The global function registry: thread-safe name -> Function map, each entry with the metadata
 // (JSON text, e.g. the type schema) it was registered with; on TVM FFI 0.1 the global
 // ffi.GetGlobalFuncMetadata reads that metadata back.
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "ffijit/function.h"
@@ -41,7 +43,7 @@ class GlobalTable {
     }
   }
 
-  ObjectPtr<> Get(const std::string& name) const {
+  ObjectPtr<> Get(std::string_view name) const {
     std::lock_guard lock(mutex_);
     auto it = table_.find(name);
     return it == table_.end() ? ObjectPtr<>() : it->second.func;
@@ -82,16 +84,20 @@ class GlobalTable {
     Any name;  // the key as a String, handed out by listings without a copy
   };
   mutable std::mutex mutex_;
-  std::map<std::string, Entry> table_;
+  std::map<std::string, Entry, std::less<>> table_;  // looked up by string_view, no copy
 };
 
-std::string NameOf(const TVMFFIByteArray* name, const char* func) {
+std::string_view NameViewOf(const TVMFFIByteArray* name, const char* func) {
   internal::RequireNonNull(name, func, "name");
   if (name->data == nullptr && name->size != 0) {
     throw Error("ValueError", std::string(func) + ": NULL name data with nonzero size");
   }
   if (name->size == 0) throw Error("ValueError", std::string(func) + ": empty function name");
-  return std::string(name->data, name->size);
+  return std::string_view(name->data, name->size);
+}
+
+std::string NameOf(const TVMFFIByteArray* name, const char* func) {
+  return std::string(NameViewOf(name, func));
 }
 
 #if FFIJIT_TVM_FFI_HAS_GLOBAL_FUNC_METADATA
@@ -166,7 +172,7 @@ int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info, i
 
 int TVMFFIFunctionGetGlobal(const TVMFFIByteArray* name, TVMFFIObjectHandle* out) {
   return internal::GuardCBoundary([&] {
-    std::string key = NameOf(name, "TVMFFIFunctionGetGlobal");
+    const std::string_view key = NameViewOf(name, "TVMFFIFunctionGetGlobal");
     internal::RequireNonNull(out, "TVMFFIFunctionGetGlobal", "out");
     *out = GlobalTable::Get().Get(key).release();
   });

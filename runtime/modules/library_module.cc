@@ -44,8 +44,8 @@ constexpr const char* kLibraryBin = "__tvm_ffi__library_bin";
 class Library {
  public:
   virtual ~Library() = default;
-  // The address of the data symbol `name`, or null. *extent is its size in bytes when the symbol
-  // table records one, else 0.
+  // The address of the data symbol `name`, or null. Unless `extent` is null, *extent is its size
+  // in bytes when the symbol table records one, else 0 (a shared library pays a dladdr1 for it).
   virtual void* FindData(const std::string& name, size_t* extent) = 0;
   // The safe_call exported as `__tvm_ffi_<name>`, or null.
   virtual TVMFFISafeCallType FindFunction(const std::string& name) = 0;
@@ -57,13 +57,15 @@ class Library {
 class SharedLibrary final : public Library {
  public:
   SharedLibrary(void* handle, std::string path) : handle_(handle), path_(std::move(path)) {}
-  ~SharedLibrary() override { dlclose(handle_); }
+  ~SharedLibrary() override;
 
   void* FindData(const std::string& name, size_t* extent) override {
     void* address = dlsym(handle_, name.c_str());
-    *extent = 0;
-    if (address != nullptr) {
-      if (const ElfW(Sym)* sym = SymbolEntry(address)) *extent = sym->st_size;
+    if (extent != nullptr) {
+      *extent = 0;
+      if (address != nullptr) {
+        if (const ElfW(Sym)* sym = SymbolEntry(address)) *extent = sym->st_size;
+      }
     }
     return address;
   }
@@ -99,6 +101,41 @@ class SharedLibrary final : public Library {
   std::string path_;
 };
 
+// The shared libraries this runtime holds open, by the path they were loaded from: loading one of
+// them again shares its handle (the library stays loaded while any of its modules lives) instead
+// of looking for it through the process's libraries and dlopen'ing it again.
+class OpenLibraries {
+ public:
+  static OpenLibraries& Get() {
+    static OpenLibraries* libraries = new OpenLibraries();  // never destroyed: used at exit
+    return *libraries;
+  }
+  std::shared_ptr<SharedLibrary> Find(const std::string& path) const {
+    std::lock_guard lock(mutex_);
+    auto it = libraries_.find(path);
+    return it == libraries_.end() ? nullptr : it->second.lock();
+  }
+  void Add(const std::string& path, const std::shared_ptr<SharedLibrary>& lib) {
+    std::lock_guard lock(mutex_);
+    libraries_[path] = lib;
+  }
+  // From the library's destructor: the entry goes unless a newer load of the path replaced it.
+  void Remove(const std::string& path) {
+    std::lock_guard lock(mutex_);
+    auto it = libraries_.find(path);
+    if (it != libraries_.end() && it->second.expired()) libraries_.erase(it);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, std::weak_ptr<SharedLibrary>> libraries_;
+};
+
+SharedLibrary::~SharedLibrary() {
+  OpenLibraries::Get().Remove(path_);
+  dlclose(handle_);
+}
+
 // A symbol source another library provides (FFIJITLibraryModuleCreate): the JIT's object and
 // bitcode modules. Released through the source's callback when the last module using it dies.
 class SourceLibrary final : public Library {
@@ -111,8 +148,9 @@ class SourceLibrary final : public Library {
   }
 
   void* FindData(const std::string& name, size_t* extent) override {
+    size_t unused = 0;
     int is_code = -1;
-    return Find(name, extent, &is_code);
+    return Find(name, extent != nullptr ? extent : &unused, &is_code);
   }
 
   TVMFFISafeCallType FindFunction(const std::string& name) override {
@@ -177,7 +215,7 @@ class SystemLibrary final : public Library {
  public:
   explicit SystemLibrary(std::string prefix) : prefix_(std::move(prefix)) {}
   void* FindData(const std::string& name, size_t* extent) override {
-    *extent = 0;  // the table records no sizes
+    if (extent != nullptr) *extent = 0;  // the table records no sizes
     return Find(name);
   }
   TVMFFISafeCallType FindFunction(const std::string& name) override {
@@ -282,9 +320,14 @@ class LibraryModuleObj final : public ModuleObj {
   }
 #endif
 
+  // Every new library module starts with the same empty imports Array and lookup-cache Map: ffijit
+  // replaces these containers rather than changing them, and header code copies a shared one
+  // before changing it, so sharing saves two allocations per load.
   explicit LibraryModuleObj(std::shared_ptr<Library> lib) : lib_(std::move(lib)) {
-    imports_ = NewArray({});
-    lookup_cache() = NewMap({}, {});
+    static const ObjectRef* const empty_imports = new ObjectRef(NewArray({}));  // never freed
+    static const ObjectRef* const empty_cache = new ObjectRef(NewMap({}, {}));
+    imports_ = *empty_imports;
+    lookup_cache() = *empty_cache;
   }
 
   static void Deleter(void* self, int flags) {
@@ -450,11 +493,9 @@ Module DecodeLibraryBin(const char* bin, size_t extent, const std::shared_ptr<Li
 Module CreateLibraryModule(const std::shared_ptr<Library>& lib) {
   size_t extent = 0;
   const char* bin = static_cast<const char*>(lib->FindData(kLibraryBin, &extent));
-  size_t ctx_extent = 0;
-  void** ctx_slot = static_cast<void**>(lib->FindData(kLibraryCtxSymbol, &ctx_extent));
+  void** ctx_slot = static_cast<void**>(lib->FindData(kLibraryCtxSymbol, nullptr));
   for (const auto& [name, value] : ContextSymbols::Get().Snapshot()) {
-    size_t unused = 0;
-    if (void** slot = static_cast<void**>(lib->FindData(name, &unused))) *slot = value;
+    if (void** slot = static_cast<void**>(lib->FindData(name, nullptr))) *slot = value;
   }
   if (bin != nullptr) return DecodeLibraryBin(bin, extent, lib, ctx_slot);
   Module mod = LibraryModuleObj::Create(lib);
@@ -476,11 +517,9 @@ void BindContext(ModuleObj* mod) {
   }
   Library& lib = library_mod->library();
   for (const auto& [name, value] : ContextSymbols::Get().Snapshot()) {
-    size_t unused = 0;
-    if (void* slot = lib.FindData(name, &unused)) StorePointer(slot, value);
+    if (void* slot = lib.FindData(name, nullptr)) StorePointer(slot, value);
   }
-  size_t ctx_extent = 0;
-  if (void* ctx_slot = lib.FindData(kLibraryCtxSymbol, &ctx_extent)) StorePointer(ctx_slot, mod);
+  if (void* ctx_slot = lib.FindData(kLibraryCtxSymbol, nullptr)) StorePointer(ctx_slot, mod);
 }
 
 }  // namespace
@@ -493,10 +532,36 @@ std::vector<std::pair<std::string, void*>> ContextSymbolsSnapshot() {
   return tvm::ffi::ContextSymbols::Get().Snapshot();
 }
 
+namespace {
+
+// Whether a library loaded under exactly this name is in the process: the first thing dlopen
+// compares, without opening any file (as RTLD_NOLOAD does for a name it does not know).
+bool LoadedUnderName(const std::string& path) {
+  struct Search {
+    const char* path;
+    bool found;
+  } search{path.c_str(), false};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        s->found = info->dlpi_name != nullptr && std::strcmp(info->dlpi_name, s->path) == 0;
+        return s->found ? 1 : 0;
+      },
+      &search);
+  return search.found;
+}
+
+}  // namespace
+
 tvm::ffi::Module LoadSharedLibrary(const std::string& path) {
-  // A library already in the process is taken as it is: it was checked when it came in (or the
-  // program linked it), and reading its file again would cost a thousand times the lookup.
-  void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (std::shared_ptr<tvm::ffi::SharedLibrary> open = tvm::ffi::OpenLibraries::Get().Find(path)) {
+    return tvm::ffi::CreateLibraryModule(open);
+  }
+  // A library already in the process under this name is taken as it is: it was checked when it
+  // came in (or the program linked it), and reading its file again would cost a thousand times
+  // the lookup. One there under another name (a symbolic link) is checked again, harmlessly.
+  void* handle =
+      LoadedUnderName(path) ? dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD) : nullptr;
   if (handle == nullptr) {
     // Before dlopen: with lazy binding a module of the other revision would load and then fail
     // at its first object or error, not here.
@@ -508,7 +573,9 @@ tvm::ffi::Module LoadSharedLibrary(const std::string& path) {
     throw Error("InternalError", "Failed to load dynamic shared library " + path + ": " +
                                      (reason != nullptr ? reason : "unknown dlopen error"));
   }
-  return tvm::ffi::CreateLibraryModule(std::make_shared<tvm::ffi::SharedLibrary>(handle, path));
+  auto lib = std::make_shared<tvm::ffi::SharedLibrary>(handle, path);
+  tvm::ffi::OpenLibraries::Get().Add(path, lib);
+  return tvm::ffi::CreateLibraryModule(lib);
 }
 
 tvm::ffi::Module SystemLib(const std::string& prefix) {

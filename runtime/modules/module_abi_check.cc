@@ -4,10 +4,11 @@
 // would not fail to load: it would corrupt memory at its first object or error.
 #include <elf.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -47,88 +48,113 @@ void RefuseIfOtherRevision(const std::string& module_name,
                   "TVM FFI " FFIJIT_TVM_FFI_ABI_NAME);
 }
 
-// The file mapped read-only (only the pages the symbol tables sit on are ever touched), each
-// read checked against its size.
-class FileBytes {
+// A file's first bytes read at once (for a small module they hold the ELF header and its dynamic
+// symbol and string tables), the rest with pread at the offsets asked for: the section headers and
+// symbol tables, never the rest of the file (no mapping, so no page faults or unmapping). Each read
+// is checked against the file's size. Empty when the file cannot be opened or is not a regular
+// file (dlopen or the object loader then reports why).
+class ElfFileReader {
  public:
-  explicit FileBytes(std::string_view bytes) : bytes_(bytes) {}
-  template <typename T>
-  bool Read(uint64_t offset, T* out) const {
-    if (offset > bytes_.size() || bytes_.size() - offset < sizeof(T)) return false;
-    std::memcpy(out, bytes_.data() + offset, sizeof(T));
+  explicit ElfFileReader(const char* path) : fd_(open(path, O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) return;
+    const ssize_t got = pread(fd_, head_, sizeof head_, 0);
+    if (got < 0) return;
+    head_size_ = static_cast<uint64_t>(got);
+    if (head_size_ < sizeof head_) {
+      size_ = head_size_;  // all of it (a directory or a pipe fails the read above)
+      return;
+    }
+    struct stat info {};
+    if (fstat(fd_, &info) == 0 && S_ISREG(info.st_mode))
+      size_ = static_cast<uint64_t>(info.st_size);
+  }
+  ~ElfFileReader() {
+    if (fd_ >= 0) close(fd_);
+  }
+  ElfFileReader(const ElfFileReader&) = delete;
+  ElfFileReader& operator=(const ElfFileReader&) = delete;
+
+  // The `count` bytes at `offset` into `out`; false when they are not all in the file.
+  bool Read(uint64_t offset, uint64_t count, void* out) const {
+    if (offset > size_ || size_ - offset < count) return false;
+    if (offset <= head_size_ && head_size_ - offset >= count) {
+      if (count != 0) std::memcpy(out, head_ + offset, count);
+      return true;
+    }
+    auto* bytes = static_cast<char*>(out);
+    while (count > 0) {
+      const ssize_t got = pread(fd_, bytes, count, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      bytes += got;
+      offset += static_cast<uint64_t>(got);
+      count -= static_cast<uint64_t>(got);
+    }
     return true;
   }
-  // The NUL-terminated name at `offset` inside [table, table + table_size), or nothing.
-  std::string_view Name(uint64_t table, uint64_t table_size, uint64_t offset) const {
-    if (table > bytes_.size() || table_size > bytes_.size() - table || offset >= table_size) {
-      return {};
-    }
-    const char* begin = bytes_.data() + table + offset;
-    const void* end = std::memchr(begin, '\0', table_size - offset);
-    if (end == nullptr) return {};
-    return std::string_view(begin, static_cast<const char*>(end) - begin);
+  template <typename T>
+  bool Read(uint64_t offset, T* out) const {
+    return Read(offset, sizeof(T), out);
   }
+  // The bytes [offset, offset + count) as a string; false when they are not all in the file.
+  bool ReadBytes(uint64_t offset, uint64_t count, std::string* out) const {
+    if (offset > size_ || size_ - offset < count) return false;
+    out->resize(count);
+    return Read(offset, count, out->data());
+  }
+  uint64_t size() const { return size_; }
   bool IsElf64() const {
-    return bytes_.size() >= sizeof(Elf64_Ehdr) &&
-           std::memcmp(bytes_.data(), ELFMAG, SELFMAG) == 0 && bytes_[EI_CLASS] == ELFCLASS64;
+    return size_ >= sizeof(Elf64_Ehdr) && head_size_ >= EI_NIDENT &&
+           std::memcmp(head_, ELFMAG, SELFMAG) == 0 && head_[EI_CLASS] == ELFCLASS64;
   }
 
  private:
-  std::string_view bytes_;
+  int fd_;
+  uint64_t size_ = 0;
+  char head_[16384];
+  uint64_t head_size_ = 0;
 };
 
-// A regular file mapped read-only for the scan; empty when it cannot be opened or mapped (dlopen
-// or the object loader then reports why).
-class MappedFile {
- public:
-  explicit MappedFile(const char* path) {
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat info {};
-    if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
-      void* data = mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (data != MAP_FAILED) {
-        data_ = data;
-        size_ = static_cast<size_t>(info.st_size);
-      }
-    }
-    close(fd);
-  }
-  ~MappedFile() {
-    if (data_ != nullptr) munmap(data_, size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
-
- private:
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
+// The NUL-terminated name at `offset` in a string table, or nothing.
+std::string_view NameAt(const std::string& table, uint64_t offset) {
+  if (offset >= table.size()) return {};
+  const char* begin = table.data() + offset;
+  const void* end = std::memchr(begin, '\0', table.size() - offset);
+  if (end == nullptr) return {};
+  return std::string_view(begin, static_cast<const char*>(end) - begin);
+}
 
 // The other revision's functions among the undefined symbols of an ELF64 file: those of SHT_DYNSYM
 // in a shared library (its SHT_SYMTAB, when not stripped, only repeats them), SHT_SYMTAB in a
 // relocatable object.
-std::vector<std::string> TellingUndefinedSymbols(const FileBytes& file) {
+std::vector<std::string> TellingUndefinedSymbols(const ElfFileReader& file) {
   std::vector<std::string> telling;
   Elf64_Ehdr header;
   if (!file.Read(0, &header) || header.e_shentsize != sizeof(Elf64_Shdr)) return telling;
+  const uint64_t section_bytes = uint64_t{header.e_shnum} * sizeof(Elf64_Shdr);
+  if (header.e_shoff > file.size() || file.size() - header.e_shoff < section_bytes) return telling;
+  std::vector<Elf64_Shdr> sections(header.e_shnum);
+  if (!file.Read(header.e_shoff, section_bytes, sections.data())) return telling;
   const uint32_t wanted = header.e_type == ET_REL ? SHT_SYMTAB : SHT_DYNSYM;
-  for (uint16_t i = 0; i < header.e_shnum; ++i) {
-    Elf64_Shdr section;
-    if (!file.Read(header.e_shoff + uint64_t{i} * sizeof(Elf64_Shdr), &section)) break;
+  std::string symbols;
+  std::string strings;
+  for (const Elf64_Shdr& section : sections) {
     if (section.sh_type != wanted) continue;
-    Elf64_Shdr strings;
-    if (section.sh_link >= header.e_shnum || section.sh_entsize != sizeof(Elf64_Sym) ||
-        !file.Read(header.e_shoff + uint64_t{section.sh_link} * sizeof(Elf64_Shdr), &strings)) {
+    if (section.sh_link >= sections.size() || section.sh_entsize != sizeof(Elf64_Sym)) continue;
+    const Elf64_Shdr& string_section = sections[section.sh_link];
+    // A table running past the end of the file is read as far as the file goes.
+    if (section.sh_offset > file.size()) continue;
+    const uint64_t count =
+        std::min(section.sh_size, file.size() - section.sh_offset) / sizeof(Elf64_Sym);
+    if (!file.ReadBytes(section.sh_offset, count * sizeof(Elf64_Sym), &symbols) ||
+        !file.ReadBytes(string_section.sh_offset, string_section.sh_size, &strings)) {
       continue;
     }
-    const uint64_t count = section.sh_size / sizeof(Elf64_Sym);
     for (uint64_t s = 1; s < count; ++s) {
       Elf64_Sym symbol;
-      if (!file.Read(section.sh_offset + s * sizeof(Elf64_Sym), &symbol)) break;
+      std::memcpy(&symbol, symbols.data() + s * sizeof(Elf64_Sym), sizeof symbol);
       if (symbol.st_shndx != SHN_UNDEF) continue;
-      const std::string_view name = file.Name(strings.sh_offset, strings.sh_size, symbol.st_name);
+      const std::string_view name = NameAt(strings, symbol.st_name);
       if (!IsOtherRevisionFunction(name)) continue;
       bool seen = false;
       for (const std::string& t : telling) seen = seen || t == name;
@@ -163,8 +189,7 @@ extern "C" int FFIJITCheckModuleAbiSymbols(const char* module_name, const TVMFFI
 extern "C" int FFIJITCheckModuleAbiFile(const char* path) {
   return internal::GuardCBoundary([&] {
     internal::RequireNonNull(path, "FFIJITCheckModuleAbiFile", "path");
-    const internal::MappedFile mapped(path);
-    const internal::FileBytes file(mapped.bytes());
+    const internal::ElfFileReader file(path);
     if (!file.IsElf64()) return;
     internal::RefuseIfOtherRevision(path, internal::TellingUndefinedSymbols(file));
   });

@@ -98,6 +98,39 @@ TEST(MapTest, KeepsInsertionOrderAndLastValueForRepeatedKeys) {
   }
 }
 
+TEST(MapTest, RepeatedKeysAreFoundByContentWithFewAndManyKeys) {
+  // Up to 8 keys are compared by a scan, more through a hash table: both keep a repeated key's
+  // first position and last value, and compare strings by content whatever their form.
+  for (int distinct : {3, 7, 12}) {
+    std::vector<TVMFFIAny> keys, values;
+    std::vector<std::string> texts;
+    for (int i = 0; i < distinct; ++i) texts.push_back("key number " + std::to_string(i));
+    std::vector<Any> owned;  // the String forms of the repeats
+    for (int i = 0; i < distinct; ++i) {
+      TVMFFIAny key{};
+      key.type_index = kTVMFFIRawStr;
+      key.v_c_str = texts[i].c_str();
+      keys.push_back(key);
+      values.push_back(Any(int64_t{i}).raw());
+    }
+    for (int i = 0; i < distinct; i += 2) {
+      owned.emplace_back(texts[i]);
+      keys.push_back(owned.back().raw());
+      values.push_back(Any(int64_t{100 + i}).raw());
+    }
+    TVMFFIObjectHandle out = nullptr;
+    ASSERT_EQ(FFIJITMapCreate(keys.data(), values.data(), static_cast<int64_t>(keys.size()), &out),
+              0);
+    Map map(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(out)));
+    ASSERT_EQ(map.size(), distinct);
+    for (int i = 0; i < distinct; ++i) {
+      auto [key, value] = map.ItemAt(i);
+      EXPECT_EQ(key.cast<std::string>(), texts[i]);
+      EXPECT_EQ(value.cast<int64_t>(), i % 2 == 0 ? 100 + i : i) << distinct << " keys, " << i;
+    }
+  }
+}
+
 TEST(MapTest, BadInputIsAnError) {
   TVMFFIObjectHandle out = nullptr;
   EXPECT_EQ(FFIJITMapCreate(nullptr, nullptr, -3, &out), -1);

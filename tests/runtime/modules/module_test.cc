@@ -110,6 +110,55 @@ TEST(ModuleTest, FunctionsKeepTheLibraryLoadedUntilTheLastReferenceGoes) {
   EXPECT_EQ(dlopen(ctx_path.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr);
 }
 
+TEST(ModuleTest, ALibraryLoadedTwiceStaysLoadedUntilBothModulesAreGone) {
+  const std::string path = ModulePath("empty_module");
+  ASSERT_EQ(dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr);
+  std::optional<Module> first = Module::Load(path);
+  std::optional<Module> second = Module::Load(path);
+  EXPECT_NE(first->get(), second->get()) << "each load makes its own module";
+  first.reset();
+  void* still = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(still, nullptr) << "the second module holds the library";
+  if (still) dlclose(still);
+  second.reset();
+  EXPECT_EQ(dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr) << "dlclose'd with the last";
+  // Loaded again after that: a fresh load, not the closed handle.
+  Module reloaded = Module::Load(path);
+  void* back = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(back, nullptr);
+  if (back) dlclose(back);
+}
+
+TEST(ModuleTest, LoadingASharedLibraryCallsTheRegisteredLoader) {
+  // Module::Load runs the built-in ".so" loader's body directly only while that loader is the
+  // registered one: a replacement is called instead.
+  const std::string loader = "ffi.Module.load_from_file.so";
+  Function builtin = GetGlobalFunctionOrThrow(loader);
+  std::vector<std::string> seen;
+  SetGlobalFunction(loader, Function::FromTyped([&](std::string file, std::string format) {
+                      seen.push_back(file + " as " + format);
+                      return builtin(file, format);
+                    }),
+                    true);
+  const std::string path = ModulePath("basic_module");
+  std::optional<Module> mod;
+  std::string error;
+  try {
+    mod = Module::Load(path);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  SetGlobalFunction(loader, builtin, true);
+  EXPECT_EQ(error, "");
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], path + " as so");
+  ASSERT_TRUE(mod.has_value());
+  EXPECT_TRUE(mod->GetFunction("add_one").has_value());
+  seen.clear();
+  Module direct = Module::Load(path);  // the built-in again
+  EXPECT_TRUE(seen.empty());
+}
+
 TEST(ModuleTest, ContextSymbolsAreWrittenIntoLibrariesLoadedAfterwards) {
   static int context_value = 7;
   ASSERT_EQ(TVMFFIEnvModRegisterContextSymbol("ffijit_test_context", &context_value), 0);
