@@ -41,7 +41,11 @@ void PrintSignature(const Signature& sig, MetadataFormat format, std::ostream& o
                     const std::string& function_name = "f") {
   out << "format:    " << MetadataFormatName(format) << "\n";
   out << "canonical: " << CanonicalString(sig) << "\n";
-  out << "json:      " << PrintJson(sig) << "\n";
+  try {
+    out << "json:      " << PrintJson(sig) << "\n";
+  } catch (const Error& e) {
+    out << "json:      (none: " << e.message() << ")\n";
+  }
   try {
     const std::string raw = PrintRaw(sig);
     out << "raw:       " << raw << "\n";
