@@ -479,6 +479,11 @@ std::string PrintDeclaration(const Signature& sig, const std::string& function_n
     throw ValueError(std::string(kFormat) + ": function name `" + Excerpt(function_name, 40) +
                      "` is not an identifier");
   }
+  if (!sig.arg_leaf_order.empty() || !sig.result_leaf_order.empty()) {
+    throw ValueError(std::string(kFormat) + ": a declaration has no way to say that the " +
+                     (sig.arg_leaf_order.empty() ? "result" : "argument") +
+                     " leaves are out of native order");
+  }
   // Two trailing non-nullable ptrs are the coarse-fences wait and signal fences: print `async`.
   size_t declared = sig.args.size();
   const auto is_fence = [&](size_t i) {

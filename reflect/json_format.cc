@@ -385,6 +385,11 @@ Signature ParseJson(std::string_view text) {
 }
 
 std::string PrintJson(const Signature& sig) {
+  if (!sig.arg_leaf_order.empty() || !sig.result_leaf_order.empty()) {
+    throw ValueError(std::string(kFormat) + ": the iree.abi JSON has no way to say that the " +
+                     (sig.arg_leaf_order.empty() ? "result" : "argument") +
+                     " leaves are out of native order");
+  }
   nlohmann::json out = nlohmann::json::object();
   nlohmann::json args = nlohmann::json::array();
   for (const TypePtr& t : sig.args) args.push_back(TypeToJson(t.get()));

@@ -177,6 +177,38 @@ std::string MangleType(const Type* t, const char* role, size_t index) {
                    (t ? TypeToString(*t) : std::string("null")) + "`) has no raw form");
 }
 
+// One side's raw types in native order. Only flat types have a raw form, so each is one leaf and
+// `order` (the Signature's leaf order) says where it goes; with a structure the sizes differ and
+// mangling in written order refuses the structure.
+std::string MangleSide(const std::vector<TypePtr>& types, const std::vector<int32_t>& order,
+                       const char* role) {
+  std::vector<std::string> mangled(types.size());
+  for (size_t i = 0; i < types.size(); ++i) mangled[i] = MangleType(types[i].get(), role, i);
+  if (order.empty()) {
+    std::string out;
+    for (const std::string& m : mangled) out += m;
+    return out;
+  }
+  std::vector<const std::string*> native(types.size(), nullptr);
+  for (size_t k = 0; k < order.size() && order.size() == types.size(); ++k) {
+    const int32_t at = order[k];
+    if (at < 0 || static_cast<size_t>(at) >= types.size() ||
+        native[static_cast<size_t>(at)] != nullptr) {
+      break;
+    }
+    native[static_cast<size_t>(at)] = &mangled[k];
+  }
+  std::string out;
+  for (const std::string* m : native) {
+    if (m == nullptr) {
+      throw ValueError(std::string(kFormat) + ": the " + role +
+                       " leaf order is not a permutation of the " + role + "s");
+    }
+    out += *m;
+  }
+  return out;
+}
+
 }  // namespace
 
 Signature ParseRaw(std::string_view text) {
@@ -189,11 +221,8 @@ Signature ParseRaw(std::string_view text) {
 }
 
 std::string PrintRaw(const Signature& sig) {
-  std::string in, out;
-  for (size_t i = 0; i < sig.args.size(); ++i) in += MangleType(sig.args[i].get(), "argument", i);
-  for (size_t i = 0; i < sig.results.size(); ++i) {
-    out += MangleType(sig.results[i].get(), "result", i);
-  }
+  const std::string in = MangleSide(sig.args, sig.arg_leaf_order, "argument");
+  const std::string out = MangleSide(sig.results, sig.result_leaf_order, "result");
   return TaggedBuilder().Span(in, 'I').Span(out, 'R').str();
 }
 

@@ -340,15 +340,31 @@ std::string DeclarationString(const std::string& function_name, const Signature&
   return out;
 }
 
+static void AppendLeafOrders(std::string& out, const Signature& sig) {
+  const auto append = [&out](const char* side, const std::vector<int32_t>& order) {
+    if (order.empty()) return;
+    out += side;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (i) out += ',';
+      out += std::to_string(order[i]);
+    }
+    out += ']';
+  };
+  append(" [arg leaves ", sig.arg_leaf_order);
+  append(" [result leaves ", sig.result_leaf_order);
+}
+
 std::string CanonicalString(const Signature& sig) {
   std::string out = DeclarationString("", sig);
   if (sig.convention == CallConvention::kStatus) out += " [status]";
+  AppendLeafOrders(out, sig);
   return out;
 }
 
 bool operator==(const Signature& a, const Signature& b) {
   return a.convention == b.convention && ListEquals(a.args, b.args) &&
-         ListEquals(a.results, b.results);
+         ListEquals(a.results, b.results) && a.arg_leaf_order == b.arg_leaf_order &&
+         a.result_leaf_order == b.result_leaf_order;
 }
 
 size_t SignatureHash::operator()(const Signature& sig) const {

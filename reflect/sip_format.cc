@@ -232,11 +232,12 @@ SipNode BuildTree(const std::vector<SipPath>& paths, const char* side) {
   return root;
 }
 
-// Turns SIP subtrees into Types, checking their leaves come in raw order (`next_` is the raw index
-// the next leaf must have).
+// Turns SIP subtrees into Types, recording the raw index of each leaf in the order it flattens
+// (IREE maps a leaf to its raw value by index, so any order is valid).
 class Combiner {
  public:
-  Combiner(const std::vector<TypePtr>& raw, const char* side) : raw_(raw), side_(side) {}
+  Combiner(const std::vector<TypePtr>& raw, const char* side)
+      : raw_(raw), side_(side), used_(raw.size(), false) {}
 
   TypePtr Convert(const SipNode& node) {
     switch (node.kind) {
@@ -287,7 +288,7 @@ class Combiner {
   }
 
   // Dict slots ordered by their first raw index: the keys are not passed, so only the order of the
-  // flattened values matters, and it must be the raw order.
+  // flattened values matters, and this order keeps it the raw order whenever it can be.
   static std::vector<size_t> DictOrder(const SipNode& node) {
     std::vector<std::pair<int64_t, size_t>> first_leaf;  // (first raw index, slot) sorts stably
     for (size_t i = 0; i < node.children.size(); ++i) {
@@ -300,10 +301,19 @@ class Combiner {
   }
 
   void CheckAllUsed() const {
-    if (next_ != raw_.size()) {
-      throw ValueError(std::string("sip: ") + side_ + " map " + std::to_string(next_) +
+    if (order_.size() != raw_.size()) {
+      throw ValueError(std::string("sip: ") + side_ + " map " + std::to_string(order_.size()) +
                        " raw values but the raw signature has " + std::to_string(raw_.size()));
     }
+  }
+
+  // The raw index of each leaf in the order the leaves were converted (depth first, as the
+  // executors flatten them); empty when that is the raw order.
+  std::vector<int32_t> LeafOrder() const {
+    for (size_t i = 0; i < order_.size(); ++i) {
+      if (order_[i] != static_cast<int32_t>(i)) return order_;
+    }
+    return {};
   }
 
  private:
@@ -320,19 +330,21 @@ class Combiner {
                        std::to_string(index) + " but the raw signature has " +
                        std::to_string(raw_.size()));
     }
-    if (static_cast<size_t>(index) != next_) {
+    // The reader refuses a repeated index; a tree built in code is checked here.
+    if (used_[static_cast<size_t>(index)]) {
       throw ValueError(std::string("sip: ") + side_ + " map raw index " + std::to_string(index) +
-                       " where raw index " + std::to_string(next_) +
-                       " comes next; structures flatten in raw order");
+                       " twice");
     }
-    ++next_;
+    used_[static_cast<size_t>(index)] = true;
+    order_.push_back(static_cast<int32_t>(index));
     return raw_[static_cast<size_t>(index)];
   }
 
   const std::vector<TypePtr>& raw_;
   const char* side_;
-  size_t next_ = 0;
-  int64_t slots_ = 0;  // sequence slots made so far (kMaxSequenceSlots)
+  std::vector<bool> used_;      // by raw index
+  std::vector<int32_t> order_;  // raw index of each leaf converted so far
+  int64_t slots_ = 0;           // sequence slots made so far (kMaxSequenceSlots)
 };
 
 }  // namespace
@@ -399,6 +411,7 @@ Signature Combine(const Signature& raw, const SipSignature& sip) {
     }
   }
   args.CheckAllUsed();
+  sig.arg_leaf_order = args.LeafOrder();
 
   Combiner res(raw.results, "results");
   const SipNode& out = sip.results;
@@ -410,6 +423,7 @@ Signature Combine(const Signature& raw, const SipSignature& sip) {
     sig.results.push_back(res.Convert(out));
   }
   res.CheckAllUsed();
+  sig.result_leaf_order = res.LeafOrder();
   return sig;
 }
 

@@ -261,7 +261,8 @@ Function LoadPackedFunction(const CallRequest& request) {
   return *func;
 }
 
-Signature LoadSignature(const CallRequest& request) {
+// The metadata text (a file's contents for @FILE), trimmed.
+std::string LoadMetadataText(const CallRequest& request) {
   std::string text = request.metadata;
   if (!text.empty() && text[0] == '@') {
     std::string contents, why;
@@ -273,6 +274,11 @@ Signature LoadSignature(const CallRequest& request) {
   // Metadata files usually end with a newline; a bare raw signature must not.
   const size_t last = text.find_last_not_of(" \t\r\n");
   text.resize(last == std::string::npos ? 0 : last + 1);
+  return text;
+}
+
+Signature LoadSignature(const CallRequest& request) {
+  const std::string text = LoadMetadataText(request);
   try {
     return ParseMetadata(text, request.format);
   } catch (const Error& e) {
@@ -344,13 +350,16 @@ Function BindPath(const CallRequest& request, void* target, const Signature& sig
     ScopedJitOptions never(JitOptions{JitPolicy::kNever, 0});
     if (path == Path::kLibffi) {
       // The libffi call path has one public switch, the C API's kFFIJITUseLibffi flag; the
-      // signature goes over as iree.abi JSON, which writes every Signature.
-      const std::string json = PrintJson(sig);
+      // signature goes over as iree.abi JSON, which writes every Signature but one whose SIP put
+      // leaves out of native order: that one goes over as the metadata it was read from.
+      const bool ordered = sig.arg_leaf_order.empty() && sig.result_leaf_order.empty();
+      const std::string text = ordered ? PrintJson(sig) : LoadMetadataText(request);
+      const int format = ordered ? kFFIJITFormatJson : static_cast<int>(request.format);
       const int flags =
           kFFIJITInterpretOnly | kFFIJITUseLibffi | (request.status ? kFFIJITStatusConvention : 0);
       TVMFFIObjectHandle handle = nullptr;
-      CheckCall(FFIJITMakeFunction(target, json.c_str(), kFFIJITFormatJson, flags,
-                                   request.symbol.c_str(), &handle));
+      CheckCall(
+          FFIJITMakeFunction(target, text.c_str(), format, flags, request.symbol.c_str(), &handle));
       func = Function::Adopt(handle);
     } else {
       func = MakeFunction(request.symbol, target, sig, options);

@@ -36,7 +36,13 @@ void PrintSignature(const Signature& sig, MetadataFormat format, std::ostream& o
                     const std::string& function_name = "f") {
   out << "format:    " << MetadataFormatName(format) << "\n";
   out << "canonical: " << CanonicalString(sig) << "\n";
-  out << "json:      " << PrintJson(sig) << "\n";
+  // Each form is printed whole or not at all: a printer that throws has written nothing.
+  try {
+    const std::string json = PrintJson(sig);
+    out << "json:      " << json << "\n";
+  } catch (const Error& e) {
+    out << "json:      (none: " << e.message() << ")\n";
+  }
   try {
     const std::string raw = PrintRaw(sig);
     out << "raw:       " << raw << "\n";
@@ -45,7 +51,8 @@ void PrintSignature(const Signature& sig, MetadataFormat format, std::ostream& o
     out << "raw:       (none: " << e.message() << ")\n";
   }
   try {
-    out << "decl:      " << PrintDeclaration(sig, function_name) << "\n";
+    const std::string decl = PrintDeclaration(sig, function_name);
+    out << "decl:      " << decl << "\n";
   } catch (const Error& e) {
     out << "decl:      (none: " << e.message() << ")\n";
   }

@@ -68,7 +68,8 @@ FFIJIT_REFLECT_API bool IsMetadataDict(std::string_view text);
 // ffijit's own additions for types IREE has no record for: "str", "bytes", "ptr", "object",
 // ["object", type_key], "DataType", "Device", ["nullable", T] (T a str, ptr or object).
 FFIJIT_REFLECT_API Signature ParseJson(std::string_view text);
-// Sorted keys, no spaces, "v":1, as the emitters write: {"a":[...],"r":[...],"v":1}.
+// Sorted keys, no spaces, "v":1, as the emitters write: {"a":[...],"r":[...],"v":1}. Throws
+// ValueError for leaves out of native order (a Signature's leaf orders), which it cannot state.
 FFIJIT_REFLECT_API std::string PrintJson(const Signature& sig);
 
 // ---- iree.abi.declaration ----
@@ -86,7 +87,8 @@ FFIJIT_REFLECT_API Signature ParseDeclaration(std::string_view text,
 // The declaration of `sig` as `function_name`: positional arguments print as %input<N>, keywords
 // as their name, results as %output<N>; two trailing non-nullable ptr arguments print as `async`,
 // other ptrs as !hal.fence; u<N> as ui<N>. Throws ValueError naming the first argument or result
-// with no declaration form (strings, objects, structures, ndarray<any,...> of known rank, ...).
+// with no declaration form (strings, objects, structures, ndarray<any,...> of known rank, ...),
+// and for leaves out of native order (a Signature's leaf orders).
 FFIJIT_REFLECT_API std::string PrintDeclaration(const Signature& sig,
                                                 const std::string& function_name);
 
@@ -96,7 +98,8 @@ FFIJIT_REFLECT_API std::string PrintDeclaration(const Signature& sig,
 // read as `unknown`). Element codes follow ScalarKind's order; a bool is written as sint8 (t4),
 // so it reads back as i8.
 FFIJIT_REFLECT_API Signature ParseRaw(std::string_view text);
-// The mangler. Throws ValueError naming the first argument or result with no raw form (strings,
+// The mangler: the native's raw values, in native order (a Signature's leaf orders applied). Throws
+// ValueError naming the first argument or result with no raw form (strings,
 // bytes, pointers, typed or nullable objects, DataType, Device, structures, named arguments,
 // ndarrays of unknown rank or element).
 FFIJIT_REFLECT_API std::string PrintRaw(const Signature& sig);
@@ -145,8 +148,9 @@ FFIJIT_REFLECT_API std::string ReadableSip(const SipNode& root);
 // Root inputs: a sequence gives positional arguments, a dict gives named arguments, a raw index
 // one argument. Root results: a sequence gives several results, a dict one sdict result, a raw
 // index one result. Nested sequences become slists, nested dicts sdicts whose slots are ordered
-// by raw index. Structures flatten slot by slot into consecutive native parameters, so the
-// leaves, in order, must be exactly raw indices 0..n-1; anything else is a ValueError.
+// by their first raw index. Each raw index must be used exactly once (else a ValueError); the
+// leaves may map them in any order, as IREE maps by index: the Signature's arg_leaf_order /
+// result_leaf_order then say which native parameter (result) each leaf is.
 FFIJIT_REFLECT_API Signature Combine(const Signature& raw, const SipSignature& sip);
 
 }  // namespace ffijit

@@ -88,6 +88,13 @@ struct Signature {
   std::vector<TypePtr> args;
   std::vector<TypePtr> results;
   CallConvention convention = CallConvention::kPlain;
+  // Where each leaf sits among the native's parameters (results). Empty: the leaves, depth first
+  // over args (results) with `named` wrappers transparent and gaps not counted, are the native's
+  // parameters (results) in order. Otherwise entry k is the native index of the k-th leaf, a
+  // permutation of 0..leaves-1 (a SIP may map leaves to raw values in any order). Kept empty for
+  // the identity, so each signature has one form.
+  std::vector<int32_t> arg_leaf_order;
+  std::vector<int32_t> result_leaf_order;
 };
 
 // Text forms (implemented in reflect/signature.cc).
@@ -110,8 +117,11 @@ struct Signature {
 // `None` (none), `T` (one) or `(T, U)` (several):
 //   add(a: i64, b: i64) -> i64      f(i64, f64) -> (i64, i64)      g() -> None
 //
-// CanonicalString(sig): DeclarationString("", sig), plus ` [status]` for CallConvention::kStatus:
+// CanonicalString(sig): DeclarationString("", sig), plus ` [status]` for CallConvention::kStatus,
+// then ` [arg leaves 1,0]` / ` [result leaves 1,0]` for a non-empty arg_leaf_order /
+// result_leaf_order:
 //   (i64, f64) -> i64      (ndarray<f32,2>) -> None [status]
+//   (slist<i64,f64>) -> None [arg leaves 1,0]
 // Two signatures are equal exactly when their canonical strings are; SignatureHash hashes it.
 
 // Canonical text: identical for every way of writing the same signature.

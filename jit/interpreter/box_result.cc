@@ -79,16 +79,16 @@ int BoxObject(const BoundFunction* fn, int32_t index, TVMFFIObject* obj, TVMFFIA
   return 0;
 }
 
-// Builds the subtree of shape[*node] into *out, taking leaves from items[*leaf...] (borrowed: a
-// leaf is stored as the item itself, which the caller owns and releases). A container comes back
+// Builds the subtree of shape[*node] into *out, a leaf from items[its index] (borrowed: a leaf is
+// stored as the item itself, which the caller owns and releases). A container comes back
 // owned; its children's references are the container's own. -1 with an error raised when a
 // container or key cannot be made; whatever this call made is released.
 int Assemble(const std::vector<ResultNode>& shape, size_t* node, const TVMFFIAny* items,
-             int64_t* leaf, TVMFFIAny* out) {
+             TVMFFIAny* out) {
   const ResultNode& n = shape[(*node)++];
   *out = TVMFFIAny{};
   if (n.kind == ResultNode::kLeaf) {
-    *out = items[(*leaf)++];
+    *out = items[n.index];
     return 0;
   }
   if (n.kind == ResultNode::kGap) return 0;
@@ -108,7 +108,7 @@ int Assemble(const std::vector<ResultNode>& shape, size_t* node, const TVMFFIAny
     owned.push_back(shape[*node].kind == ResultNode::kArray ||
                     shape[*node].kind == ResultNode::kMap);
     values.emplace_back();
-    status = Assemble(shape, node, items, leaf, &values.back());
+    status = Assemble(shape, node, items, &values.back());
     if (status == 0 && n.kind == ResultNode::kMap) {
       keys.emplace_back();
       TVMFFIByteArray key{n.keys[i].data(), n.keys[i].size()};
@@ -286,8 +286,7 @@ int FFIJITBoxResults(const BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAn
     }
   } else if (!fn->plan->result_shape.empty()) {
     size_t node = 0;
-    int64_t leaf = 0;
-    status = ffijit::Assemble(fn->plan->result_shape, &node, items, &leaf, out);
+    status = ffijit::Assemble(fn->plan->result_shape, &node, items, out);
   } else {
     TVMFFIObjectHandle array = nullptr;
     status = FFIJITArrayCreate(items, n, &array);

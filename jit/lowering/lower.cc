@@ -235,6 +235,37 @@ class Lowerer {
   CallPlan& plan_;
 };
 
+// `order` (a Signature leaf order) as native indices, checked to be a permutation of 0..leaves-1.
+std::vector<size_t> NativeIndices(const std::vector<int32_t>& order, size_t leaves,
+                                  const char* field, const char* what) {
+  if (order.size() != leaves) {
+    throw ValueError("malformed signature: " + std::string(field) + " has " +
+                     std::to_string(order.size()) + " entries for " + std::to_string(leaves) + " " +
+                     what);
+  }
+  std::vector<size_t> native(leaves);
+  std::vector<bool> taken(leaves, false);
+  for (size_t k = 0; k < leaves; ++k) {
+    if (order[k] < 0 || static_cast<size_t>(order[k]) >= leaves ||
+        taken[static_cast<size_t>(order[k])]) {
+      throw ValueError("malformed signature: " + std::string(field) +
+                       " is not a permutation of 0.." + std::to_string(leaves - 1) + " (entry " +
+                       std::to_string(k) + " is " + std::to_string(order[k]) + ")");
+    }
+    taken[static_cast<size_t>(order[k])] = true;
+    native[k] = static_cast<size_t>(order[k]);
+  }
+  return native;
+}
+
+// `items` (in leaf order) moved to native order: leaf k goes to native[k].
+template <typename T>
+std::vector<T> Permuted(std::vector<T> items, const std::vector<size_t>& native) {
+  std::vector<T> out(items.size());
+  for (size_t k = 0; k < items.size(); ++k) out[native[k]] = std::move(items[k]);
+  return out;
+}
+
 // Appends result `type`'s leaves to plan.results and its nodes to `shape`; `label` is where it
 // sits in the packed result. Returns whether it is a structure.
 bool LowerResult(const Type& type, const std::string& label, CallPlan& plan,
@@ -250,7 +281,7 @@ bool LowerResult(const Type& type, const std::string& label, CallPlan& plan,
       shape.push_back(std::move(node));
       for (size_t i = 0; i < type.elements.size(); ++i) {
         if (type.elements[i] == nullptr) {
-          shape.push_back(ResultNode{ResultNode::kGap, 0, {}});
+          shape.push_back(ResultNode{ResultNode::kGap, 0, {}, 0});
           continue;
         }
         LowerResult(*type.elements[i], label + "[" + std::to_string(i) + "]", plan, shape);
@@ -290,23 +321,36 @@ bool LowerResult(const Type& type, const std::string& label, CallPlan& plan,
   slot.object_type_key = leaf.object_type_key;
   slot.type_text = leaf.type_text;
   slot.label = label;
+  shape.push_back(ResultNode{ResultNode::kLeaf, 0, {}, static_cast<int32_t>(plan.results.size())});
   plan.results.push_back(std::move(slot));
-  shape.push_back(ResultNode{ResultNode::kLeaf, 0, {}});
   return false;
 }
 
 void LowerResults(const Signature& sig, CallPlan& plan) {
   std::vector<ResultNode> shape;
   if (sig.results.size() > 1) {
-    shape.push_back(ResultNode{ResultNode::kArray, static_cast<int32_t>(sig.results.size()), {}});
+    shape.push_back(
+        ResultNode{ResultNode::kArray, static_cast<int32_t>(sig.results.size()), {}, 0});
   }
   bool structured = false;
   for (size_t i = 0; i < sig.results.size(); ++i) {
     if (sig.results[i] == nullptr) throw ValueError("malformed signature: empty result type");
     structured |= LowerResult(*sig.results[i], "#" + std::to_string(i), plan, shape);
   }
-  // Without a structure, the flat results need no description (one as itself, several as an
-  // Array).
+  if (!sig.result_leaf_order.empty()) {
+    // The results go to native order; each leaf then names the result it takes.
+    const std::vector<size_t> native = NativeIndices(sig.result_leaf_order, plan.results.size(),
+                                                     "result_leaf_order", "result leaves");
+    plan.results = Permuted(std::move(plan.results), native);
+    for (ResultNode& node : shape) {
+      if (node.kind == ResultNode::kLeaf) {
+        node.index = static_cast<int32_t>(native[static_cast<size_t>(node.index)]);
+      }
+    }
+    structured = true;
+  }
+  // Without a structure or a permutation, the flat results need no description (one as itself,
+  // several as an Array).
   if (structured) plan.result_shape = std::move(shape);
   // One native result of a plain function comes back as the return value; otherwise (status
   // convention, several results or leaves) every result goes through a trailing out-pointer.
@@ -366,7 +410,24 @@ CallPlan Lower(const Signature& sig, std::string function_name) {
     arg.type_text = leaf ? plan.params.back().type_text : TypeToString(*type);
     plan.args.push_back(std::move(arg));
   }
+  if (!sig.arg_leaf_order.empty()) {
+    // Each parameter carries its source (position and path), so the executors read it wherever it
+    // sits; only the packed arguments' parameter ranges change.
+    plan.params = Permuted(
+        std::move(plan.params),
+        NativeIndices(sig.arg_leaf_order, plan.params.size(), "arg_leaf_order", "argument leaves"));
+    for (PackedArg& arg : plan.args) arg.first_param = -1;
+    for (size_t n = 0; n < plan.params.size(); ++n) {
+      PackedArg& arg = plan.args[static_cast<size_t>(plan.params[n].position)];
+      if (arg.first_param < 0) arg.first_param = static_cast<int32_t>(n);
+    }
+    for (PackedArg& arg : plan.args) {
+      if (arg.first_param < 0) arg.first_param = 0;  // no parameters
+    }
+    plan.canonical = CanonicalString(sig);
+  }
   LowerResults(sig, plan);
+  if (!sig.result_leaf_order.empty()) plan.canonical = CanonicalString(sig);
   platform::AssignAbi(plan, platform::kHost);
   return plan;
 }

@@ -58,8 +58,10 @@ std::string PlanToString(const CallPlan& plan) {
     out << "  arg #" << i << " " << arg.type_text;
     if (!arg.keyword.empty()) out << " (keyword `" << arg.keyword << "`)";
     out << "\n";
-    for (int32_t k = arg.first_param; k < arg.first_param + arg.num_params; ++k) {
-      const NativeParam& p = plan.params[static_cast<size_t>(k)];
+    // By position: a SIP's leaf order may scatter an argument's parameters.
+    for (size_t k = 0; k < plan.params.size(); ++k) {
+      const NativeParam& p = plan.params[k];
+      if (p.position != static_cast<int32_t>(i)) continue;
       out << "    param " << k << ": " << ConversionCTypeName(p.conversion) << " <- #"
           << p.position;
       for (int32_t s = 0; s < p.path_size; ++s) {

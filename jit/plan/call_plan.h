@@ -221,11 +221,12 @@ struct ResultSlot {
 };
 
 // One node of a structure result, in preorder: a container node is followed by its `size`
-// children's subtrees. Leaves take the boxed results in order; a gap (an slist/stuple slot with
-// no type) is None.
+// children's subtrees. A leaf takes the boxed result at `index` (results are in native order, the
+// leaves in structure order, which a SIP may permute); a gap (an slist/stuple slot with no type) is
+// None.
 struct ResultNode {
   enum Kind : uint8_t {
-    kLeaf,   // the next boxed result
+    kLeaf,   // the boxed result at `index`
     kGap,    // None
     kArray,  // an Array of the next `size` subtrees (slist, stuple; also the several results)
     kMap,    // a Map from `keys[i]` to the i-th of the next `size` subtrees (sdict)
@@ -233,13 +234,17 @@ struct ResultNode {
   Kind kind = kLeaf;
   int32_t size = 0;
   std::vector<std::string> keys;  // kMap
+  int32_t index = 0;              // kLeaf: index into CallPlan::results
 };
 
 // Per packed argument (one per top-level Signature argument).
 struct PackedArg {
-  std::string keyword;      // kNamed: the keyword it may be passed by; "" = positional only
-  std::string type_text;    // TypeToString of the argument
-  int32_t first_param = 0;  // its native parameters: params[first_param .. +num_params]
+  std::string keyword;    // kNamed: the keyword it may be passed by; "" = positional only
+  std::string type_text;  // TypeToString of the argument
+  // Its native parameters: the num_params entries of params whose position is this argument's,
+  // params[first_param .. +num_params] unless the signature's arg_leaf_order scatters them (then
+  // first_param is the first of them in native order).
+  int32_t first_param = 0;
   int32_t num_params = 0;
 };
 
@@ -253,10 +258,12 @@ struct CallPlan {
 
   // Arity and keyword table: exactly args.size() packed arguments are required.
   std::vector<PackedArg> args;
-  // Native argument parameters in call order (out-pointers are not listed here; see results).
+  // Native argument parameters in call order (out-pointers are not listed here; see results):
+  // the leaves of the arguments depth first, permuted by the signature's arg_leaf_order.
   std::vector<NativeParam> params;
   std::vector<PathStep> path_steps;
-  // The native's results: the leaves of every result, depth first, in signature order.
+  // The native's results, in native order: the leaves of every result, depth first, permuted by
+  // the signature's result_leaf_order when it has one (each keeps its label).
   std::vector<ResultSlot> results;
   // Empty unless some result is a structure; then the packed result is result_shape[0]'s tree,
   // built by FFIJITBoxResults on every path whatever the number of leaves (even 0 or 1).

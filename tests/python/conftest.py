@@ -90,11 +90,13 @@ def make(tier, target, sig, **options):
 
 
 # What compile_entry() says about a parameter the generated entry does not convert: a structure,
-# bytes, any, or an object parameter (object, object<key>, list<...>, dict<...>).
+# bytes, any, an object parameter (object, object<key>, list<...>, dict<...>), or arguments whose
+# leaves a SIP put out of native order.
 ENTRY_REFUSAL = re.compile(
     r"argument #\d+ `[^`]+` is a structure \(host entries convert flat arguments only\)"
     r"|argument #\d+ `(bytes|any|object\??|object<[^`]*>\??|list<[^`]*>|dict<[^`]*>)`"
-    r" has no inline conversion in a host entry")
+    r" has no inline conversion in a host entry"
+    r"|its arguments' leaves are out of native order")
 
 
 def outcome(call):

@@ -258,6 +258,13 @@ def test_structure_results_on_every_tier(natives):
         sip_holes = make(tier, address(natives, "py_split"),
                          {"f": raw, "sip": "I12!S9!k0_0k1_1R12!S9!k1_0k2_1"})
         assert list(sip_holes(2, 1.0)) == [None, 6, 0.5]
+        # Leaves out of raw order, mapped by index as IREE maps them: the arguments are (raw 1,
+        # raw 0), the results [raw 1, raw 0]; an error names the packed argument.
+        swapped = make(tier, address(natives, "py_split"),
+                       {"f": raw, "sip": "I12!S9!k0_1k1_0R12!S9!k0_1k1_0"})
+        assert list(swapped(1.0, 2)) == [0.5, 6]
+        with pytest.raises(TypeError, match=r"argument #0"):
+            swapped("x", 2)
 
 
 # ---- when a function has an entry ----

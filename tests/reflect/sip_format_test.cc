@@ -133,9 +133,59 @@ TEST(Combine, SequenceKeyGapsAndOrder) {
           "sip: results: sequence key 65536 makes more than 65536 sequence slots in all");
   ErrorOf([&] { Combine(two, ParseSip("I1!R31!S27!k0S9!k40000_0k1S9!k40000_1")); },
           "sip: results: sequence key 40000 makes more than 65536 sequence slots in all");
-  // Leaves whose raw order differs from the structure's order stay refused.
-  ErrorOf([&] { Combine(two, ParseSip("I1!R12!S9!k0_1k1_0")); },
-          "map raw index 1 where raw index 0 comes next");
+}
+
+// IREE maps each leaf to its raw value by index, so leaves may come in any raw order; the
+// Signature records which native parameter (result) each leaf is, and only then differs.
+TEST(Combine, LeavesOutOfRawOrder) {
+  const Signature two = ParseRaw("I1!R11!S3!t6S3!t7");
+  const Signature swapped = Combine(two, ParseSip("I1!R12!S9!k0_1k1_0"));
+  EXPECT_EQ(CanonicalString(swapped), "() -> slist<i64,i32> [result leaves 1,0]");
+  EXPECT_EQ(swapped.result_leaf_order, (std::vector<int32_t>{1, 0}));
+  EXPECT_TRUE(swapped.arg_leaf_order.empty());
+  // In raw order the order stays empty: every in-order signature is as before.
+  const Signature in_order = Combine(two, ParseSip("I1!R12!S9!k0_0k1_1"));
+  EXPECT_TRUE(in_order.result_leaf_order.empty());
+  EXPECT_NE(swapped, in_order);
+  EXPECT_NE(SignatureHash()(swapped), SignatureHash()(in_order));
+
+  const Signature args = ParseRaw("I11!S3!t6S3!t7R1!");
+  const Signature positional = Combine(args, ParseSip("I12!S9!k0_1k1_0R1!"));
+  EXPECT_EQ(CanonicalString(positional), "(i64, i32) -> None [arg leaves 1,0]");
+  // The raw form is the native's, in native order.
+  EXPECT_EQ(PrintRaw(positional), "I11!S3!t6S3!t7R1!");
+  ErrorOf([&] { PrintJson(positional); },
+          "json: the iree.abi JSON has no way to say that the argument leaves are out of native "
+          "order");
+  ErrorOf([&] { PrintDeclaration(positional, "f"); },
+          "declaration: a declaration has no way to say that the argument leaves are out of "
+          "native order");
+  ErrorOf([&] { PrintJson(swapped); },
+          "json: the iree.abi JSON has no way to say that the result leaves are out of native "
+          "order");
+
+  // Dict slots are ordered by their first raw index, so only a nested mix is out of order:
+  // a = [raw 0, raw 2], b = raw 1 flatten as 0, 2, 1.
+  const Signature three = ParseRaw("I16!S3!t6S3!t7S3!t2R16!S3!t6S3!t7S3!t2");
+  const SipSignature nested = SipSignature::FromIndexPaths(
+      {{std::string("a"), int64_t{0}}, {std::string("b")}, {std::string("a"), int64_t{1}}},
+      {{std::string("y")}, {std::string("x"), int64_t{0}}, {std::string("x"), int64_t{1}}});
+  const Signature mixed = Combine(three, nested);
+  EXPECT_EQ(CanonicalString(mixed),
+            "(a: slist<i32,f64>, b: i64) -> sdict<y:i32,x:slist<i64,f64>> [arg leaves 0,2,1]");
+  // The printed SIP and the raw form read back to the same signature (what `ffijit sig` shows).
+  EXPECT_EQ(Combine(ParseRaw(PrintRaw(three)), ParseSip(PrintSip(nested))), mixed);
+
+  // A tree built in code may repeat an index (the reader refuses that earlier).
+  SipSignature twice;
+  twice.results.kind = SipNode::Kind::kSequence;
+  twice.results.keys = {int64_t{0}, int64_t{1}};
+  twice.results.children.resize(2);
+  for (SipNode& c : twice.results.children) {
+    c.kind = SipNode::Kind::kRaw;
+    c.raw_index = 0;
+  }
+  ErrorOf([&] { Combine(two, twice); }, "sip: results map raw index 0 twice");
 }
 
 TEST(Combine, RejectsMismatchedStructures) {
@@ -144,8 +194,7 @@ TEST(Combine, RejectsMismatchedStructures) {
           "sip: inputs map 1 raw values but the raw signature has 2");
   ErrorOf([&] { Combine(raw, ParseSip("I17!S13!k0_0k1_1k2_2R1!")); },
           "inputs refer to raw index 2 but the raw signature has 2");
-  ErrorOf([&] { Combine(raw, ParseSip("I12!S9!k0_1k1_0R1!")); },
-          "map raw index 1 where raw index 0 comes next");
+  ErrorOf([&] { Combine(raw, ParseSip("I12!S9!k0_0k1_0R1!")); }, "raw index 0 appears twice");
   ErrorOf([&] { Combine(raw, ParseSip("I12!S9!k0_0k1_1R3!_0")); },
           "results refer to raw index 0 but the raw signature has 0");
 }

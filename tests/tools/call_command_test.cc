@@ -105,6 +105,16 @@ TEST(FfijitCall, TensorResult) {
                R"({"ndarray":[0.0,1.0,2.0,3.0],"dtype":"f32","shape":[4]})");
 }
 
+// A SIP may map leaves out of raw order (IREE maps by index); every tier, libffi too, reads them
+// so: divmod(a=5, b=17) -> [remainder 5, quotient 0].
+TEST(FfijitCall, SipLeavesOutOfRawOrder) {
+  const char* sip =
+      R"({"f":"I11!S3!t7S3!t7R11!S3!t7S3!t7","fv":"1","sip":"I12!S9!k0_1k1_0R12!S9!k0_1k1_0"})";
+  for (const char* tier : {"jit", "interp", "libffi"}) {
+    ExpectPrints(CallTest("divmod", sip, std::string("--tier ") + tier + " 17 5"), "[5,0]");
+  }
+}
+
 // A structure result prints as the structure: lists and tuples as JSON lists (a gap as null),
 // dicts as JSON objects; one leaf (cos's return value) is a structure too.
 TEST(FfijitCall, StructureResults) {

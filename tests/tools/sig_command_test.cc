@@ -115,6 +115,34 @@ TEST(FfijitSig, SipDictPrintsSignatureAndStructure) {
             "sip results (IREE readable):\n=raw(0),\n");
 }
 
+// Leaves out of raw order: the raw form is the native's (in native order) and, with the SIP, reads
+// back to the same signature; JSON and declaration cannot state the order and say so.
+TEST(FfijitSig, SipOutOfRawOrderRoundTrips) {
+  const ToolRun run = Ffijit(
+      "sig " + ShellQuote(R"({"f":"I11!S3!t6S3!t2R1!","fv":"1","sip":"I12!S9!k0_1k1_0R1!"})"));
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.out,
+            "format:    sip\n"
+            "canonical: (f64, i32) -> None [arg leaves 1,0]\n"
+            "json:      (none: json: the iree.abi JSON has no way to say that the argument leaves "
+            "are out of native order)\n"
+            "raw:       I11!S3!t6S3!t2R1!\n"
+            "readable:  (sint32, float64) -> ()\n"
+            "decl:      (none: declaration: a declaration has no way to say that the argument "
+            "leaves are out of native order)\n"
+            "sip:       I12!S9!k0_1k1_0R1!\n"
+            "sip inputs (IREE readable):\n:[\n  0=raw(1),\n  1=raw(0),\n],\n"
+            "sip results (IREE readable):\n");
+  const ToolRun results = Ffijit(
+      "sig " + ShellQuote(R"({"f":"I1!R11!S3!t6S3!t2","fv":"1","sip":"I1!R12!S9!k0_1k1_0"})"));
+  EXPECT_EQ(results.status, 0);
+  EXPECT_NE(results.out.find("canonical: () -> slist<f64,i32> [result leaves 1,0]\n"
+                             "json:      (none: json: the iree.abi JSON has no way to say that "
+                             "the result leaves are out of native order)\n"),
+            std::string::npos)
+      << results.out;
+}
+
 // IREE's declaration, bare or in its reflection dict: detected, named as it was, round-tripped.
 TEST(FfijitSig, DeclarationPrintsEveryFormUnderItsOwnName) {
   const std::string decl =

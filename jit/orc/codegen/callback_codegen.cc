@@ -31,6 +31,11 @@ std::string CallbackUnsupportedReason(const CallPlan& plan) {
              "` is a structure; callbacks take flat C parameters";
     }
   }
+  for (size_t i = 1; i < plan.params.size(); ++i) {
+    if (plan.params[i].position < plan.params[i - 1].position) {
+      return "its arguments are out of native order; callbacks pass C parameters in order";
+    }
+  }
   if (!plan.result_shape.empty()) {
     return "a result is a structure; callbacks return flat C results";
   }

@@ -19,6 +19,13 @@
 namespace ffijit::orc {
 
 std::string HostEntryUnsupportedReason(const CallPlan& plan) {
+  // A host entry checks its arguments in packed order, the other executors in native order: with
+  // the leaves permuted, the first error reported would differ.
+  for (size_t n = 0; n < plan.params.size(); ++n) {
+    if (n > 0 && plan.params[n].position < plan.params[n - 1].position) {
+      return "its arguments' leaves are out of native order";
+    }
+  }
   for (size_t i = 0; i < plan.args.size(); ++i) {
     const NativeParam* p = FlatParamOf(plan, i);
     if (p == nullptr) {
