@@ -52,10 +52,11 @@ die() {
 tvm_ffi_src=$(cd "$1" && pwd)
 revision=$2
 dropin_arg=$3
-case "$revision" in
-  v0.1.13 | e98b94e1) ;;
-  *) die "revision '$revision' is not one of v0.1.13, e98b94e1" ;;
-esac
+# The revision names ffijit knows: the rows of its table of revisions.
+revisions=$(awk '!/^#/ && NF { print $1 }' "$(dirname "$0")/../cmake/tvm_ffi_revisions.txt" |
+  paste -sd' ')
+[[ " $revisions " == *" $revision "* ]] ||
+  die "revision '$revision' is not one of: $revisions (cmake/tvm_ffi_revisions.txt)"
 [[ -f "$tvm_ffi_src/include/tvm/ffi/c_api.h" ]] ||
   die "'$tvm_ffi_src' is not a TVM FFI checkout (no include/tvm/ffi/c_api.h)"
 
