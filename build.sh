@@ -198,7 +198,7 @@ case "$cmd" in
     ;;
   revision)
     name=${2:-}
-    lane=$(revision_column "$name" 9) ||
+    lane=$(revision_column "$name" 8) ||
       { echo "build.sh: revision '$name' is not one of: $(revision_names all)" >&2; exit 2; }
     deps
     jit=ON
