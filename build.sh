@@ -9,8 +9,11 @@
 #                      check that `pip install --no-build-isolation .` installs a working package
 #   ./build.sh asan    build and run the test suite under ASan + UBSan (LeakSanitizer on)
 #   ./build.sh nojit   build without LLVM (the interpreted bridge alone) and run its test suite
-#   ./build.sh e98b94e1  the suite of a build for the other TVM FFI ABI revision, e98b94e1 (without
-#                      LLVM: the runtime, reflection, interpreter, module, tool and layout suites)
+#   ./build.sh revision NAME  the suite of a build for the TVM FFI ABI revision NAME, a row of
+#                      cmake/tvm_ffi_revisions.txt, in build/revision-NAME; its `lane` column says
+#                      whether with LLVM (full) or without (nojit: the runtime, reflection,
+#                      interpreter, module, tool and layout suites)
+#   ./build.sh revisions  print the names of the revisions that are not the default, one a line
 #   ./build.sh tsan    build and run the threaded suites (runtime, interpreter, JIT, modules) under
 #                      TSan
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
@@ -143,6 +146,18 @@ print("build.sh: ffijit", ffijit.__version__, "installed at", ffijit.__file__)'
   return $status
 }
 
+# The table of TVM FFI revisions: revision_names all|others (others: all but the default);
+# revision_column NAME N prints column N (0-based) of NAME's row, failing when there is none.
+REVISIONS=cmake/tvm_ffi_revisions.txt
+revision_names() {
+  awk -v which="$1" '!/^#/ && NF { if (which == "all" || $10 != "yes") print $1 }' "$REVISIONS" |
+    paste -sd' '
+}
+revision_column() {
+  awk -v name="$1" -v col="$2" '!/^#/ && $1 == name { print $(col + 1); found = 1 }
+    END { exit !found }' "$REVISIONS"
+}
+
 cmd=${1:-test}
 case "$cmd" in
   deps) deps ;;
@@ -181,12 +196,18 @@ case "$cmd" in
     build build/nojit -DCMAKE_BUILD_TYPE=Debug -DFFIJIT_ENABLE_JIT=OFF -DFFIJIT_BUILD_BENCH=OFF
     run_tests build/nojit
     ;;
-  e98b94e1)
+  revision)
+    name=${2:-}
+    lane=$(revision_column "$name" 8) ||
+      { echo "build.sh: revision '$name' is not one of: $(revision_names all)" >&2; exit 2; }
     deps
-    build build/e98b94e1 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFIJIT_TVM_FFI_ABI=e98b94e1 \
-      -DFFIJIT_ENABLE_JIT=OFF -DFFIJIT_BUILD_BENCH=OFF
-    run_tests build/e98b94e1
+    jit=ON
+    [ "$lane" = nojit ] && jit=OFF
+    build "build/revision-$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DFFIJIT_TVM_FFI_ABI=$name" \
+      -DFFIJIT_ENABLE_JIT=$jit -DFFIJIT_BUILD_BENCH=OFF
+    run_tests "build/revision-$name"
     ;;
+  revisions) revision_names others ;;
   fuzz)
     deps
     # One JIT-enabled build holds every target: the parsers, the DLPack imports, the JIT module
@@ -242,7 +263,7 @@ case "$cmd" in
     bench/report "${@:2}"
     ;;
   *)
-    echo "usage: $0 demo|test|wheel|asan|tsan|nojit|e98b94e1|fuzz|aarch64|bench|report|deps" >&2
+    echo "usage: $0 demo|test|wheel|asan|tsan|nojit|revision NAME|revisions|fuzz|aarch64|bench|report|deps" >&2
     exit 2
     ;;
 esac

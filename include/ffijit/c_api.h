@@ -22,12 +22,11 @@
 
 /*
  * The TVM FFI revision whose layouts this build implements, chosen at build time (CMake cache
- * variable FFIJIT_TVM_FFI_ABI). Each revision's layouts live in one header, tvm_ffi_abi_<name>.h.
+ * variable FFIJIT_TVM_FFI_ABI, one row of cmake/tvm_ffi_revisions.txt). The generated config,
+ * installed with the headers so that every consumer sees the revision the library was built for,
+ * gives each revision's C id (FFIJIT_TVM_FFI_ABI_<ID>), the selected one, its identity and its
+ * header (FFIJIT_TVM_FFI_ABI_HEADER), included below.
  */
-#define FFIJIT_TVM_FFI_ABI_E98B94E1 1
-#define FFIJIT_TVM_FFI_ABI_V0_1_13 2
-/* Written by the build (CMake's FFIJIT_TVM_FFI_ABI) and installed with the headers, so that every
- * consumer sees the revision the library was built for. */
 #include "ffijit/tvm_ffi_abi_config.h"
 
 #ifdef __cplusplus
@@ -160,13 +159,7 @@ typedef struct {
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
-#if FFIJIT_TVM_FFI_ABI == FFIJIT_TVM_FFI_ABI_E98B94E1
-#include "ffijit/tvm_ffi_abi_e98b94e1.h"
-#elif FFIJIT_TVM_FFI_ABI == FFIJIT_TVM_FFI_ABI_V0_1_13
-#include "ffijit/tvm_ffi_abi_v0_1_13.h"
-#else
-#error "FFIJIT_TVM_FFI_ABI names no TVM FFI revision this ffijit knows"
-#endif
+#include FFIJIT_TVM_FFI_ABI_HEADER
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -2,10 +2,11 @@
  * The version-specific layout of the TVM FFI ABI at apache/tvm-ffi commit e98b94e1 (0.1.0b4):
  * the object header, the error cell, the reflection records and the list of exported C functions.
  *
- * Included by ffijit/c_api.h when FFIJIT_TVM_FFI_ABI selects this revision, after TVMFFIAny,
- * TVMFFIByteArray, TVMFFIObjectHandle and the deleter flags are declared and before the type-index
- * enum. tvm_ffi_abi_v0_1_13.h is the other revision, of the same shape; nothing else in ffijit
- * spells these layouts. C99 and C++17.
+ * Included by ffijit/c_api.h (as FFIJIT_TVM_FFI_ABI_HEADER) when FFIJIT_TVM_FFI_ABI selects this
+ * revision, after TVMFFIAny, TVMFFIByteArray, TVMFFIObjectHandle and the deleter flags are declared
+ * and before the type-index enum. The revision's identity is its row of
+ * cmake/tvm_ffi_revisions.txt; tvm_ffi_abi_v0_1_13.h is a complete header of the same shape.
+ * Nothing else in ffijit spells these layouts. C99 and C++17.
  */
 #ifndef FFIJIT_TVM_FFI_ABI_E98B94E1_H_
 #define FFIJIT_TVM_FFI_ABI_E98B94E1_H_
@@ -13,11 +14,6 @@
 #ifndef FFIJIT_C_API_H_
 #error "include ffijit/c_api.h, not this header"
 #endif
-
-/* ---- Identity of this revision ---- */
-#define FFIJIT_TVM_FFI_ABI_NAME "e98b94e1"
-#define FFIJIT_TVM_FFI_ABI_COMMIT "e98b94e118dfa5ac4bcf3764a8b1695afee3d596"
-#define FFIJIT_TVM_FFI_ABI_VERSION_TEXT "0.1.0b4"
 
 /* ---- What this revision has (read where behaviour truly differs; listed in architecture.md) ----
  */
@@ -28,7 +24,11 @@
 #define FFIJIT_TVM_FFI_HAS_TENSOR_UNSAFE_VIEW 0
 /* TVMFFIEnv{Set,Get}TensorAllocator with the seed's DLPackTensorAllocator type */
 #define FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR 0
-#define FFIJIT_TVM_FFI_OPTIONAL_IS_ANY 0
+/* Optional<int> is a std::optional<int> (8 bytes); Optional<ObjectRef> is one nullable object
+ * pointer; json::Stringify takes its indent by value. */
+#define FFIJIT_TVM_FFI_OPTIONAL_VALUE_IS_ANY 0
+#define FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY 0
+#define FFIJIT_TVM_FFI_JSON_STRINGIFY_INDENT_BY_REF 0
 #define FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC 0
 /* tvm::ffi::Error is header-only (nothing exported) and its what() is the full traceback text. */
 #define FFIJIT_TVM_FFI_ERROR_CLASS_EXPORTED 0
@@ -69,6 +69,8 @@
 #define FFIJIT_TVM_FFI_HAS_AUTO_INIT 0
 /* No ffi.GetGlobalFuncMetadata. */
 #define FFIJIT_TVM_FFI_HAS_GLOBAL_FUNC_METADATA 0
+/* TVMFFITypeAttrColumn is {data, size_t size}: no begin_index. */
+#define FFIJIT_TVM_FFI_HAS_ATTR_COLUMN_BEGIN_INDEX 0
 
 /* The type-attribute columns the runtime creates at start-up: none at this revision (header code
  * creates what it reads). */
@@ -212,9 +214,10 @@ typedef struct TVMFFITypeInfo {
   X(TVMFFITypeGetOrAllocIndex)             \
   X(TVMFFIGetTypeInfo)
 #define FFIJIT_TVM_FFI_NUM_C_API_FUNCTIONS 30
-/* The C functions the other revision exports and this one must not (checked by tests; a module
- * that needs one was built for that revision). */
-#define FFIJIT_TVM_FFI_OTHER_ABI_NAME "v0.1.13"
+/* The C functions that the revisions of another C function set export and this one must not
+ * (checked by tests; a module that needs one was built for one of those revisions), and those
+ * revisions' names (from cmake/tvm_ffi_revisions.txt, through the generated config). */
+#define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS_REVISIONS FFIJIT_TVM_FFI_C_API_V0_1_REVISIONS
 #define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(X)    \
   X(TVMFFIBacktrace)                           \
   X(TVMFFIGetCustomAllocator)                  \

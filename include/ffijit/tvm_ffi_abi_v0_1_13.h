@@ -4,9 +4,11 @@
  * alloc header, the 72-byte error cell, the sequence cell, the reflection records, the static types
  * this revision adds, the refcount protocol, the prototypes that changed, and the exported list.
  *
- * Included by ffijit/c_api.h when FFIJIT_TVM_FFI_ABI selects this revision (the default), after
- * TVMFFIAny, TVMFFIByteArray, TVMFFIObjectHandle and the deleter flags are declared and before the
- * type-index enum. Nothing else in ffijit spells these layouts. C99 and C++17.
+ * Included by ffijit/c_api.h (as FFIJIT_TVM_FFI_ABI_HEADER) when FFIJIT_TVM_FFI_ABI selects this
+ * revision or one derived from it, after TVMFFIAny, TVMFFIByteArray, TVMFFIObjectHandle and the
+ * deleter flags are declared and before the type-index enum. The revision's identity (name,
+ * commit, version text) is its row of cmake/tvm_ffi_revisions.txt. Nothing else in ffijit spells
+ * these layouts. C99 and C++17.
  */
 #ifndef FFIJIT_TVM_FFI_ABI_V0_1_13_H_
 #define FFIJIT_TVM_FFI_ABI_V0_1_13_H_
@@ -15,17 +17,15 @@
 #error "include ffijit/c_api.h, not this header"
 #endif
 
-/* ---- Identity of this revision ---- */
-#define FFIJIT_TVM_FFI_ABI_NAME "v0.1.13"
-#define FFIJIT_TVM_FFI_ABI_COMMIT "ff7e3d4f6ece3ffcf48b7111932fd7b6bd77db5d" /* tag v0.1.13 */
-#define FFIJIT_TVM_FFI_ABI_VERSION_TEXT "0.1.13"
+/* ---- The version TVM FFI's c_api.h states (TVMFFIGetVersion's answer) ---- */
 #define TVM_FFI_VERSION_MAJOR 0
 #define TVM_FFI_VERSION_MINOR 1
 #define TVM_FFI_VERSION_PATCH 13
 
 /* ---- What this revision has (read where behaviour truly differs; listed in architecture.md) ----
  */
-/* Objects header code allocates come from TVMFFIGetCustomAllocator, an alloc header before each. */
+/* TVMFFI{Get,Set}CustomAllocator exist; objects header code allocates come from the custom
+ * allocator, an alloc header before each. */
 #define FFIJIT_TVM_FFI_HAS_CUSTOM_ALLOCATOR 1
 /* The error cell has cause_chain and extra_context; backtraces are most recent call first. */
 #define FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN 1
@@ -36,8 +36,17 @@
 /* The env allocator API is TVMFFIEnv{Set,Get}DLPackManagedTensorAllocator + TVMFFIEnvTensorAlloc.
  */
 #define FFIJIT_TVM_FFI_HAS_DLPACK_MANAGED_TENSOR_ALLOCATOR 1
-/* Optional<ObjectRef> and Variant are 16-byte Any cells in header code. */
-#define FFIJIT_TVM_FFI_OPTIONAL_IS_ANY 1
+/* Optional<T> of a non-object T (int, String, Bytes, ...) is one 16-byte TVMFFIAny in header
+ * code (an Int or None for Optional<int>). */
+#define FFIJIT_TVM_FFI_OPTIONAL_VALUE_IS_ANY 1
+/* Optional<T> of an ObjectRef-derived T, of ObjectPtr<T> and of Arc<T> is one 16-byte TVMFFIAny
+ * too (None when empty): the size of every Optional<ObjectRef> member, reflected field and return
+ * value (ModuleObj::GetFunction, StructuralEqual::GetFirstMismatch; AccessPathObj is 64 bytes,
+ * VisitErrorContextObj 48). */
+#define FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY 1
+/* json::Stringify takes its indent as `const Optional<int>&` (by value before: another mangled
+ * name). */
+#define FFIJIT_TVM_FFI_JSON_STRINGIFY_INDENT_BY_REF 1
 /* ModuleObj has GetFunctionDoc at virtual slot 4. */
 #define FFIJIT_TVM_FFI_MODULE_HAS_FUNCTION_DOC 1
 /* tvm::ffi::Error is exported (vtable, typeinfo, typeinfo name) and its what() is the message
@@ -92,6 +101,8 @@
 #define FFIJIT_TVM_FFI_HAS_AUTO_INIT 1
 /* ffi.GetGlobalFuncMetadata(name) returns the metadata a global was registered with. */
 #define FFIJIT_TVM_FFI_HAS_GLOBAL_FUNC_METADATA 1
+/* TVMFFITypeAttrColumn is {data, int32 size, int32 begin_index}. */
+#define FFIJIT_TVM_FFI_HAS_ATTR_COLUMN_BEGIN_INDEX 1
 
 /* The type-attribute columns the runtime creates at start-up (empty): header code looks them up by
  * name during static initialisation (EnumDef needs __ffi_enum__) and fails on a missing one. */
@@ -413,9 +424,10 @@ static inline int FFIJITHeaderTryPromoteWeak(struct TVMFFIObject* obj) {
   X(TVMFFIHandleInitOnce)                      \
   X(TVMFFIHandleDeinitOnce)
 #define FFIJIT_TVM_FFI_NUM_C_API_FUNCTIONS 38
-/* The C functions the other revision exports and this one must not (checked by tests; a module
- * that needs one was built for that revision). */
-#define FFIJIT_TVM_FFI_OTHER_ABI_NAME "e98b94e1"
+/* The C functions that the revisions of another C function set export and this one must not
+ * (checked by tests; a module that needs one was built for one of those revisions), and those
+ * revisions' names (from cmake/tvm_ffi_revisions.txt, through the generated config). */
+#define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS_REVISIONS FFIJIT_TVM_FFI_C_API_SEED_REVISIONS
 #define FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(X) \
   X(TVMFFITraceback)                        \
   X(TVMFFIEnvGetTensorAllocator)            \

@@ -78,7 +78,8 @@ class TvmFfiAbi(_NamedTuple):
     """The TVM FFI ABI revision this build implements (CMake FFIJIT_TVM_FFI_ABI)."""
 
     name: str
-    """The revision's short name: "v0.1.13" or "e98b94e1"."""
+    """The revision's short name, e.g. "v0.1.13" (a name of the repository's
+    cmake/tvm_ffi_revisions.txt)."""
     commit: str
     """The apache/tvm-ffi commit of that revision."""
     version: str

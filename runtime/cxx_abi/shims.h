@@ -12,8 +12,9 @@
 //   offset 0 and the Error object pointer at offset 8 — where that code's inline
 //   `SetSafeCallRaised(err)` reads it; String, Bytes and Optional<String> are one TVMFFIAny
 //   (SmallStr/SmallBytes inline or a Str/Bytes object; None only for an empty Optional<String>);
-//   Optional<int> and Optional<ObjectRef> are one TVMFFIAny on v0.1.13 (FFIJIT_TVM_FFI_OPTIONAL_
-//   IS_ANY) and a std::optional<int> / a nullable pointer on e98b94e1;
+//   Optional<int> is one TVMFFIAny or a std::optional<int> (FFIJIT_TVM_FFI_OPTIONAL_VALUE_IS_ANY),
+//   Optional<ObjectRef> one TVMFFIAny or a nullable pointer
+//   (FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY);
 // - for the value classes passed to and returned from exported functions (Any, String,
 //   Optional<int>): their size and their being non-trivial for calls (a user-provided destructor
 //   or copy constructor), which makes the Itanium ABI pass them by reference and return them
@@ -222,7 +223,7 @@ class FFIJIT_TVM_SHIM Bytes : public BytesCell {
 template <typename T, typename = void>
 class Optional;
 
-#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+#if FFIJIT_TVM_FFI_OPTIONAL_VALUE_IS_ANY
 // tvm::ffi::Optional<int> (template arguments <int, void>): one TVMFFIAny, an Int or None.
 template <>
 class FFIJIT_TVM_SHIM Optional<int, void> {
@@ -262,10 +263,11 @@ class FFIJIT_TVM_SHIM Optional<int, void> {
 };
 #endif
 
-// tvm::ffi::Optional<T> for an object type T (Function, Tuple<...>, ...): on v0.1.13 one owned
-// TVMFFIAny (None when empty), on e98b94e1 one nullable object pointer (ObjectRef's layout). Both
-// are non-trivial for calls, so returned through a hidden pointer; only the size differs.
-#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+// tvm::ffi::Optional<T> for an object type T (Function, Tuple<...>, ...): one owned TVMFFIAny
+// (None when empty) where FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY, else one nullable object pointer
+// (ObjectRef's layout). Both are non-trivial for calls, so returned through a hidden pointer; only
+// the size differs.
+#if FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY
 class FFIJIT_TVM_SHIM OptionalObject {
  public:
   OptionalObject() noexcept : data_{} {}
@@ -321,8 +323,8 @@ static_assert(sizeof(ObjectRef) == sizeof(void*), "ObjectRef is one pointer");
 static_assert(sizeof(Any) == 16 && sizeof(String) == 16 && sizeof(Bytes) == 16 &&
                   sizeof(Optional<String>) == 16,
               "Any, String, Bytes and Optional<String> are one TVMFFIAny");
-static_assert(sizeof(Optional<int>) == (FFIJIT_TVM_FFI_OPTIONAL_IS_ANY ? 16 : 8),
-              "Optional<int> is a TVMFFIAny (v0.1.13) or a std::optional<int> (e98b94e1)");
+static_assert(sizeof(Optional<int>) == (FFIJIT_TVM_FFI_OPTIONAL_VALUE_IS_ANY ? 16 : 8),
+              "Optional<int> is a TVMFFIAny or a std::optional<int>");
 static_assert(sizeof(Error) == 2 * sizeof(void*), "Error is a vptr and an object pointer");
 
 // The structural comparison entry points (static members, so the classes carry no data).
@@ -348,8 +350,8 @@ FFIJIT_TVM_EXPORT Any FromJSONGraph(const Any& value);
 
 namespace json {
 FFIJIT_TVM_EXPORT Any Parse(const String& json_str, String* error_msg);
-#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
-// v0.1.13 takes the indent by const reference (a different mangled name).
+#if FFIJIT_TVM_FFI_JSON_STRINGIFY_INDENT_BY_REF
+// The indent by const reference (a different mangled name from by value).
 FFIJIT_TVM_EXPORT String Stringify(const Any& value, const Optional<int>& indent);
 #else
 FFIJIT_TVM_EXPORT String Stringify(const Any& value, Optional<int> indent);

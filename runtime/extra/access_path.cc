@@ -2,11 +2,11 @@
 // registration in the type table while the runtime loads, their reflected fields, and the
 // constructors the structural comparison uses to report where two values first differ.
 //
-// Facts from TVM FFI's public headers (e98b94e1 and v0.1.13): both types are final subclasses of
+// Facts from TVM FFI's public headers (every revision): both types are final subclasses of
 // ffi.Object (no child slots), structural kind ConstTreeNode, fields `kind`/`key` and
 // `parent`/`step`/`depth` in that order and at the offsets access_path.h gives (parent and step
-// are Optional members, whose size is the revision's). Header code constructs and reads them
-// inline; objects made there and here are interchangeable because only the layout and the type
+// are Optional<ObjectRef> members, whose size is the revision's). Header code constructs and reads
+// them inline; objects made there and here are interchangeable because only the layout and the type
 // index are shared.
 #include "access_path.h"
 
@@ -30,9 +30,9 @@ struct AccessStepLayout {
   int32_t kind;
   TVMFFIAny key;
 };
-// An Optional<ObjectRef> member: a TVMFFIAny (None when empty) on v0.1.13, a nullable object
-// pointer on e98b94e1.
-#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+// An Optional<ObjectRef> member: a TVMFFIAny (None when empty) where
+// FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY, else a nullable object pointer.
+#if FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY
 using OptionalSlot = TVMFFIAny;
 TVMFFIObject* SlotObject(const OptionalSlot& slot) {
   return slot.type_index >= kTVMFFIStaticObjectBegin ? slot.v_obj : nullptr;
@@ -72,8 +72,8 @@ static_assert(offsetof(AccessPathLayout, parent) == 24 &&
                   offsetof(AccessPathLayout, step) == 24 + sizeof(OptionalSlot) &&
                   offsetof(AccessPathLayout, depth) == 24 + 2 * sizeof(OptionalSlot) &&
                   sizeof(AccessPathLayout) == kAccessPathSize,
-              "AccessPathObj layout: parent@24, step@32, depth@40 (48 B) on e98b94e1; parent@24, "
-              "step@40, depth@56 (64 B) on v0.1.13");
+              "AccessPathObj layout: parent@24, step@32, depth@40 (48 B) with pointer Optionals; "
+              "parent@24, step@40, depth@56 (64 B) with Any Optionals");
 
 constexpr char kStepKey[] = "ffi.reflection.AccessStep";
 constexpr char kPathKey[] = "ffi.reflection.AccessPath";

@@ -576,8 +576,8 @@ Any Parse(const String& json_str, String* error_msg) {
   });
 }
 
-// v0.1.13 takes the indent by const reference, e98b94e1 by value (two mangled names; shims.h).
-#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
+// The indent by const reference or by value (two mangled names; shims.h).
+#if FFIJIT_TVM_FFI_JSON_STRINGIFY_INDENT_BY_REF
 String Stringify(const Any& value, const Optional<int>& indent) {
 #else
 String Stringify(const Any& value, Optional<int> indent) {

@@ -175,14 +175,34 @@ Array FindAccessPaths(TVMFFIObject* root, TVMFFIObject* context, bool allow_pref
 
 // ---- The type ffi.VisitErrorContext, registered as TVM FFI's library does (read-only fields) ----
 // Layout (include/tvm/ffi/extra/visit_error_context.h): header, List `reverse_visit_pattern` (one
-// object pointer) @24, Optional<ObjectRef> `prev_error_context` (a 16-byte Any cell) @32; 48 bytes.
+// object pointer) @24, Optional<ObjectRef> `prev_error_context` @32: a 16-byte Any cell (48 bytes
+// in all) where FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY, else a nullable object pointer (40).
+
+#if FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY
+using PrevContextSlot = TVMFFIAny;
+void ReleasePrevContext(PrevContextSlot* slot) {
+  internal::ReleaseAny(slot);
+}
+constexpr TVMFFIFieldGetter kGetPrevContext = internal::GetAnyMember;
+constexpr size_t kContextSize = 48;
+#else
+using PrevContextSlot = TVMFFIObject*;
+void ReleasePrevContext(PrevContextSlot* slot) {
+  if (TVMFFIObject* prev = std::exchange(*slot, nullptr)) details::DecRef(prev);
+}
+constexpr TVMFFIFieldGetter kGetPrevContext = internal::GetObjectMember;
+constexpr size_t kContextSize = 40;
+#endif
 
 struct ContextLayout {
   TVMFFIObject header;
   TVMFFIObject* reverse_visit_pattern;
-  TVMFFIAny prev_error_context;
+  PrevContextSlot prev_error_context;
 };
-static_assert(sizeof(ContextLayout) == 48);
+static_assert(offsetof(ContextLayout, reverse_visit_pattern) == 24 &&
+                  offsetof(ContextLayout, prev_error_context) == 32 &&
+                  sizeof(ContextLayout) == kContextSize,
+              "VisitErrorContextObj layout");
 
 int32_t g_context_type_index = -1;  // set once, while the library loads
 
@@ -192,7 +212,7 @@ void ContextDeleter(void* self, int flags) {
     if (TVMFFIObject* list = std::exchange(context->reverse_visit_pattern, nullptr)) {
       details::DecRef(list);
     }
-    internal::ReleaseAny(&context->prev_error_context);
+    ReleasePrevContext(&context->prev_error_context);
   }
   if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(self);
 }
@@ -212,8 +232,8 @@ void RegisterVisitErrorContextType() {
                            {"reverse_visit_pattern", offsetof(ContextLayout, reverse_visit_pattern),
                             8, kTVMFFIList, internal::GetObjectMember});
   internal::RegisterMember(g_context_type_index,
-                           {"prev_error_context", offsetof(ContextLayout, prev_error_context), 16,
-                            kTVMFFIAny, internal::GetAnyMember});
+                           {"prev_error_context", offsetof(ContextLayout, prev_error_context),
+                            sizeof(PrevContextSlot), kTVMFFIAny, kGetPrevContext});
   internal::RegisterRuntimeTypeMetadata(g_context_type_index, CreateContext, sizeof(ContextLayout),
                                         kTVMFFISEqHashKindUnsupported);
 }

@@ -1,7 +1,9 @@
-// Refuses modules built for the other TVM FFI ABI revision, told by the C functions they import
-// (FFIJITCheckModuleAbiSymbols, FFIJITCheckModuleAbiFile). Both revisions export a function named
-// TVMFFIErrorCreate with different prototypes and lay out objects differently, so such a module
-// would not fail to load: it would corrupt memory at its first object or error.
+// Refuses modules built for a TVM FFI ABI revision of another C function set, told by the C
+// functions they import (FFIJITCheckModuleAbiSymbols, FFIJITCheckModuleAbiFile). Such revisions
+// export a function named TVMFFIErrorCreate with different prototypes and lay out objects
+// differently, so such a module would not fail to load: it would corrupt memory at its first
+// object or error. Revisions of the same C function set (FFIJIT_TVM_FFI_C_API_<set>_REVISIONS in
+// the generated config) cannot be told apart this way.
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -39,13 +41,14 @@ void RefuseIfOtherRevision(const std::string& module_name,
   for (const std::string& name : telling) list += (list.empty() ? "" : ", ") + name;
   throw Error("RuntimeError",
               "module `" + module_name +
-                  "` was built for TVM FFI " FFIJIT_TVM_FFI_OTHER_ABI_NAME " (it needs " + list +
-                  ", which only that revision has), but this ffijit implements "
-                  "the TVM FFI " FFIJIT_TVM_FFI_ABI_NAME
+                  "` was built for TVM FFI " FFIJIT_TVM_FFI_REMOVED_FUNCTIONS_REVISIONS
+                  " (it needs " +
+                  list +
+                  ", which only TVM FFI " FFIJIT_TVM_FFI_REMOVED_FUNCTIONS_REVISIONS
+                  " exports), but this ffijit implements the TVM FFI " FFIJIT_TVM_FFI_ABI_NAME
                   " ABI: run it on an ffijit built with "
-                  "-DFFIJIT_TVM_FFI_ABI=" FFIJIT_TVM_FFI_OTHER_ABI_NAME
-                  ", or rebuild the module against "
-                  "TVM FFI " FFIJIT_TVM_FFI_ABI_NAME);
+                  "-DFFIJIT_TVM_FFI_ABI=" FFIJIT_TVM_FFI_REMOVED_FUNCTIONS_REVISIONS
+                  ", or rebuild the module against TVM FFI " FFIJIT_TVM_FFI_ABI_NAME);
 }
 
 // A file's first bytes read at once (for a small module they hold the ELF header and its dynamic

@@ -34,14 +34,23 @@ def test_version_is_the_cmake_project_version():
 def test_tvm_ffi_abi_is_the_revision_of_the_headers_it_ships():
     abi = ffijit.tvm_ffi_abi
     assert isinstance(abi, ffijit.TvmFfiAbi)
-    assert abi.name in ("v0.1.13", "e98b94e1")
+    # One row of the table of revisions: name, C id, tag, commit, version, ...
+    table = os.path.join(os.path.dirname(__file__), "..", "..", "cmake", "tvm_ffi_revisions.txt")
+    with open(table) as rows:
+        revisions = {
+            fields[0]: fields
+            for fields in (line.split() for line in rows)
+            if fields and not fields[0].startswith("#")
+        }
+    assert abi.name in revisions, (abi.name, sorted(revisions))
+    row = revisions[abi.name]
+    assert (abi.commit, abi.version) == (row[3], row[4])
     assert re.fullmatch(r"[0-9a-f]{40}", abi.commit), abi.commit
-    assert abi.version and abi.commit.startswith(abi.name) == (abi.name == "e98b94e1")
     # The generated configuration header the package ships names the same revision.
     config = os.path.join(ffijit.include_dirs()[0], "ffijit", "tvm_ffi_abi_config.h")
     with open(config) as header:
         macro = re.search(r"#define FFIJIT_TVM_FFI_ABI (FFIJIT_TVM_FFI_ABI_\w+)", header.read())
-    assert macro.group(1) == "FFIJIT_TVM_FFI_ABI_" + abi.name.upper().replace(".", "_")
+    assert macro.group(1) == "FFIJIT_TVM_FFI_ABI_" + row[1]
 
 
 MODULE_C = r"""

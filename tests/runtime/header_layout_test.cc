@@ -497,5 +497,116 @@ TEST(HeaderLayoutMap, RepeatedKeysKeepFirstPositionAndLastValueInBothLayouts) {
   }
 }
 
+// ---- Optional<T>: its size is the revision's, for values and for objects ----
+// Header code sees an Optional<ObjectRef> member or return value as one TVMFFIAny or as one
+// nullable pointer (FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY); these read the runtime's objects that
+// way, at the offsets the revision's header code uses.
+
+constexpr size_t kOptionalObjectSize = FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY ? 16 : 8;
+
+// The object an Optional<ObjectRef> slot at `offset` holds, or NULL when empty.
+TVMFFIObject* OptionalObjectAt(const void* obj, size_t offset) {
+#if FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY
+  const auto slot = At<TVMFFIAny>(obj, offset);
+  if (slot.type_index == kTVMFFINone) return nullptr;
+  EXPECT_GE(slot.type_index, kTVMFFIStaticObjectBegin);
+  EXPECT_EQ(slot.type_index, slot.v_obj->type_index);
+  return slot.v_obj;
+#else
+  return At<TVMFFIObject*>(obj, offset);
+#endif
+}
+
+const TVMFFIFieldInfo& FieldOf(const TVMFFITypeInfo* info, const std::string& name) {
+  for (int32_t i = 0; i < info->num_fields; ++i) {
+    if (std::string(info->fields[i].name.data, info->fields[i].name.size) == name) {
+      return info->fields[i];
+    }
+  }
+  throw Error("KeyError", "no field " + name);
+}
+
+const TVMFFITypeInfo* InfoOf(const std::string& key) {
+  TVMFFIByteArray bytes{key.data(), key.size()};
+  int32_t index = -1;
+  CheckCall(TVMFFITypeKeyToIndex(&bytes, &index));
+  return TVMFFIGetTypeInfo(index);
+}
+
+TEST(HeaderLayoutOptional, OptionalSizesAreTheRevisions) {
+  EXPECT_EQ(sizeof(tvm::ffi::Optional<int>), FFIJIT_TVM_FFI_OPTIONAL_VALUE_IS_ANY ? 16u : 8u);
+  EXPECT_EQ(sizeof(tvm::ffi::MismatchResult), kOptionalObjectSize);
+  // GetFirstMismatch returns its Optional through a hidden pointer of that size: equal values give
+  // the empty one, different ones the two paths.
+  Any a = Array{1, 2}, b = Array{1, 3};
+  auto hold = [](const Any& value) {
+    TVMFFIAny owned{};
+    TVMFFIAnyViewToOwnedAny(&value.raw(), &owned);
+    return tvm::ffi::Any(owned);
+  };
+  EXPECT_EQ(tvm::ffi::StructuralEqual::GetFirstMismatch(hold(a), hold(a), false, false).get(),
+            nullptr);
+  tvm::ffi::MismatchResult pair =
+      tvm::ffi::StructuralEqual::GetFirstMismatch(hold(a), hold(b), false, false);
+  ASSERT_NE(pair.get(), nullptr);
+  EXPECT_EQ(Array(ObjectPtr<>::Borrow(pair.get())).size(), 2);
+}
+
+// AccessPathObj: parent@24, step@24+S, depth@24+2S (S the Optional<ObjectRef> size): 48 bytes with
+// pointer Optionals, 64 with Any ones; its reflected Optional fields are S bytes too.
+TEST(HeaderLayoutOptional, AccessPathsHaveTheRevisionsLayout) {
+  const size_t slot = kOptionalObjectSize;
+  const TVMFFITypeInfo* info = InfoOf("ffi.reflection.AccessPath");
+  ASSERT_NE(info->metadata, nullptr);
+  EXPECT_EQ(static_cast<size_t>(info->metadata->total_size), 24 + 2 * slot + 8);
+  for (const char* name : {"parent", "step"}) {
+    const TVMFFIFieldInfo& field = FieldOf(info, name);
+    EXPECT_EQ(field.offset, name == std::string("parent") ? 24 : 24 + static_cast<int64_t>(slot));
+    EXPECT_EQ(static_cast<size_t>(field.size), slot) << name;
+    EXPECT_EQ(field.alignment, 8) << name;
+    EXPECT_EQ(field.field_static_type_index, kTVMFFIAny) << name;
+  }
+  EXPECT_EQ(FieldOf(info, "depth").offset, static_cast<int64_t>(24 + 2 * slot));
+
+  // [1, 2] against [1, 3]: both paths are <root>[1], read the way header code reads them.
+  Array paths = GetGlobalFunctionOrThrow("ffi.GetFirstStructuralMismatch")(Array{1, 2}, Array{1, 3})
+                    .cast<Array>();
+  ASSERT_EQ(paths.size(), 2);
+  const TVMFFIObject* path = paths[0].raw().v_obj;
+  EXPECT_EQ(At<int32_t>(path, 24 + 2 * slot), 1);  // depth
+  const TVMFFIObject* parent = OptionalObjectAt(path, 24);
+  const TVMFFIObject* step = OptionalObjectAt(path, 24 + slot);
+  ASSERT_NE(parent, nullptr);
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ(parent->type_index, path->type_index);
+  EXPECT_EQ(At<int32_t>(parent, 24 + 2 * slot), 0);  // the root: no parent, no step
+  EXPECT_EQ(OptionalObjectAt(parent, 24), nullptr);
+  EXPECT_EQ(OptionalObjectAt(parent, 24 + slot), nullptr);
+  EXPECT_EQ(At<int32_t>(step, 24), 1);  // AccessStep: kind@24 (array item), key@32
+  EXPECT_EQ(At<TVMFFIAny>(step, 32).v_int64, 1);
+}
+
+#if FFIJIT_TVM_FFI_HAS_DATACLASS_API
+// VisitErrorContextObj: reverse_visit_pattern@24, prev_error_context (an Optional<ObjectRef>)@32:
+// 48 bytes with Any Optionals, 40 with pointer ones.
+TEST(HeaderLayoutOptional, VisitErrorContextsHaveTheRevisionsLayout) {
+  const TVMFFITypeInfo* info = InfoOf("ffi.VisitErrorContext");
+  ASSERT_NE(info->metadata, nullptr);
+  EXPECT_EQ(static_cast<size_t>(info->metadata->total_size), 32 + kOptionalObjectSize);
+  const TVMFFIFieldInfo& prev = FieldOf(info, "prev_error_context");
+  EXPECT_EQ(prev.offset, 32);
+  EXPECT_EQ(static_cast<size_t>(prev.size), kOptionalObjectSize);
+  EXPECT_EQ(FieldOf(info, "reverse_visit_pattern").offset, 24);
+  // A fresh context (as the creator makes it) holds an empty Optional there.
+  TVMFFIObjectHandle made = nullptr;
+  ASSERT_EQ(info->metadata->creator(&made), 0);
+  EXPECT_EQ(OptionalObjectAt(made, 32), nullptr);
+  TVMFFIAny read{};
+  ASSERT_EQ(prev.getter(static_cast<char*>(made) + 32, &read), 0);
+  EXPECT_EQ(read.type_index, kTVMFFINone);
+  TVMFFIObjectDecRef(made);
+}
+#endif
+
 }  // namespace
 }  // namespace ffijit

@@ -88,8 +88,8 @@ class String {
 };
 template <typename T, typename = void>
 class Optional;
-#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
-// v0.1.13: Optional<int> is one TVMFFIAny (an Int or None).
+#if FFIJIT_TVM_FFI_OPTIONAL_VALUE_IS_ANY
+// Optional<int> is one TVMFFIAny (an Int or None).
 template <>
 class Optional<int, void> {
  public:
@@ -103,11 +103,6 @@ class Optional<int, void> {
   ~Optional() {}
   TVMFFIAny data_;
 };
-// Optional<Tuple<AccessPath, AccessPath>>: one TVMFFIAny too (None when equal).
-class MismatchResult : public Any {
- public:
-  TVMFFIObject* get() const { return data_.type_index == kTVMFFINone ? nullptr : data_.v_obj; }
-};
 #else
 template <>
 class Optional<int, void> {
@@ -116,6 +111,14 @@ class Optional<int, void> {
   Optional(const Optional& other) : data_(other.data_) {}
   std::optional<int> data_;
 };
+#endif
+#if FFIJIT_TVM_FFI_OPTIONAL_OBJECT_IS_ANY
+// Optional<Tuple<AccessPath, AccessPath>>: one TVMFFIAny (None when equal).
+class MismatchResult : public Any {
+ public:
+  TVMFFIObject* get() const { return data_.type_index == kTVMFFINone ? nullptr : data_.v_obj; }
+};
+#else
 // Optional<Tuple<AccessPath, AccessPath>>: one object pointer (NULL when equal), non-trivial, so
 // returned through a hidden pointer like this ObjectRef.
 using MismatchResult = ObjectRef;
@@ -124,8 +127,8 @@ Any ToJSONGraph(const Any& value, const Any& metadata);
 Any FromJSONGraph(const Any& value);
 namespace json {
 Any Parse(const String& json_str, String* error_msg);
-#if FFIJIT_TVM_FFI_OPTIONAL_IS_ANY
-String Stringify(const Any& value, const Optional<int>& indent);  // by reference since v0.1
+#if FFIJIT_TVM_FFI_JSON_STRINGIFY_INDENT_BY_REF
+String Stringify(const Any& value, const Optional<int>& indent);
 #else
 String Stringify(const Any& value, Optional<int> indent);
 #endif

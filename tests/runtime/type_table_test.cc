@@ -105,7 +105,7 @@ TEST(TypeTable, StaticEntriesMatchTheReference) {
   std::vector<std::string> statics = {
       "ffi.String", "ffi.Bytes", "ffi.Error", "ffi.Function", "ffi.Shape",
       "ffi.Tensor", "ffi.Array", "ffi.Map",   "ffi.Module",   "ffi.OpaquePyObject"};
-  if (std::string_view(FFIJIT_TVM_FFI_ABI_NAME) == "v0.1.13") {
+  if (FFIJIT_TVM_FFI_HAS_LIST_DICT) {
     EXPECT_EQ(kTVMFFIStaticObjectEnd, 78);
     statics.insert(statics.end(), {"ffi.List", "ffi.Dict", "ffi.VisitInterrupt"});
   } else {
@@ -161,7 +161,7 @@ TEST(TypeTable, TheRevisionsBuiltinColumnsExistFromTheStart) {
 #define FFIJIT_EXPECTED_COLUMN(name) expected.push_back(name);
   FFIJIT_TVM_FFI_BUILTIN_ATTR_COLUMNS(FFIJIT_EXPECTED_COLUMN)
 #undef FFIJIT_EXPECTED_COLUMN
-  if (std::string(FFIJIT_TVM_FFI_ABI_NAME) == "v0.1.13") {
+  if (FFIJIT_TVM_FFI_HAS_ENUM) {
     EXPECT_EQ(expected.size(), 15u);
   }
   for (const std::string& column : expected) {
@@ -676,7 +676,7 @@ TEST(TypeTable, AttributeColumnsGrowAndRefuseASecondValue) {
   EXPECT_EQ(TVMFFIGetTypeAttrColumn(&key), column);  // the column pointer is stable
   // Entry t is data[t]: the layout both revisions' readers agree on (begin_index 0 at v0.1.13).
   ASSERT_EQ(static_cast<int64_t>(column->size), int64_t{module.point} + 1);
-  if (std::string_view(FFIJIT_TVM_FFI_ABI_NAME) == "v0.1.13") {
+  if (FFIJIT_TVM_FFI_HAS_ATTR_COLUMN_BEGIN_INDEX) {
     EXPECT_EQ(ColumnBeginIndex(*column), 0);
   }
   EXPECT_EQ(column->data[module.point].type_index, kTVMFFIStr);  // an owned copy
@@ -726,7 +726,7 @@ TEST(TypeTable, ColumnEntryReaderFollowsTheRevisionsLayout) {
   EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, 3), nullptr);
   EXPECT_EQ(FFIJITTypeAttrColumnEntry(&column, -1), nullptr);
   EXPECT_EQ(sizeof(TVMFFITypeAttrColumn), 16u);
-  if (std::string_view(FFIJIT_TVM_FFI_ABI_NAME) == "v0.1.13") {
+  if (FFIJIT_TVM_FFI_HAS_ATTR_COLUMN_BEGIN_INDEX) {
     // {data, int32 size, int32 begin_index}: a column starting at 100 holds 100..102.
     ASSERT_EQ(sizeof(column.size), 4u);
     *reinterpret_cast<int32_t*>(reinterpret_cast<char*>(&column) + 12) = 100;  // begin_index
@@ -1137,20 +1137,28 @@ TEST(TvmFfiAbi, ReportsTheRevisionAndExportsEveryFunction) {
   ASSERT_NE(abi, nullptr);
   EXPECT_EQ(abi->object_header_size, 24);
   EXPECT_EQ(abi->type_info_size, 72);
-  if (std::string_view(FFIJIT_TVM_FFI_ABI_NAME) == "v0.1.13") {
-    EXPECT_STREQ(abi->name, "v0.1.13");
-    EXPECT_STREQ(abi->version, "0.1.13");
+  // The identity is the revision's row of cmake/tvm_ffi_revisions.txt (the generated config).
+  EXPECT_STREQ(abi->name, FFIJIT_TVM_FFI_ABI_NAME);
+  EXPECT_STREQ(abi->commit, FFIJIT_TVM_FFI_ABI_COMMIT);
+  EXPECT_STREQ(abi->version, FFIJIT_TVM_FFI_ABI_VERSION_TEXT);
+  EXPECT_EQ(std::strlen(abi->commit), 40u);
+  if (FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN) {
     EXPECT_EQ(abi->error_cell_size, 72);
     ASSERT_EQ(abi->num_functions, 38);
     EXPECT_STREQ(abi->functions[abi->num_functions - 1], "TVMFFIHandleDeinitOnce");
   } else {
-    EXPECT_STREQ(abi->name, "e98b94e1");
-    EXPECT_STREQ(abi->commit, "e98b94e118dfa5ac4bcf3764a8b1695afee3d596");
-    EXPECT_STREQ(abi->version, "0.1.0b4");
     EXPECT_EQ(abi->error_cell_size, 56);
     ASSERT_EQ(abi->num_functions, 30);
     EXPECT_STREQ(abi->functions[abi->num_functions - 1], "TVMFFIGetTypeInfo");
   }
+#if FFIJIT_TVM_FFI_HAS_GET_VERSION
+  // TVMFFIGetVersion and the version text agree.
+  TVMFFIVersion version{};
+  TVMFFIGetVersion(&version);
+  EXPECT_EQ(std::to_string(version.major) + "." + std::to_string(version.minor) + "." +
+                std::to_string(version.patch),
+            abi->version);
+#endif
   for (int32_t i = 0; i < abi->num_functions; ++i) {
     EXPECT_NE(dlsym(RTLD_DEFAULT, abi->functions[i]), nullptr) << abi->functions[i];
   }

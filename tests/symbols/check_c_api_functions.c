@@ -1,8 +1,9 @@
 /*
  * Checks the TVM FFI C functions libffijit_runtime exports against the revision the build chose:
  * every function of FFIJIT_TVM_FFI_C_API_FUNCTIONS must be there (a module built against that
- * revision's headers links to each), and none of FFIJIT_TVM_FFI_REMOVED_FUNCTIONS (the other
- * revision's functions: a module that finds one would take this library for the wrong revision).
+ * revision's headers links to each), and none of FFIJIT_TVM_FFI_REMOVED_FUNCTIONS (the functions
+ * of revisions with another C function set: a module that finds one would take this library for
+ * the wrong revision).
  *
  *     check_c_api_functions LIBRARY.so
  *

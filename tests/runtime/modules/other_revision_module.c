@@ -1,24 +1,22 @@
 /*
- * A module built for the TVM FFI ABI revision this ffijit does not implement: besides an ordinary
- * packed function it calls a C function that only the other revision exports (what every C++
- * translation unit of that revision does when it makes an object or throws). The loaders must
- * refuse it before any of its code runs. Shared by the shared-library and JIT-object tests.
+ * A module built for a TVM FFI ABI revision of another C function set than this ffijit's: besides
+ * an ordinary packed function it refers to every C function only those revisions export (what
+ * every C++ translation unit of such a revision does when it makes an object or throws). The
+ * loaders must refuse it before any of its code runs. Shared by the shared-library and JIT-object
+ * tests.
  */
 #include "ffijit/c_api.h"
 
-#if FFIJIT_TVM_FFI_ABI == FFIJIT_TVM_FFI_ABI_V0_1_13
-/* e98b94e1's traceback function (v0.1 renamed it TVMFFIBacktrace). */
-extern const TVMFFIByteArray* TVMFFITraceback(const char* file, int line, const char* func,
-                                              int cross_ffi_boundary);
-#define OTHER_REVISION_CALL() TVMFFITraceback(__FILE__, __LINE__, "other_revision", 0)
-#else
-/* v0.1's allocator and backtrace functions, which header code calls inline. */
-extern void* TVMFFIGetCustomAllocator(void);
-extern const TVMFFIByteArray* TVMFFIBacktrace(const char* file, int line, const char* func,
-                                              int cross_ffi_boundary);
-#define OTHER_REVISION_CALL() \
-  (TVMFFIGetCustomAllocator(), TVMFFIBacktrace(__FILE__, __LINE__, "other_revision", 0))
-#endif
+/* The other revisions' functions, declared only to be imported: their prototypes do not matter. */
+#define FFIJIT_DECLARE_IMPORT(name) extern void name(void);
+FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(FFIJIT_DECLARE_IMPORT)
+#undef FFIJIT_DECLARE_IMPORT
+
+/* A visible table of their addresses keeps every one an undefined symbol of the module. */
+#define FFIJIT_IMPORT_ADDRESS(name) name,
+__attribute__((visibility("default"))) void (*const other_revision_imports[])(void) = {
+    FFIJIT_TVM_FFI_REMOVED_FUNCTIONS(FFIJIT_IMPORT_ADDRESS)};
+#undef FFIJIT_IMPORT_ADDRESS
 
 __attribute__((visibility("default"))) int __tvm_ffi_other_revision(void* self,
                                                                     const TVMFFIAny* args,
@@ -27,8 +25,8 @@ __attribute__((visibility("default"))) int __tvm_ffi_other_revision(void* self,
   (void)self;
   (void)args;
   (void)num_args;
-  const TVMFFIByteArray* trace = OTHER_REVISION_CALL();
+  other_revision_imports[0]();
   result->type_index = kTVMFFIInt;
-  result->v_int64 = (int64_t)trace->size;
+  result->v_int64 = (int64_t)(sizeof(other_revision_imports) / sizeof(other_revision_imports[0]));
   return 0;
 }
