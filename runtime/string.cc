@@ -21,7 +21,8 @@ void BytesDeleter(void* self, int flags) {
 TVMFFIObject* NewBytesObject(int32_t type_index, const char* data, size_t size) {
   size_t header = sizeof(TVMFFIObject) + sizeof(FFIJITBytesCell);
   if (size > SIZE_MAX - header - 1) throw Error("ValueError", "string too large");
-  TVMFFIObject* obj = AllocObject(header + size + 1, type_index, BytesDeleter);
+  // The characters and their NUL are written below: only the header and cell need zeroing.
+  TVMFFIObject* obj = AllocObjectZeroing(header + size + 1, header, type_index, BytesDeleter);
   auto* cell = reinterpret_cast<FFIJITBytesCell*>(obj + 1);
   char* chars = reinterpret_cast<char*>(cell + 1);
   if (size) std::memcpy(chars, data, size);
@@ -70,6 +71,11 @@ bool ViewBytes(const TVMFFIAny& any, std::string_view* out) noexcept {
 }
 
 void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out) {
+  // The plain values (None, int, bool, float, opaque pointer, dtype, device) copy as they are.
+  if (static_cast<uint32_t>(view.type_index) <= kTVMFFIDevice) {
+    *out = view;
+    return;
+  }
   std::string_view chars;
   switch (view.type_index) {
     case kTVMFFIRawStr:
