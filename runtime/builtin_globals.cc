@@ -83,6 +83,30 @@ T Arg(const char* name, const AnyView* args, int32_t i) {
   }
 }
 
+// A C string of at most 7 bytes as the SmallStr it becomes in the container anyway (a value that
+// owns nothing): the map then measures and hashes it once, not once to hash and again to copy.
+TVMFFIAny ShortRawStrAsSmall(const TVMFFIAny& arg) {
+  if (arg.type_index != kTVMFFIRawStr || arg.v_c_str == nullptr) return arg;
+  // One pass that measures and gathers the bytes, reading nothing past the NUL.
+  uint64_t bits = 0;
+  uint32_t size = 0;
+  for (; size < 8; ++size) {
+    const auto c = static_cast<unsigned char>(arg.v_c_str[size]);
+    if (c == 0) break;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    bits |= uint64_t{c} << (8 * size);
+#else
+    bits |= uint64_t{c} << (56 - 8 * size);
+#endif
+  }
+  if (size > 7) return arg;
+  TVMFFIAny small{};
+  small.type_index = kTVMFFISmallStr;
+  small.small_str_len = size;
+  small.v_uint64 = bits;
+  return small;
+}
+
 // A Map or Dict from `name`'s alternating key and value arguments, made by `create`.
 ObjectPtr<> FromKeyValueArguments(const char* name, const AnyView* args, int32_t num_args,
                                   int (*create)(const TVMFFIAny*, const TVMFFIAny*, int64_t,
@@ -103,8 +127,8 @@ ObjectPtr<> FromKeyValueArguments(const char* name, const AnyView* args, int32_t
     split = heap_split.data();
   }
   for (size_t i = 0; i < pairs; ++i) {
-    split[i] = args[2 * i].raw();
-    split[pairs + i] = args[2 * i + 1].raw();
+    split[i] = ShortRawStrAsSmall(args[2 * i].raw());
+    split[pairs + i] = ShortRawStrAsSmall(args[2 * i + 1].raw());
   }
   TVMFFIObjectHandle handle = nullptr;
   CheckCall(create(split, split + pairs, static_cast<int64_t>(pairs), &handle));
