@@ -89,6 +89,23 @@ TEST(BuiltinGlobalsTest, MapGetItemReportsEachBadCall) {
   EXPECT_NE(malformed.message().find("malformed"), std::string::npos) << malformed.message();
 }
 
+// C-string keys and values around the small-string limit (7 bytes) keep their text and form.
+TEST(BuiltinGlobalsTest, MapStoresCStringsByContent) {
+  Map map = G("ffi.Map")("", "v0", "1234567", "seven b", "12345678", "eight by").cast<Map>();
+  EXPECT_EQ(map.size(), 3);
+  EXPECT_EQ(G("ffi.MapGetItem")(map, String("")).cast<std::string>(), "v0");
+  EXPECT_EQ(G("ffi.MapGetItem")(map, String("1234567")).cast<std::string>(), "seven b");
+  EXPECT_EQ(G("ffi.MapGetItem")(map, String("12345678")).cast<std::string>(), "eight by");
+  std::vector<int32_t> key_forms;
+  Function it = G("ffi.MapForwardIterFunctor")(map).cast<Function>();
+  do {
+    key_forms.push_back(it(0).type_index());
+  } while (it(2).cast<bool>());
+  EXPECT_EQ(key_forms, (std::vector<int32_t>{kTVMFFISmallStr, kTVMFFISmallStr, kTVMFFIStr}));
+  EXPECT_EQ(G("ffi.MapGetItem")(map, "1234567").type_index(), kTVMFFISmallStr);
+  EXPECT_EQ(G("ffi.MapGetItem")(map, "12345678").type_index(), kTVMFFIStr) << "8 bytes: an object";
+}
+
 // A constructor that fails on a later argument releases the references it took from earlier ones.
 TEST(BuiltinGlobalsTest, ContainerConstructorsReleaseOnAFailedCopy) {
   Array held{Any(1)};
