@@ -318,6 +318,12 @@ bool HookEqual(const TVMFFIAny& hook, const TVMFFIAny& a, const TVMFFIAny& b) {
 // Bytes), so a borrowed "abc" finds a SmallStr or Str key "abc"; an object whose type has an
 // `__any_hash__` hook by what the hook says, under its type index; anything else by its bits.
 uint64_t KeyHash(const TVMFFIAny& key) {
+  // The common short-string key, without the general string view (checked well-formed: <= 7).
+  if ((key.type_index == kTVMFFISmallStr || key.type_index == kTVMFFISmallBytes) &&
+      key.small_str_len <= 7) {
+    return HashCombine(key.type_index == kTVMFFISmallStr ? kTVMFFIStr : kTVMFFIBytes,
+                       internal::HashSmallBytes(key));
+  }
   std::string_view chars;
   if (IsStrForm(key.type_index) && internal::ViewBytes(key, &chars)) {
     return HashCombine(kTVMFFIStr, HashBytes(chars));

@@ -106,6 +106,29 @@ TEST(BuiltinGlobalsTest, MapStoresCStringsByContent) {
   EXPECT_EQ(G("ffi.MapGetItem")(map, "12345678").type_index(), kTVMFFIStr) << "8 bytes: an object";
 }
 
+// Short keys hash the same in every form that holds their bytes: a small bytes key is found
+// through a byte-array view, and bytes are not the str of the same text.
+TEST(BuiltinGlobalsTest, ShortBytesKeysMatchAcrossForms) {
+  TVMFFIByteArray ab{"a\0b", 3};
+  TVMFFIAny view{};
+  view.type_index = kTVMFFIByteArrayPtr;
+  view.v_ptr = &ab;
+  Any key = G("ffi.Bytes").CallPacked(&view, 1);
+  ASSERT_EQ(key.type_index(), kTVMFFISmallBytes);
+  Map map = G("ffi.Map")(key, 1, "a", 2).cast<Map>();
+  TVMFFIAny args[2] = {};
+  args[0].type_index = kTVMFFIMap;
+  args[0].v_obj = static_cast<TVMFFIObject*>(map.get());
+  args[1] = view;
+  EXPECT_EQ(G("ffi.MapGetItem").CallPacked(args, 2).cast<int64_t>(), 1);
+  EXPECT_EQ(G("ffi.MapGetItem")(map, String("a")).cast<int64_t>(), 2);
+  TVMFFIByteArray a{"a", 1};
+  view.v_ptr = &a;
+  args[1] = view;
+  EXPECT_EQ(CatchError([&] { G("ffi.MapGetItem").CallPacked(args, 2); }).kind(), "KeyError")
+      << "bytes are not the str of the same text";
+}
+
 // A constructor that fails on a later argument releases the references it took from earlier ones.
 TEST(BuiltinGlobalsTest, ContainerConstructorsReleaseOnAFailedCopy) {
   Array held{Any(1)};
