@@ -15,21 +15,6 @@ TVMFFIObject* AllocObject(size_t size, int32_t type_index, void (*deleter)(void*
   return AllocObjectZeroing(size, size, type_index, deleter);
 }
 
-TVMFFIObject* AllocObjectZeroing(size_t size, size_t zeroed, int32_t type_index,
-                                 void (*deleter)(void*, int)) {
-  // malloc + memset rather than calloc: glibc's calloc skips the per-thread cache that malloc
-  // takes small blocks from, which made every object allocation half again as slow. GCC folds
-  // malloc followed by a memset of zero into calloc, so the empty asm hides where `memory` came
-  // from.
-  void* memory = std::malloc(size);
-  if (memory == nullptr) throw std::bad_alloc();
-  asm("" : "+r"(memory));
-  std::memset(memory, 0, zeroed);
-  auto* obj = static_cast<TVMFFIObject*>(memory);
-  FFIJITHeaderInit(obj, type_index, deleter);
-  return obj;
-}
-
 }  // namespace ffijit::internal
 
 namespace {
