@@ -20,6 +20,7 @@
 #include "ffijit/tensor.h"
 #include "internal.h"
 #include "object_internal.h"
+#include "string_internal.h"
 
 namespace ffijit {
 namespace {
@@ -35,6 +36,32 @@ void RegisterTyped(const char* name, F body) {
 
 void RegisterPacked(const char* name, Function::PackedBody body) {
   Register(name, Function::FromPacked(std::move(body)));
+}
+
+// A global whose C safe_call is entered directly (no trampoline, std::function or Any in
+// between): for the constructors and accessors bindings call per element. The handle it
+// receives is the Function object, unused.
+void RegisterSafeCall(const char* name, TVMFFISafeCallType safe_call) {
+  Function func = Function::FromSafeCall(nullptr, safe_call, nullptr);
+  auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(func.get() + 1);
+  __atomic_store_n(&cell->safe_call, safe_call, __ATOMIC_RELAXED);
+  Register(name, func);
+}
+
+// A global that answers its common calls in `fast` and hands every other call to `slow` (so every
+// error, and its message, is `slow`'s): `fast` receives `slow`'s handle, and forwards to it with
+// TVMFFIFunctionCall when the arguments are not the form it handles.
+void RegisterWithFastPath(const char* name, TVMFFISafeCallType fast, Function slow) {
+  Register(name, Function::FromSafeCall(slow.release(), fast,
+                                        [](void* self) { TVMFFIObjectDecRef(self); }));
+}
+
+// Owned object `obj` as a safe_call result.
+void SetObjectResult(TVMFFIObject* obj, TVMFFIAny* result) {
+  TVMFFIAny out{};
+  out.type_index = obj->type_index;
+  out.v_obj = obj;
+  *result = out;
 }
 
 // `args[i]` as T, with TVM FFI's message for a mismatch.
@@ -56,6 +83,30 @@ T Arg(const char* name, const AnyView* args, int32_t i) {
   }
 }
 
+// A C string of at most 7 bytes as the SmallStr it becomes in the container anyway (a value that
+// owns nothing): the map then measures and hashes it once, not once to hash and again to copy.
+TVMFFIAny ShortRawStrAsSmall(const TVMFFIAny& arg) {
+  if (arg.type_index != kTVMFFIRawStr || arg.v_c_str == nullptr) return arg;
+  // One pass that measures and gathers the bytes, reading nothing past the NUL.
+  uint64_t bits = 0;
+  uint32_t size = 0;
+  for (; size < 8; ++size) {
+    const auto c = static_cast<unsigned char>(arg.v_c_str[size]);
+    if (c == 0) break;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    bits |= uint64_t{c} << (8 * size);
+#else
+    bits |= uint64_t{c} << (56 - 8 * size);
+#endif
+  }
+  if (size > 7) return arg;
+  TVMFFIAny small{};
+  small.type_index = kTVMFFISmallStr;
+  small.small_str_len = size;
+  small.v_uint64 = bits;
+  return small;
+}
+
 // A Map or Dict from `name`'s alternating key and value arguments, made by `create`.
 ObjectPtr<> FromKeyValueArguments(const char* name, const AnyView* args, int32_t num_args,
                                   int (*create)(const TVMFFIAny*, const TVMFFIAny*, int64_t,
@@ -65,15 +116,22 @@ ObjectPtr<> FromKeyValueArguments(const char* name, const AnyView* args, int32_t
                                   " takes alternating keys and values, got an odd number (" +
                                   std::to_string(num_args) + ") of arguments");
   }
-  // The keys, then the values, in one buffer.
+  // The keys, then the values, in one buffer: on the stack for a few pairs.
   const size_t pairs = static_cast<size_t>(num_args / 2);
-  std::vector<TVMFFIAny> split(2 * pairs);
+  constexpr size_t kStackPairs = 8;
+  TVMFFIAny stack_split[2 * kStackPairs];
+  std::vector<TVMFFIAny> heap_split;
+  TVMFFIAny* split = stack_split;
+  if (pairs > kStackPairs) {
+    heap_split.resize(2 * pairs);
+    split = heap_split.data();
+  }
   for (size_t i = 0; i < pairs; ++i) {
-    split[i] = args[2 * i].raw();
-    split[pairs + i] = args[2 * i + 1].raw();
+    split[i] = ShortRawStrAsSmall(args[2 * i].raw());
+    split[pairs + i] = ShortRawStrAsSmall(args[2 * i + 1].raw());
   }
   TVMFFIObjectHandle handle = nullptr;
-  CheckCall(create(split.data(), split.data() + pairs, static_cast<int64_t>(pairs), &handle));
+  CheckCall(create(split, split + pairs, static_cast<int64_t>(pairs), &handle));
   return ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle));
 }
 
@@ -335,28 +393,57 @@ void RegisterCoreGlobals() {
     }
     *result = Any(Shape(dims));
   });
-  RegisterPacked("ffi.Array", [](const AnyView* args, int32_t num_args, Any* result) {
-    TVMFFIObjectHandle handle = nullptr;
-    CheckCall(FFIJITArrayCreate(reinterpret_cast<const TVMFFIAny*>(args), num_args, &handle));
-    *result = Any(Array(ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle))));
-  });
+  RegisterSafeCall("ffi.Array",
+                   [](void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+                     TVMFFIObjectHandle handle = nullptr;
+                     // FFIJITArrayCreate raises its own error (a malformed or moved item).
+                     if (FFIJITArrayCreate(args, num_args, &handle) != 0) return -1;
+                     SetObjectResult(static_cast<TVMFFIObject*>(handle), result);
+                     return 0;
+                   });
   RegisterTyped("ffi.ArrayGetItem", [](Array arr, int64_t i) -> Any {
     // Array::operator[] checks both ends: a negative index is an IndexError, never a read.
     return NonNullArray(arr, "ffi.ArrayGetItem")[i].ToOwned();
   });
   RegisterTyped("ffi.ArraySize",
                 [](Array arr) { return NonNullArray(arr, "ffi.ArraySize").size(); });
-  RegisterPacked("ffi.Map", [](const AnyView* args, int32_t num_args, Any* result) {
-    *result = Any(Map(FromKeyValueArguments("ffi.Map", args, num_args, FFIJITMapCreate)));
-  });
+  RegisterSafeCall(
+      "ffi.Map", [](void*, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+        return GuardCBoundary([&] {
+          SetObjectResult(FromKeyValueArguments("ffi.Map", reinterpret_cast<const AnyView*>(args),
+                                                num_args, FFIJITMapCreate)
+                              .release(),
+                          result);
+        });
+      });
   RegisterTyped("ffi.MapSize", [](Map map) { return NonNullMap(map, "ffi.MapSize").size(); });
-  RegisterTyped("ffi.MapGetItem", [](Map map, AnyView key) -> Any {
-    std::optional<AnyView> value = NonNullMap(map, "ffi.MapGetItem").Get(key);
-    if (!value) {
-      throw Error("KeyError", "ffi.MapGetItem: key of type `" + key.type_name() + "` not found");
-    }
-    return value->ToOwned();
-  });
+  // The fast path takes a Map and a present, well-formed key; anything else (a wrong argument
+  // count or type, None, a missing key) goes to the typed function, which reports it.
+  RegisterWithFastPath(
+      "ffi.MapGetItem",
+      [](void* slow, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+        if (num_args == 2 && args[0].type_index == kTVMFFIMap && args[0].v_obj != nullptr &&
+            args[0].v_obj->type_index == kTVMFFIMap &&
+            details::FindAnyDefect(args[1]) == details::AnyDefect::kNone) {
+          const TVMFFIAny* value = nullptr;
+          // A failure here is a key hook's error, raised as the typed function would raise it.
+          if (FFIJITMapGet(args[0].v_obj, &args[1], &value) != 0) return -1;
+          if (value != nullptr) {
+            return GuardCBoundary([&] { internal::CopyToOwned(*value, result); });
+          }
+        }
+        return TVMFFIFunctionCall(slow, const_cast<TVMFFIAny*>(args), num_args, result);
+      },
+      Function::FromTyped(
+          [](Map map, AnyView key) -> Any {
+            std::optional<AnyView> value = NonNullMap(map, "ffi.MapGetItem").Get(key);
+            if (!value) {
+              throw Error("KeyError",
+                          "ffi.MapGetItem: key of type `" + key.type_name() + "` not found");
+            }
+            return value->ToOwned();
+          },
+          "ffi.MapGetItem"));
   RegisterTyped("ffi.MapCount", [](Map map, AnyView key) -> int64_t {
     return NonNullMap(map, "ffi.MapCount").Get(key).has_value() ? 1 : 0;
   });

@@ -255,9 +255,9 @@ int FFIJITArrayCreate(const TVMFFIAny* items, int64_t n, TVMFFIObjectHandle* out
     if (static_cast<uint64_t>(n) > (SIZE_MAX - sizeof(ArrayObject)) / sizeof(TVMFFIAny)) {
       throw Error("ValueError", "FFIJITArrayCreate: size " + std::to_string(n) + " too large");
     }
-    auto* obj = reinterpret_cast<ArrayObject*>(
-        internal::AllocObject(sizeof(ArrayObject) + static_cast<size_t>(n) * sizeof(TVMFFIAny),
-                              kTVMFFIArray, ArrayDeleter));
+    auto* obj = reinterpret_cast<ArrayObject*>(internal::AllocObjectZeroing(
+        sizeof(ArrayObject) + static_cast<size_t>(n) * sizeof(TVMFFIAny), sizeof(ArrayObject),
+        kTVMFFIArray, ArrayDeleter));  // the items are written below, `size` counting them
     obj->cell.data = obj->inline_items();
     obj->cell.capacity = n;
     ObjectPtr<> owner = ObjectPtr<>::Adopt(&obj->header);  // frees it if a copy below throws

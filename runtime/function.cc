@@ -82,8 +82,11 @@ int TVMFFIFunctionCall(TVMFFIObjectHandle func, TVMFFIAny* args, int32_t num_arg
   auto* obj = static_cast<TVMFFIObject*>(func);
   // The common case tests and tail-calls without touching the stack; everything else (bad
   // arguments, a Function subtype) is checked out of line, so it costs the fast path nothing.
-  if (__builtin_expect(obj != nullptr && result != nullptr && num_args >= 0 &&
-                           (args != nullptr || num_args == 0) && obj->type_index == kTVMFFIFunction,
+  // The count and `args` in one compare: any count >= 0 with `args`, only 0 without.
+  const uint32_t max_args = args != nullptr ? INT32_MAX : 0;
+  if (__builtin_expect(obj != nullptr && result != nullptr &&
+                           static_cast<uint32_t>(num_args) <= max_args &&
+                           obj->type_index == kTVMFFIFunction,
                        1)) {
     auto* cell = reinterpret_cast<TVMFFIFunctionCell*>(obj + 1);
     // Relaxed: the JIT swaps this pointer at run time to tier up; either target is correct.

@@ -318,6 +318,12 @@ bool HookEqual(const TVMFFIAny& hook, const TVMFFIAny& a, const TVMFFIAny& b) {
 // Bytes), so a borrowed "abc" finds a SmallStr or Str key "abc"; an object whose type has an
 // `__any_hash__` hook by what the hook says, under its type index; anything else by its bits.
 uint64_t KeyHash(const TVMFFIAny& key) {
+  // The common short-string key, without the general string view (checked well-formed: <= 7).
+  if ((key.type_index == kTVMFFISmallStr || key.type_index == kTVMFFISmallBytes) &&
+      key.small_str_len <= 7) {
+    return HashCombine(key.type_index == kTVMFFISmallStr ? kTVMFFIStr : kTVMFFIBytes,
+                       internal::HashSmallBytes(key));
+  }
   std::string_view chars;
   if (IsStrForm(key.type_index) && internal::ViewBytes(key, &chars)) {
     return HashCombine(kTVMFFIStr, HashBytes(chars));
@@ -621,20 +627,6 @@ TVMFFIObject* NewDenseMap(const std::vector<KeyValue>& entries, const std::vecto
   return &map->base.header;
 }
 
-// A small map or dict with room for `inline_slots` (>= entries.size()) entries inline.
-TVMFFIObject* NewSmallMap(const std::vector<KeyValue>& entries, int32_t type_index,
-                          uint64_t inline_slots) {
-  auto* map = reinterpret_cast<MapObject*>(internal::AllocObject(
-      sizeof(MapObject) + inline_slots * sizeof(KeyValue), type_index, MapDeleter));
-  auto* inline_entries = reinterpret_cast<KeyValue*>(map + 1);
-  if (!entries.empty())
-    std::memcpy(inline_entries, entries.data(), entries.size() * sizeof(KeyValue));
-  map->data = inline_entries;
-  map->size = entries.size();
-  map->slots = inline_slots | kSmallLayoutBit;
-  return &map->header;
-}
-
 // A Map, or on revisions that have it a Dict (the same layout).
 MapObject* MapOf(TVMFFIObjectHandle handle, const char* func) {
   auto* obj = static_cast<TVMFFIObject*>(handle);
@@ -796,6 +788,31 @@ TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n
       last_value[it->second] = i;
     }
   }
+  if (distinct <= kSmallMaxEntries) {
+    // Straight into the object: no staging vector. `size` counts the entries copied so far, so
+    // the deleter releases exactly those if a copy throws.
+    // A Dict keeps room for the most a small dict holds, which also makes the object big enough
+    // for header code to rewrite it as a dense one in place.
+    const uint64_t inline_slots = type_index == kTVMFFIMap ? distinct : kSmallMaxEntries;
+    auto* map = reinterpret_cast<MapObject*>(internal::AllocObject(
+        sizeof(MapObject) + inline_slots * sizeof(KeyValue), type_index, MapDeleter));
+    ObjectPtr<> owner = ObjectPtr<>::Adopt(&map->header);
+    auto* inline_entries = reinterpret_cast<KeyValue*>(map + 1);
+    map->data = inline_entries;
+    map->slots = inline_slots | kSmallLayoutBit;
+    for (size_t k = 0; k < distinct; ++k) {
+      KeyValue& kv = inline_entries[k];
+      internal::CopyToOwned(keys[first_key[k]], &kv.key);
+      try {
+        internal::CopyToOwned(values[last_value[k]], &kv.value);
+      } catch (...) {
+        internal::ReleaseAny(&kv.key);
+        throw;
+      }
+      map->size = k + 1;
+    }
+    return owner.release();
+  }
   Entries entries;
   entries.list.reserve(distinct);
   for (size_t k = 0; k < distinct; ++k) {
@@ -803,18 +820,10 @@ TVMFFIObject* BuildMap(const TVMFFIAny* keys, const TVMFFIAny* values, int64_t n
     internal::CopyToOwned(keys[first_key[k]], &entries.list.back().key);
     internal::CopyToOwned(values[last_value[k]], &entries.list.back().value);
   }
-  TVMFFIObject* map;
-  if (entries.list.size() <= kSmallMaxEntries) {
-    // A Dict keeps room for the most a small dict holds, which also makes the object big enough
-    // for header code to rewrite it as a dense one in place.
-    const uint64_t inline_slots = type_index == kTVMFFIMap ? entries.list.size() : kSmallMaxEntries;
-    map = NewSmallMap(entries.list, type_index, inline_slots);
-  } else {
-    std::vector<uint64_t> hashes;
-    hashes.reserve(distinct);
-    for (size_t k = 0; k < distinct; ++k) hashes.push_back(key_hashes[first_key[k]]);
-    map = NewDenseMap(entries.list, hashes, type_index);
-  }
+  std::vector<uint64_t> hashes;
+  hashes.reserve(distinct);
+  for (size_t k = 0; k < distinct; ++k) hashes.push_back(key_hashes[first_key[k]]);
+  TVMFFIObject* map = NewDenseMap(entries.list, hashes, type_index);
   entries.list.clear();  // the references moved into the map
   return map;
 }

@@ -12,14 +12,7 @@
 namespace ffijit::internal {
 
 TVMFFIObject* AllocObject(size_t size, int32_t type_index, void (*deleter)(void*, int)) {
-  // malloc + memset rather than calloc: glibc's calloc skips the per-thread cache that malloc
-  // takes small blocks from, which made every object allocation half again as slow.
-  void* memory = std::malloc(size);
-  if (memory == nullptr) throw std::bad_alloc();
-  std::memset(memory, 0, size);
-  auto* obj = static_cast<TVMFFIObject*>(memory);
-  FFIJITHeaderInit(obj, type_index, deleter);
-  return obj;
+  return AllocObjectZeroing(size, size, type_index, deleter);
 }
 
 }  // namespace ffijit::internal

@@ -21,7 +21,8 @@ void BytesDeleter(void* self, int flags) {
 TVMFFIObject* NewBytesObject(int32_t type_index, const char* data, size_t size) {
   size_t header = sizeof(TVMFFIObject) + sizeof(FFIJITBytesCell);
   if (size > SIZE_MAX - header - 1) throw Error("ValueError", "string too large");
-  TVMFFIObject* obj = AllocObject(header + size + 1, type_index, BytesDeleter);
+  // The characters and their NUL are written below: only the header and cell need zeroing.
+  TVMFFIObject* obj = AllocObjectZeroing(header + size + 1, header, type_index, BytesDeleter);
   auto* cell = reinterpret_cast<FFIJITBytesCell*>(obj + 1);
   char* chars = reinterpret_cast<char*>(cell + 1);
   if (size) std::memcpy(chars, data, size);
@@ -36,7 +37,18 @@ void MakeOwnedBytes(bool is_str, const char* data, size_t size, TVMFFIAny* out) 
   if (size <= 7) {
     result.type_index = is_str ? kTVMFFISmallStr : kTVMFFISmallBytes;
     result.small_str_len = static_cast<uint32_t>(size);
-    if (size) std::memcpy(result.v_bytes, data, size);
+    // The bytes gathered in a register: a memcpy into `result` on the stack, read back whole,
+    // stalled on store forwarding and cost more than the rest of the conversion.
+    uint64_t bits = 0;
+    for (size_t i = 0; i < size; ++i) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      const unsigned shift = 8 * static_cast<unsigned>(i);
+#else
+      const unsigned shift = 56 - 8 * static_cast<unsigned>(i);
+#endif
+      bits |= uint64_t{static_cast<unsigned char>(data[i])} << shift;
+    }
+    result.v_uint64 = bits;
   } else {
     result.type_index = is_str ? kTVMFFIStr : kTVMFFIBytes;
     result.v_obj = NewBytesObject(result.type_index, data, size);
@@ -69,7 +81,7 @@ bool ViewBytes(const TVMFFIAny& any, std::string_view* out) noexcept {
   }
 }
 
-void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out) {
+void CopyToOwnedSlow(const TVMFFIAny& view, TVMFFIAny* out) {
   std::string_view chars;
   switch (view.type_index) {
     case kTVMFFIRawStr:

@@ -20,9 +20,19 @@ void MakeOwnedBytes(bool is_str, const char* data, size_t size, TVMFFIAny* out);
 // Views the characters of any string or bytes form; false when `any` is none of them.
 bool ViewBytes(const TVMFFIAny& any, std::string_view* out) noexcept;
 
+// CopyToOwned for everything but the plain values.
+void CopyToOwnedSlow(const TVMFFIAny& view, TVMFFIAny* out);
+
 // Copies a view into an owned Any (RawStr becomes a String, ByteArrayPtr a Bytes, objects
-// increfed).
-void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out);
+// increfed). The plain values (None, int, bool, float, opaque pointer, dtype, device) copy as they
+// are, inline: container constructors copy their items in a loop.
+inline void CopyToOwned(const TVMFFIAny& view, TVMFFIAny* out) {
+  if (static_cast<uint32_t>(view.type_index) <= kTVMFFIDevice) {
+    *out = view;
+    return;
+  }
+  CopyToOwnedSlow(view, out);
+}
 
 }  // namespace ffijit::internal
 

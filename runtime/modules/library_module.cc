@@ -249,6 +249,15 @@ int CallLibraryFunction(void* self, const TVMFFIAny* args, int32_t num_args, TVM
   return static_cast<LibraryFunction*>(self)->target(nullptr, args, num_args, result);
 }
 
+// The same, installed as the Function object's safe_call (handle: the object), which saves the
+// creation trampoline's hop on every call.
+int CallLibraryFunctionObject(void* handle, const TVMFFIAny* args, int32_t num_args,
+                              TVMFFIAny* result) {
+  const auto* cell =
+      reinterpret_cast<const FFIJITFunctionCell*>(static_cast<TVMFFIObject*>(handle) + 1);
+  return CallLibraryFunction(cell->self, args, num_args, result);
+}
+
 void DeleteLibraryFunction(void* self) {
   auto* func = static_cast<LibraryFunction*>(self);
   TVMFFIObjectDecRef(func->module);
@@ -280,6 +289,8 @@ class LibraryModuleObj final : public ModuleObj {
       // TVMFFIFunctionCreate releases `func` through the deleter if it fails.
       ffijit::CheckCall(
           TVMFFIFunctionCreate(func, CallLibraryFunction, DeleteLibraryFunction, &out));
+      auto* cell = reinterpret_cast<FFIJITFunctionCell*>(static_cast<TVMFFIObject*>(out) + 1);
+      __atomic_store_n(&cell->cell.safe_call, &CallLibraryFunctionObject, __ATOMIC_RELAXED);
       return Function(ObjectRef::Adopt(static_cast<TVMFFIObject*>(out)));
     });
   }

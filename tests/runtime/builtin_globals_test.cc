@@ -59,6 +59,106 @@ TEST(BuiltinGlobalsTest, ArrayGetItemChecksBothEnds) {
   EXPECT_EQ(G("ffi.ArraySize")(G("ffi.Array")()).cast<int64_t>(), 0);
 }
 
+// ffi.MapGetItem answers a Map and a present key itself and hands every other call to its typed
+// definition: each kind of bad call keeps its own error.
+TEST(BuiltinGlobalsTest, MapGetItemReportsEachBadCall) {
+  Map map = G("ffi.Map")("a", 1, "long key over seven bytes", Array{Any(2)}).cast<Map>();
+  EXPECT_EQ(G("ffi.MapGetItem")(map, "a").cast<int64_t>(), 1);
+  Array found = G("ffi.MapGetItem")(map, String("long key over seven bytes")).cast<Array>();
+  EXPECT_EQ(found.use_count(), 2u) << "the map's reference and the result's";
+
+  Error missing = CatchError([&] { G("ffi.MapGetItem")(map, 5); });
+  EXPECT_EQ(missing.kind(), "KeyError");
+  EXPECT_EQ(missing.message(), "ffi.MapGetItem: key of type `int` not found");
+  Error count = CatchError([&] { G("ffi.MapGetItem")(map); });
+  EXPECT_EQ(count.kind(), "TypeError");
+  EXPECT_NE(count.message().find("Mismatched number of arguments"), std::string::npos)
+      << count.message();
+  Error not_map = CatchError([&] { G("ffi.MapGetItem")(Array{Any(1)}, "a"); });
+  EXPECT_EQ(not_map.kind(), "TypeError");
+  EXPECT_NE(not_map.message().find("argument #0"), std::string::npos) << not_map.message();
+  EXPECT_EQ(CatchError([&] { G("ffi.MapGetItem")(nullptr, "a"); }).kind(), "TypeError");
+
+  // A malformed key is refused by name, not looked up.
+  TVMFFIAny args[2] = {};
+  args[0].type_index = kTVMFFIMap;
+  args[0].v_obj = static_cast<TVMFFIObject*>(map.get());
+  args[1].type_index = kTVMFFIStr;  // an object tag with no object
+  Error malformed = CatchError([&] { G("ffi.MapGetItem").CallPacked(args, 2); });
+  EXPECT_EQ(malformed.kind(), "ValueError");
+  EXPECT_NE(malformed.message().find("malformed"), std::string::npos) << malformed.message();
+}
+
+// C-string keys and values around the small-string limit (7 bytes) keep their text and form.
+TEST(BuiltinGlobalsTest, MapStoresCStringsByContent) {
+  Map map = G("ffi.Map")("", "v0", "1234567", "seven b", "12345678", "eight by").cast<Map>();
+  EXPECT_EQ(map.size(), 3);
+  EXPECT_EQ(G("ffi.MapGetItem")(map, String("")).cast<std::string>(), "v0");
+  EXPECT_EQ(G("ffi.MapGetItem")(map, String("1234567")).cast<std::string>(), "seven b");
+  EXPECT_EQ(G("ffi.MapGetItem")(map, String("12345678")).cast<std::string>(), "eight by");
+  std::vector<int32_t> key_forms;
+  Function it = G("ffi.MapForwardIterFunctor")(map).cast<Function>();
+  do {
+    key_forms.push_back(it(0).type_index());
+  } while (it(2).cast<bool>());
+  EXPECT_EQ(key_forms, (std::vector<int32_t>{kTVMFFISmallStr, kTVMFFISmallStr, kTVMFFIStr}));
+  EXPECT_EQ(G("ffi.MapGetItem")(map, "1234567").type_index(), kTVMFFISmallStr);
+  EXPECT_EQ(G("ffi.MapGetItem")(map, "12345678").type_index(), kTVMFFIStr) << "8 bytes: an object";
+}
+
+// Short keys hash the same in every form that holds their bytes: a small bytes key is found
+// through a byte-array view, and bytes are not the str of the same text.
+TEST(BuiltinGlobalsTest, ShortBytesKeysMatchAcrossForms) {
+  TVMFFIByteArray ab{"a\0b", 3};
+  TVMFFIAny view{};
+  view.type_index = kTVMFFIByteArrayPtr;
+  view.v_ptr = &ab;
+  Any key = G("ffi.Bytes").CallPacked(&view, 1);
+  ASSERT_EQ(key.type_index(), kTVMFFISmallBytes);
+  Map map = G("ffi.Map")(key, 1, "a", 2).cast<Map>();
+  TVMFFIAny args[2] = {};
+  args[0].type_index = kTVMFFIMap;
+  args[0].v_obj = static_cast<TVMFFIObject*>(map.get());
+  args[1] = view;
+  EXPECT_EQ(G("ffi.MapGetItem").CallPacked(args, 2).cast<int64_t>(), 1);
+  EXPECT_EQ(G("ffi.MapGetItem")(map, String("a")).cast<int64_t>(), 2);
+  TVMFFIByteArray a{"a", 1};
+  view.v_ptr = &a;
+  args[1] = view;
+  EXPECT_EQ(CatchError([&] { G("ffi.MapGetItem").CallPacked(args, 2); }).kind(), "KeyError")
+      << "bytes are not the str of the same text";
+}
+
+// A constructor that fails on a later argument releases the references it took from earlier ones.
+TEST(BuiltinGlobalsTest, ContainerConstructorsReleaseOnAFailedCopy) {
+  Array held{Any(1)};
+  TVMFFIObject* moved_slot = nullptr;  // an rvalue reference that was already taken
+  TVMFFIAny args[4] = {};
+  args[0].type_index = kTVMFFIArray;
+  args[0].v_obj = static_cast<TVMFFIObject*>(held.get());
+  args[1].type_index = kTVMFFIObjectRValueRef;
+  args[1].v_ptr = &moved_slot;
+  Error array_error = CatchError([&] { G("ffi.Array").CallPacked(args, 2); });
+  EXPECT_EQ(array_error.kind(), "InternalError");
+  EXPECT_EQ(array_error.message(), "RValueRef already moved");
+  EXPECT_EQ(held.use_count(), 1u);
+
+  // As a key, then as a value: the map holds the key when the value's copy fails.
+  Error map_error = CatchError([&] { G("ffi.Map").CallPacked(args, 2); });
+  EXPECT_EQ(map_error.kind(), "InternalError");
+  EXPECT_EQ(held.use_count(), 1u);
+  args[2] = args[0];
+  args[3] = args[0];
+  args[1] = args[0];
+  args[3].type_index = kTVMFFIObjectRValueRef;
+  args[3].v_ptr = &moved_slot;
+  args[2].type_index = kTVMFFIInt;
+  args[2].v_int64 = 7;
+  Error second_pair = CatchError([&] { G("ffi.Map").CallPacked(args, 4); });
+  EXPECT_EQ(second_pair.kind(), "InternalError");
+  EXPECT_EQ(held.use_count(), 1u);
+}
+
 TEST(BuiltinGlobalsTest, MapAccessorsAndIterator) {
   Map map = G("ffi.Map")("a", 1, "b", 2, "a", 3).cast<Map>();
   EXPECT_EQ(G("ffi.MapSize")(map).cast<int64_t>(), 2);
