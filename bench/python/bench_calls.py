@@ -129,7 +129,7 @@ MODULE_FUNCTIONS = {
     "str": "str",
     SUM_ROW: "sum_f64",
 }
-# ffijit's metadata for each native (docs/guide.md, "The `iree.abi` JSON").
+# ffijit's metadata for each native (docs/guide/04-metadata-formats.md, "The `iree.abi` JSON").
 FFIJIT_SIGNATURES = {
     "no_args": '{"a":[],"r":[],"v":1}',
     "i64_i64_i64": '{"a":["i64","i64","i64"],"r":["i64"],"v":1}',

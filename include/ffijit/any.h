@@ -44,12 +44,13 @@ inline bool IsBytesForm(int32_t t) noexcept {
   return t == kTVMFFIByteArrayPtr || t == kTVMFFISmallBytes || t == kTVMFFIBytes;
 }
 
-// The value-validity contract (docs/guide.md, "Malformed values"): what every path checks about an
-// incoming TVMFFIAny before it reads any byte the value points at. An object tag carries a
-// non-NULL object whose header type index equals the tag or is a subtype of it; a SmallStr or
-// SmallBytes holds at most 7 bytes, and a SmallStr's eighth byte is its NUL; a tensor (Tensor
-// object or non-NULL DLTensorPtr) has ndim >= 0 and a shape when ndim > 0. Memory the caller owns
-// and describes wrongly (a shape with too few elements, a dangling pointer) cannot be checked.
+// The value-validity contract (docs/guide/05-conversion-contract.md, "Malformed values"): what
+// every path checks about an incoming TVMFFIAny before it reads any byte the value points at. An
+// object tag carries a non-NULL object whose header type index equals the tag or is a subtype of
+// it; a SmallStr or SmallBytes holds at most 7 bytes, and a SmallStr's eighth byte is its NUL; a
+// tensor (Tensor object or non-NULL DLTensorPtr) has ndim >= 0 and a shape when ndim > 0. Memory
+// the caller owns and describes wrongly (a shape with too few elements, a dangling pointer) cannot
+// be checked.
 enum class AnyDefect : uint8_t {
   kNone,
   kNullObject,         // an object tag with a NULL object

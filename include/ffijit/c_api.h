@@ -224,7 +224,8 @@ FFIJIT_API int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key,
                                              int32_t child_slots_can_overflow,
                                              int32_t parent_type_index);
 
-/* ---- The type table and reflection (ownership and thread-safety: docs/guide.md) ---- */
+/* ---- The type table and reflection (ownership and thread-safety: docs/guide/09-reflection.md)
+ * ---- */
 /*!
  * The entry of `type_index`, valid for the life of the process. Never NULL: an index with no entry
  * (out of range, an empty slot) gets a shared placeholder entry whose type_index is -1 and key

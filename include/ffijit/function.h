@@ -268,8 +268,8 @@ class Function : public ObjectRef {
   }
 
   // Calls with C++ arguments, packed as borrowed views (details::ArgPacker); throws the callee's
-  // Error on failure, and a ValueError on a null Function or a malformed result (docs/guide.md,
-  // "Malformed values"; the result's reference is released).
+  // Error on failure, and a ValueError on a null Function or a malformed result
+  // (docs/guide/05-conversion-contract.md, "Malformed values"; the result's reference is released).
   template <typename... Args>
   Any operator()(Args&&... args) const {
     return AdoptResult(CallRaw(args...));

@@ -1,5 +1,5 @@
 """The README's Python snippet and the guide's callback snippet (14.7) run exactly as written,
-read from README.md and docs/guide.md at test time."""
+read from README.md and docs/guide/ at test time."""
 import os
 import re
 import shutil
@@ -47,7 +47,7 @@ def test_readme_python_snippet_runs_as_written(tmp_path):
 
 @needs_jit  # a native callback is JIT-compiled
 def test_guide_callback_snippet_runs_as_written(tmp_path):
-    code = snippet("docs/guide.md", "### 14.7 Callbacks")
+    code = snippet("docs/guide/14-python.md", "### 14.7 Callbacks")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -1,6 +1,6 @@
 // The object layouts that code compiled from TVM FFI's C++ headers reads and writes inline
-// (docs/guide.md, "Objects that header-compiled code reads"): each test reads or calls an ffijit
-// object only through the documented offsets, the way such code does.
+// (docs/guide/13-header-compiled-objects.md, "Objects that header-compiled code reads"): each test
+// reads or calls an ffijit object only through the documented offsets, the way such code does.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

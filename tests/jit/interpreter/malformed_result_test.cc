@@ -1,9 +1,10 @@
-// Malformed values coming back from a callee (docs/guide.md, "Malformed values"): a native whose
-// `any` result breaks the contract, on every executor (interpreter stub and libffi, JIT cold and
-// hot), plain and status convention, one result or several; and a packed function whose result
-// does, called through Function::operator(), Function::CallPacked and TypedFunction. Each error
-// is asserted by kind and message, and each reference the callee handed over is released exactly
-// once (observed through the object's strong count and its deleter), a NULL object never touched.
+// Malformed values coming back from a callee (docs/guide/05-conversion-contract.md, "Malformed
+// values"): a native whose `any` result breaks the contract, on every executor (interpreter stub
+// and libffi, JIT cold and hot), plain and status convention, one result or several; and a packed
+// function whose result does, called through Function::operator(), Function::CallPacked and
+// TypedFunction. Each error is asserted by kind and message, and each reference the callee handed
+// over is released exactly once (observed through the object's strong count and its deleter), a
+// NULL object never touched.
 #include <gtest/gtest.h>
 
 #include <cstring>

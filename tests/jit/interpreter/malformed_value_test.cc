@@ -1,7 +1,7 @@
-// The value-validity contract (docs/guide.md, "Malformed values") on every call path: object tags
-// with NULL or mismatched objects, oversized inline strings, tensors without a shape, inside and
-// outside structures, for the interpreter (stub and libffi) and the JIT thunk alike, plus the C and
-// C++ entry points that read incoming values.
+// The value-validity contract (docs/guide/05-conversion-contract.md, "Malformed values") on every
+// call path: object tags with NULL or mismatched objects, oversized inline strings, tensors without
+// a shape, inside and outside structures, for the interpreter (stub and libffi) and the JIT thunk
+// alike, plus the C and C++ entry points that read incoming values.
 #include <gtest/gtest.h>
 
 #include <cstring>

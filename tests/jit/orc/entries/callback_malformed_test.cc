@@ -1,8 +1,8 @@
-// Native callbacks whose packed function returns a malformed value (docs/guide.md, "Malformed
-// values"): a NULL object under an object tag, a tag its object's header disagrees with, an inline
-// string longer than 7 bytes, a malformed item in the Array of several results, an Array of
-// results whose element store contradicts itself. Each is a
-// ValueError naming the callback and the result, on the plain convention (zero returned, error
+// Native callbacks whose packed function returns a malformed value
+// (docs/guide/05-conversion-contract.md, "Malformed values"): a NULL object under an object tag, a
+// tag its object's header disagrees with, an inline string longer than 7 bytes, a malformed item in
+// the Array of several results, an Array of results whose element store contradicts itself. Each is
+// a ValueError naming the callback and the result, on the plain convention (zero returned, error
 // left raised) and the status convention (-1); the reference the packed function handed over is
 // released exactly once, and a NULL object is never touched.
 #include <gtest/gtest.h>
