@@ -12,19 +12,10 @@
 #   seed  tests/cpp + tests/cpp/extra (the testing globals are the library's own),
 #         examples/quick_start; its c_api.h has no version macros
 # Read from the repository's table of revisions (cmake/tvm_ffi_revisions.txt: its name, version
-# and c_api columns) when it has one, else from the list below.
+# and c_api columns).
 tvm_ffi_revision_rows() {
-  local table
-  table="$(dirname "${BASH_SOURCE[0]}")/../cmake/tvm_ffi_revisions.txt"
-  if [[ -f $table ]]; then
-    awk '!/^#/ && NF { print $1, $5, ($8 == "SEED" ? "seed" : "v0.1") }' "$table"
-    return
-  fi
-  cat <<'EOF'
-e98b94e1       0.1.0b4  seed
-v0.1.13        0.1.13   v0.1
-v0.1.13-post2  0.1.14   v0.1
-EOF
+  awk '!/^#/ && NF { print $1, $5, ($8 == "SEED" ? "seed" : "v0.1") }' \
+    "$(dirname "${BASH_SOURCE[0]}")/../cmake/tvm_ffi_revisions.txt"
 }
 
 tvm_ffi_revision_names() { tvm_ffi_revision_rows | awk '{print $1}' | paste -sd' ' -; }
