@@ -19,22 +19,26 @@ namespace {
 
 using details::RequireNonNull;
 
+// The C API's format codes are MetadataFormat's numbers; its names are reflect's.
+static_assert(static_cast<int>(MetadataFormat::kAuto) == kFFIJITFormatAuto &&
+              static_cast<int>(MetadataFormat::kJson) == kFFIJITFormatJson &&
+              static_cast<int>(MetadataFormat::kRaw) == kFFIJITFormatRaw &&
+              static_cast<int>(MetadataFormat::kSip) == kFFIJITFormatSip &&
+              static_cast<int>(MetadataFormat::kDeclaration) == kFFIJITFormatDeclaration);
+
 MetadataFormat FormatOf(int format) {
-  switch (format) {
-    case kFFIJITFormatAuto:
-      return MetadataFormat::kAuto;
-    case kFFIJITFormatJson:
-      return MetadataFormat::kJson;
-    case kFFIJITFormatRaw:
-      return MetadataFormat::kRaw;
-    case kFFIJITFormatSip:
-      return MetadataFormat::kSip;
-    case kFFIJITFormatDeclaration:
-      return MetadataFormat::kDeclaration;
-    default:
-      throw ValueError("unknown metadata format " + std::to_string(format) +
-                       " (expected 0 auto, 1 json, 2 raw, 3 sip or 4 declaration)");
+  if (format >= kFFIJITFormatAuto && format <= kFFIJITFormatDeclaration) {
+    return static_cast<MetadataFormat>(format);
   }
+  std::string expected;
+  for (int code = kFFIJITFormatAuto; code <= kFFIJITFormatDeclaration; ++code) {
+    expected += (code == kFFIJITFormatAuto          ? ""
+                 : code == kFFIJITFormatDeclaration ? " or "
+                                                    : ", ") +
+                std::to_string(code) + " " + MetadataFormatName(static_cast<MetadataFormat>(code));
+  }
+  throw ValueError("unknown metadata format " + std::to_string(format) + " (expected " + expected +
+                   ")");
 }
 
 RegisterOptions OptionsOf(int flags) {
