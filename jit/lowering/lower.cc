@@ -413,9 +413,11 @@ CallPlan Lower(const Signature& sig, std::string function_name) {
   if (!sig.arg_leaf_order.empty()) {
     // Each parameter carries its source (position and path), so the executors read it wherever it
     // sits; only the packed arguments' parameter ranges change.
-    plan.params = Permuted(
-        std::move(plan.params),
-        NativeIndices(sig.arg_leaf_order, plan.params.size(), "arg_leaf_order", "argument leaves"));
+    // The indices first: a function's arguments are evaluated in no set order, and the vector
+    // may be moved from before plan.params.size() is read.
+    const std::vector<size_t> native =
+        NativeIndices(sig.arg_leaf_order, plan.params.size(), "arg_leaf_order", "argument leaves");
+    plan.params = Permuted(std::move(plan.params), native);
     for (PackedArg& arg : plan.args) arg.first_param = -1;
     for (size_t n = 0; n < plan.params.size(); ++n) {
       PackedArg& arg = plan.args[static_cast<size_t>(plan.params[n].position)];
