@@ -24,8 +24,9 @@ EXPORT int64_t py_sub3(int64_t a, int64_t b, int64_t c) {
 EXPORT double py_mixed(int64_t a, double b, int32_t c, float d, void* p) {
   return (double)a + b + c + (double)d + (p != NULL ? 1.0 : 0.0);
 }
+/* The sum wraps (computed unsigned): the random-call suites pass any value of each width. */
 EXPORT int32_t py_narrow(int8_t a, uint8_t b, int16_t c, uint32_t d) {
-  return (int32_t)a + (int32_t)b + (int32_t)c + (int32_t)d;
+  return (int32_t)((uint32_t)(int32_t)a + b + (uint32_t)(int32_t)c + d);
 }
 EXPORT int py_not(int flag) {
   return !flag;
@@ -129,7 +130,8 @@ EXPORT uint64_t py_mix_u64(uint64_t a, uint8_t b) {
   return a + b;
 }
 EXPORT bool py_mix_bool(bool a, int64_t b, uint32_t c) {
-  return a != ((b + (int64_t)c) % 2 != 0);
+  /* The parity of b + c, computed unsigned so that no value of b overflows. */
+  return a != ((((uint64_t)b + c) & 1u) != 0);
 }
 EXPORT float py_mix_f32(float a, uint32_t b, int8_t c) {
   return a * 2.0f + (float)b - (float)c;
