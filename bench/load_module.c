@@ -1,8 +1,13 @@
 /*
- * The shared-library module BM_ModuleLoad loads: one exported TVM FFI function, the smallest
- * module a compiler emits.
+ * The smallest module a compiler emits: one exported TVM FFI function. BM_ModuleLoad loads it
+ * built against ffijit's c_api.h; tools/tvm_ffi_bench_compare.sh builds it with
+ * FFIJIT_BENCH_TVM_FFI_HEADERS against TVM FFI's own, so one file is a module of both libraries.
  */
+#ifdef FFIJIT_BENCH_TVM_FFI_HEADERS
+#include <tvm/ffi/c_api.h>
+#else
 #include "ffijit/c_api.h"
+#endif
 
 __attribute__((visibility("default"))) int __tvm_ffi_add_one(void* self, const TVMFFIAny* args,
                                                              int32_t num_args, TVMFFIAny* result) {

@@ -85,9 +85,10 @@ g++ -std=c++17 "${flags[@]}" "$repo/bench/tvm_ffi/compare.cc" -o "$work/compare"
   "-L$work/tvm-ffi" -ltvm_ffi -lbenchmark -lpthread >"$work/compile.log" 2>&1 ||
   { head -40 "$work/compile.log"; die "compiling bench/tvm_ffi/compare.cc failed"; }
 # Linked with nothing: its TVM FFI symbols resolve against the library in the process.
-gcc -std=c11 "${flags[@]}" -shared -fvisibility=hidden "$repo/bench/tvm_ffi/compare_module.c" \
+gcc -std=c11 "${flags[@]}" -DFFIJIT_BENCH_TVM_FFI_HEADERS -shared -fvisibility=hidden \
+  "$repo/bench/load_module.c" \
   -o "$work/compare_module.so" >>"$work/compile.log" 2>&1 ||
-  { head -40 "$work/compile.log"; die "compiling bench/tvm_ffi/compare_module.c failed"; }
+  { head -40 "$work/compile.log"; die "compiling bench/load_module.c failed"; }
 echo "--- ($((SECONDS - start)) s)"
 
 # Each library, and a check that the program really loads it.

@@ -26,7 +26,7 @@ namespace {
 
 namespace ffi = tvm::ffi;
 
-// The module file (bench/tvm_ffi/compare_module.c built by the script), from the environment so
+// The module file (bench/load_module.c built by the script), from the environment so
 // the program needs no rebuild to move.
 const char* ModulePath() {
   const char* path = std::getenv("TVM_FFI_BENCH_MODULE");
