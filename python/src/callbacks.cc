@@ -44,7 +44,7 @@ int64_t g_gil_wait_ms = 1000;
 // hands it over in the ordinary way.
 bool MayWaitForTheGil() {
   const void* holder = __atomic_load_n(&g_lock_holder, __ATOMIC_RELAXED);
-  if (holder == nullptr || PyGILState_Check()) return true;
+  if (holder == nullptr) return true;
   const uint64_t calls = __atomic_load_n(&g_lock_calls, __ATOMIC_RELAXED);
   for (int64_t waited = 0; waited < g_gil_wait_ms; ++waited) {
     timespec one_ms{0, 1000000};
@@ -66,14 +66,46 @@ bool MayWaitForTheGil() {
   return false;
 }
 
+// Whether the calling thread holds the GIL: the thread state running Python is this thread's.
+// PyGILState_Check says the same but answers true for every thread once a subinterpreter exists.
+bool ThisThreadHoldsTheGil() {
+#if PY_VERSION_HEX >= 0x030D0000
+  PyThreadState* running = PyThreadState_GetUnchecked();
+#else
+  PyThreadState* running = _PyThreadState_UncheckedGet();
+#endif
+  return running != nullptr && running == PyGILState_GetThisThreadState();
+}
+
+// A callback's argument as its Python value: 14.5's results, except that a pointer (OpaquePtr,
+// DLTensorPtr) arrives as an int address (None for NULL), as ctypes hands a callback its c_void_p
+// arguments; making a ctypes.c_void_p per pointer cost more than the rest of the call.
+PyObject* CallbackArgument(const TVMFFIAny* any) {
+  switch (any->type_index) {
+    case kTVMFFIInt:
+      return PyLong_FromLongLong(any->v_int64);
+    case kTVMFFIFloat:
+      return PyFloat_FromDouble(any->v_float64);
+    case kTVMFFIOpaquePtr:
+    case kTVMFFIDLTensorPtr:
+      if (any->v_ptr == nullptr) Py_RETURN_NONE;
+      return PyLong_FromVoidPtr(any->v_ptr);
+    default:
+      return FromAnyView(any);
+  }
+}
+
 int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   if (!PythonIsAvailable()) {
     TVMFFIErrorSetRaisedFromCStr("RuntimeError",
                                  "a Python callback was called while Python is shutting down");
     return -1;
   }
-  if (!MayWaitForTheGil()) return -1;
-  PyGILState_STATE state = PyGILState_Ensure();
+  // A thread that holds the GIL (a native called from Python calling back) takes it no more:
+  // PyGILState_Ensure and Release would only count up and down.
+  const bool held = ThisThreadHoldsTheGil();
+  if (!held && !MayWaitForTheGil()) return -1;
+  PyGILState_STATE state = held ? PyGILState_LOCKED : PyGILState_Ensure();
   PyObject* callable = static_cast<PythonCallback*>(self)->callable;
   int rc = -1;
   PyObject* inline_stack[8];
@@ -87,7 +119,7 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
   } else {
     int32_t converted = 0;
     for (; converted < num_args; ++converted) {
-      if ((stack[converted] = FromAnyView(&args[converted])) == nullptr) break;
+      if ((stack[converted] = CallbackArgument(&args[converted])) == nullptr) break;
     }
     if (converted == num_args) {
       PyObject* value =
@@ -101,7 +133,7 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
   }
   if (stack != inline_stack) PyMem_Free(stack);
   if (rc != 0) RaisePythonErrorAsFFI();
-  PyGILState_Release(state);
+  if (!held) PyGILState_Release(state);
   return rc;
 }
 

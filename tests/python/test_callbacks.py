@@ -89,6 +89,66 @@ def test_native_callback_works_with_ctypes_call(natives):
     assert seen == [0, 1, 2]
 
 
+QSORT = {"a": ["ptr", "u64", "u64", "ptr"], "r": []}
+COMPARE = {"a": ["ptr", "ptr"], "r": ["i32"]}
+
+
+@needs_jit
+def test_pointer_arguments_arrive_as_ints(tier):
+    """A callback's ptr arguments are int addresses, as ctypes passes c_void_p ones: libc's qsort
+    on every executor (and from ctypes) sorts through a comparator that reads them."""
+    qsort = make(tier, ("libc.so.6", "qsort"), QSORT)
+    seen = set()
+    read = ctypes.c_int32.from_address
+
+    def compare(a, b):
+        seen.add(type(a))
+        seen.add(type(b))
+        x, y = read(a).value, read(b).value
+        return (x > y) - (x < y)
+
+    comparator = ffijit.callback(compare, COMPARE)
+    values = [5, -3, 9, 0, 7, 7, -10, 2, 2**31 - 1, -2**31]
+    array = (ctypes.c_int32 * len(values))(*values)
+    qsort(ctypes.c_void_p(ctypes.addressof(array)), len(array), 4,
+          ctypes.c_void_p(comparator.address))
+    assert list(array) == sorted(values)
+    assert seen == {int}
+    libc_qsort = ctypes.CDLL("libc.so.6").qsort
+    libc_qsort.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
+    descending = ffijit.callback(lambda a, b: -compare(a, b), COMPARE)
+    libc_qsort(array, len(array), 4, descending.address)
+    assert list(array) == sorted(values, reverse=True)
+
+
+@needs_jit
+def test_pointer_argument_values():
+    """The address as given, the full 64 bits, and NULL as None; the same through the plain C
+    pointer and through the Function (a packed call from Python with a c_void_p)."""
+    seen = []
+    pointer = ffijit.callback(lambda a, b: seen.append((a, b)) or 1, COMPARE)
+    call = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(pointer.address)
+    high = 0xFFFF_FFFF_FFFF_FFF0
+    assert call(0x1234, high) == 1
+    assert call(None, 8) == 1
+    assert pointer.function(ctypes.c_void_p(0x1234), None) == 1
+    assert seen == [(0x1234, high), (None, 8), (0x1234, None)]
+    assert all(v is None or type(v) is int for pair in seen for v in pair)
+
+
+def test_callback_arguments_of_a_packed_call():
+    """A Python callable called through a packed call gets ptr values as ints, other values as
+    14.5 says (results of ffijit functions keep ctypes.c_void_p)."""
+    got = []
+    func = ffijit.function(lambda *args: got.append(args))
+    func(ctypes.c_void_p(64), 3, 2.5, True, None, "text", ffijit.Device("cpu", 0))
+    assert got == [(64, 3, 2.5, True, None, "text", ffijit.Device("cpu", 0))]
+    assert [type(v) for v in got[0][:4]] == [int, int, float, bool]
+    echo = ffijit.function(lambda p: ctypes.c_void_p(p))
+    result = echo(ctypes.c_void_p(96))
+    assert isinstance(result, ctypes.c_void_p) and result.value == 96
+
+
 def _raise(exc):
     raise exc
 
