@@ -52,6 +52,12 @@ a second Function of the same native and signature, whose entry shares the compi
 ffijit generic column's compile_now() calls run before, so the engine the thunks use exists by
 then.
 
+Callbacks, a second table (--callbacks-only times it alone): libc's qsort sorting 1,000 int32
+with a Python comparator made by ffijit.callback, ctypes.CFUNCTYPE and cffi's ffi.callback; rows
+`qsort_deref` (the comparator reads both ints through its pointer arguments) and `qsort_ignore`
+(it returns 0); ns per comparator call (a sort's time over its comparator calls), medians of
+interleaved rounds, ratio to cffi per round. The issue's target: ffijit's `qsort_deref` <= cffi's.
+
 Run it with Debian's /usr/bin/python3 (the extensions are built for it):
     /usr/bin/python3 bench/python/bench_calls.py --build-dir build/v013 [--markdown out.md]
         [--json out.json] [--summary out.md] [--chart docs/img/python_calls.svg]

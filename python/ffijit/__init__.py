@@ -231,7 +231,8 @@ def callback(func, sig, format="auto", *, status_convention=False):
 
     Returns a :class:`NativeCallback`; hand its ``address`` (an int) to C code that takes a
     function pointer, and keep the object alive while the pointer may be called. Arguments are
-    converted from C to Python values, the result back per ``sig``. With the default plain
+    converted from C to Python values (a ``ptr`` as an int address, NULL as None), the result
+    back per ``sig``. With the default plain
     convention the native caller cannot be told of an exception: the pointer returns a zero
     value, the exception goes to ``sys.unraisablehook`` (with its traceback, as ctypes does) and
     stays raised in the thread's TVM FFI error slot; with ``status_convention=True`` the pointer
