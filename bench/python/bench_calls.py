@@ -523,7 +523,7 @@ CALLBACK_LENGTH = 1000  # int32 elements sorted per qsort call
 # The comparators (rows): `deref` reads both ints through its pointer arguments, as a real
 # comparator must; `ignore` returns 0 without touching them (the bare cost of a callback call).
 CALLBACK_ROWS = ["qsort_deref", "qsort_ignore"]
-CALLBACK_PATHS = ["ffijit", "ctypes", "cffi"]
+CALLBACK_PATHS = ["ffijit", "ffijit ctypes-read", "ctypes", "cffi"]
 QSORT_SIG = '{"a":["ptr","u64","u64","ptr"],"r":[],"v":1}'
 COMPARE_SIG = '{"a":["ptr","ptr"],"r":["i32"],"v":1}'
 
@@ -597,24 +597,30 @@ def compare_body(row, count, read):
     return counted
 
 
-def ffijit_callback_cases(ffijit, values):
+def ffijit_callback_cases(ffijit, values, ctypes_read=False):
     """The comparator made with ffijit.callback, handed to qsort registered with ffijit (what the
     guide's example does: the one qsort call per sort is noise next to ~9,000 comparator calls).
     A ptr argument reaches Python as an int (as ctypes gives a c_void_p argument), read with
-    ctypes.c_int32.from_address; a build whose callbacks still pass ctypes.c_void_p objects is
-    detected and read through .value, so the benchmark can time the code before the change."""
+    ffijit.load(p, int32) (ctypes_read: with ctypes.c_int32.from_address(p).value, the `qsort_deref`
+    row only). A build whose callbacks still pass ctypes.c_void_p objects, or that has no
+    ffijit.load, is detected and read through .value and from_address, so the benchmark can time
+    the code before the change."""
     qsort = ffijit.function(("libc.so.6", "qsort"), QSORT_SIG)
     function_object(qsort).compile_now()
     seen = []
     probe = ffijit.callback(lambda a, b: seen.append(type(a)) or 0, COMPARE_SIG)
     ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(probe.address)(8, 8)
     from_address = ctypes.c_int32.from_address
-    if seen and seen[0] is int:
+    load, int32 = getattr(ffijit, "load", None), ffijit.DataType("int32")
+    if not (seen and seen[0] is int):
+        def read(p):
+            return from_address(p.value).value
+    elif ctypes_read or load is None:
         def read(p):
             return from_address(p).value
     else:
         def read(p):
-            return from_address(p.value).value
+            return load(p, int32)
 
     def compare_for(row, count):
         return ffijit.callback(compare_body(row, count, read), COMPARE_SIG)
@@ -623,7 +629,8 @@ def ffijit_callback_cases(ffijit, values):
         base, pointer = ctypes.c_void_p(ctypes.addressof(array)), ctypes.c_void_p(compare.address)
         return lambda: qsort(base, len(array), 4, pointer)
 
-    return {row: make_qsort_case(sort_with, compare_for, row, values) for row in CALLBACK_ROWS}
+    rows = ["qsort_deref"] if ctypes_read else CALLBACK_ROWS
+    return {row: make_qsort_case(sort_with, compare_for, row, values) for row in rows}
 
 
 def ctypes_callback_cases(values):
@@ -687,6 +694,8 @@ def callback_samplers(args, notes):
     values = callback_data()
     table = {}
     builders = {"ffijit": lambda: ffijit_callback_cases(import_ffijit(args), values),
+                "ffijit ctypes-read": lambda: ffijit_callback_cases(import_ffijit(args), values,
+                                                                    ctypes_read=True),
                 "ctypes": lambda: ctypes_callback_cases(values),
                 "cffi": lambda: cffi_callback_cases(values)}
     for path in CALLBACK_PATHS:
@@ -701,7 +710,8 @@ def callback_samplers(args, notes):
             notes.append(f"callbacks / {row}: the paths counted different numbers of comparator "
                          f"calls per sort: {calls}")
     return [(("cb " + path, row), qsort_sampler(table[path][row], args.target_ms))
-            for row in CALLBACK_ROWS for path in CALLBACK_PATHS if path in table], calls
+            for row in CALLBACK_ROWS for path in CALLBACK_PATHS
+            if row in table.get(path, {})], calls
 
 
 # ---- timing ----
@@ -1125,7 +1135,8 @@ class CallbackReport:
             "`qsort_deref` reads the ints behind both pointer arguments and compares them; "
             "`qsort_ignore` returns 0 and touches nothing. ffijit: `ffijit.callback` handed to "
             "qsort registered with `ffijit.function`, pointer arguments as ints read with "
-            "`ctypes.c_int32.from_address(p).value`; ctypes: `CFUNCTYPE(c_int, POINTER(c_int), "
+            "`ffijit.load(p, int32)` (ffijit ctypes-read: with "
+            "`ctypes.c_int32.from_address(p).value`); ctypes: `CFUNCTYPE(c_int, POINTER(c_int), "
             "POINTER(c_int))`, read as `p[0]`; cffi (ABI mode): `ffi.callback(\"int(int32_t*, "
             "int32_t*)\")`, read as `p[0]`. The time includes the qsort call and restoring "
             "the data, divided among the comparator calls of a sort "

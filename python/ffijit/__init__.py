@@ -58,16 +58,19 @@ from ._core import (  # noqa: F401  (re-exported)
     get_global_func,
     jit_available,
     list_global_funcs,
+    load,
     load_module,
     remove_global_func,
+    store,
     system_lib,
 )
 
 __all__ = [
     "Array", "DataType", "Device", "Error", "Function", "Map", "Module", "NativeCallback",
     "Object", "Tensor", "TvmFfiAbi", "__version__", "callback", "from_dlpack", "function",
-    "get_global_func", "include_dirs", "jit_available", "list_global_funcs", "load_module",
-    "register", "register_func", "remove_global_func", "system_lib", "tvm_ffi_abi",
+    "get_global_func", "include_dirs", "jit_available", "list_global_funcs", "load",
+    "load_module", "register", "register_func", "remove_global_func", "store", "system_lib",
+    "tvm_ffi_abi",
 ]
 
 #: The package's version (the project version of ffijit's CMakeLists.txt).

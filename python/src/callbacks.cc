@@ -7,8 +7,10 @@
 // Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
 
+#include <float.h>
 #include <time.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -349,6 +351,205 @@ PyType_Slot kNativeCallbackSlots[] = {
     {Py_nb_index, reinterpret_cast<void*>(NativeCallbackInt)},
     {0, nullptr}};
 
+// ---- load and store: what a callback's pointer arguments point at ----
+
+// DLPack's code of bool (kDLBool, 6, which the dlpack.h this builds against may predate).
+constexpr uint8_t kBoolCode = 6;
+
+// The scalar type `spec` (an ffijit.DataType, or a name DataType takes) names, for load/store:
+// int and uint of 8-64 bits, float32/float64, bool; false with a ValueError/TypeError otherwise.
+bool ScalarTypeOf(PyObject* spec, const char* caller, DLDataType* out) {
+  if (Py_TYPE(spec) == g_datatype_type) {
+    *out = reinterpret_cast<PyFFIDataType*>(spec)->dtype;
+  } else if (PyUnicode_Check(spec)) {
+    // The last name parsed, kept (by the GIL): a literal in a loop is the same object each time.
+    static PyObject* last_name = nullptr;
+    static DLDataType last_dtype{};
+    if (spec == last_name) {
+      *out = last_dtype;
+    } else {
+      PyObject* made = PyObject_CallOneArg(reinterpret_cast<PyObject*>(g_datatype_type), spec);
+      if (made == nullptr) return false;
+      *out = reinterpret_cast<PyFFIDataType*>(made)->dtype;
+      Py_DECREF(made);
+      Py_XSETREF(last_name, Py_NewRef(spec));
+      last_dtype = *out;
+    }
+  } else {
+    PyErr_Format(PyExc_TypeError, "%s: dtype must be an ffijit.DataType or its name, not %.100s",
+                 caller, Py_TYPE(spec)->tp_name);
+    return false;
+  }
+  const DLDataType t = *out;
+  const bool integer = (t.code == kDLInt || t.code == kDLUInt) &&
+                       (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64);
+  const bool floating = t.code == kDLFloat && (t.bits == 32 || t.bits == 64);
+  const bool boolean = t.code == kBoolCode && t.bits == 8;
+  if (t.lanes == 1 && (integer || floating || boolean)) return true;
+  PyObject* text = PyObject_Str(spec);
+  PyErr_Format(PyExc_ValueError,
+               "%s: dtype %S is not a scalar it reads or writes (int8-int64, uint8-uint64, "
+               "float32, float64, bool)",
+               caller, text != nullptr ? text : spec);
+  Py_XDECREF(text);
+  return false;
+}
+
+// The address an int argument holds; false with an error for NULL or a non-int.
+bool AddressOf(PyObject* address, const char* caller, char** out) {
+  if (!PyLong_Check(address)) {
+    PyErr_Format(PyExc_TypeError, "%s: address must be an int, not %.100s", caller,
+                 Py_TYPE(address)->tp_name);
+    return false;
+  }
+  void* pointer = PyLong_AsVoidPtr(address);
+  if (pointer == nullptr) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: the address is NULL", caller);
+    return false;
+  }
+  *out = static_cast<char*>(pointer);
+  return true;
+}
+
+// load(address, dtype, index=0): the scalar at address + index * size, read in place (what
+// ctypes' c_int.from_address(p).value reads, without making a ctypes object).
+PyObject* Load(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 2 || nargs > 3) {
+    PyErr_Format(PyExc_TypeError, "load() takes 2 or 3 arguments (%zd given)", nargs);
+    return nullptr;
+  }
+  char* base = nullptr;
+  DLDataType t{};
+  if (!AddressOf(args[0], "load()", &base) || !ScalarTypeOf(args[1], "load()", &t)) {
+    return nullptr;
+  }
+  Py_ssize_t index = 0;
+  if (nargs == 3 && (index = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred()) return nullptr;
+  const char* at = base + index * (t.bits / 8);
+  switch (t.code) {
+    case kBoolCode:
+      return PyBool_FromLong(*reinterpret_cast<const uint8_t*>(at) != 0);
+    case kDLFloat:
+      if (t.bits == 32) return PyFloat_FromDouble(*reinterpret_cast<const float*>(at));
+      return PyFloat_FromDouble(*reinterpret_cast<const double*>(at));
+    case kDLInt:
+      switch (t.bits) {
+        case 8:
+          return PyLong_FromLong(*reinterpret_cast<const int8_t*>(at));
+        case 16:
+          return PyLong_FromLong(*reinterpret_cast<const int16_t*>(at));
+        case 32:
+          return PyLong_FromLong(*reinterpret_cast<const int32_t*>(at));
+        default:
+          return PyLong_FromLongLong(*reinterpret_cast<const int64_t*>(at));
+      }
+    default:
+      switch (t.bits) {
+        case 8:
+          return PyLong_FromUnsignedLong(*reinterpret_cast<const uint8_t*>(at));
+        case 16:
+          return PyLong_FromUnsignedLong(*reinterpret_cast<const uint16_t*>(at));
+        case 32:
+          return PyLong_FromUnsignedLong(*reinterpret_cast<const uint32_t*>(at));
+        default:
+          return PyLong_FromUnsignedLongLong(*reinterpret_cast<const uint64_t*>(at));
+      }
+  }
+}
+
+// Writes `bits` low bits of `value` (a C integer in range) at `at`.
+void StoreInteger(char* at, int bits, uint64_t value) {
+  switch (bits) {
+    case 8:
+      *reinterpret_cast<uint8_t*>(at) = static_cast<uint8_t>(value);
+      break;
+    case 16:
+      *reinterpret_cast<uint16_t*>(at) = static_cast<uint16_t>(value);
+      break;
+    case 32:
+      *reinterpret_cast<uint32_t*>(at) = static_cast<uint32_t>(value);
+      break;
+    default:
+      *reinterpret_cast<uint64_t*>(at) = value;
+  }
+}
+
+// store(address, dtype, value, index=0): writes value at address + index * size; a value out of
+// the type's range is an OverflowError (nothing written), as for a call's arguments.
+PyObject* Store(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 3 || nargs > 4) {
+    PyErr_Format(PyExc_TypeError, "store() takes 3 or 4 arguments (%zd given)", nargs);
+    return nullptr;
+  }
+  char* base = nullptr;
+  DLDataType t{};
+  if (!AddressOf(args[0], "store()", &base) || !ScalarTypeOf(args[1], "store()", &t)) {
+    return nullptr;
+  }
+  Py_ssize_t index = 0;
+  if (nargs == 4 && (index = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred()) return nullptr;
+  char* at = base + index * (t.bits / 8);
+  PyObject* value = args[2];
+  if (t.code == kDLFloat) {
+    double d = PyFloat_AsDouble(value);
+    if (d == -1.0 && PyErr_Occurred()) return nullptr;
+    if (t.bits == 32 && std::isfinite(d) && std::fabs(d) > FLT_MAX) {
+      PyErr_Format(PyExc_OverflowError, "store(): %R does not fit float32", value);
+      return nullptr;
+    }
+    if (t.bits == 32) {
+      *reinterpret_cast<float*>(at) = static_cast<float>(d);
+    } else {
+      *reinterpret_cast<double*>(at) = d;
+    }
+    Py_RETURN_NONE;
+  }
+  if (t.code == kBoolCode) {
+    int truth = PyObject_IsTrue(value);
+    if (truth < 0) return nullptr;
+    *reinterpret_cast<uint8_t*>(at) = static_cast<uint8_t>(truth);
+    Py_RETURN_NONE;
+  }
+  PyObject* number = PyNumber_Index(value);
+  if (number == nullptr) return nullptr;
+  uint64_t word = 0;
+  bool fits = false;
+  if (t.code == kDLInt) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(number, &overflow);
+    const long long limit = t.bits == 64 ? INT64_MAX : (1LL << (t.bits - 1)) - 1;
+    fits = overflow == 0 && !(v == -1 && PyErr_Occurred()) && v >= -limit - 1 && v <= limit;
+    word = static_cast<uint64_t>(v);
+  } else {
+    unsigned long long v = PyLong_AsUnsignedLongLong(number);
+    const bool failed = v == static_cast<unsigned long long>(-1) && PyErr_Occurred();
+    fits = !failed && (t.bits == 64 || v < (1ULL << t.bits));
+    word = v;
+  }
+  if (!fits) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_OverflowError, "store(): %R does not fit %s%d", number,
+                 t.code == kDLInt ? "int" : "uint", static_cast<int>(t.bits));
+    Py_DECREF(number);
+    return nullptr;
+  }
+  Py_DECREF(number);
+  StoreInteger(at, t.bits, word);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef kMemoryMethods[] = {
+    {"load", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(Load)), METH_FASTCALL,
+     "load(address, dtype, index=0)\n--\n\n"
+     "The scalar of type `dtype` (an ffijit.DataType or its name: int8-int64, uint8-uint64,\n"
+     "float32, float64, bool) at `address` + index * its size, read in place. For a callback's\n"
+     "pointer arguments; the address must point at readable memory."},
+    {"store", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(Store)), METH_FASTCALL,
+     "store(address, dtype, value, index=0)\n--\n\n"
+     "Writes `value` as a `dtype` scalar at `address` + index * its size (an OverflowError,\n"
+     "with nothing written, when it does not fit)."},
+    {nullptr, nullptr, 0, nullptr}};
+
 }  // namespace
 
 TVMFFIObject* FunctionFromCallable(PyObject* callable) {
@@ -397,7 +598,7 @@ bool InitCallbacks(PyObject* module) {
                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, kNativeCallbackSlots};
   g_native_callback_type =
       reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, nullptr));
-  return g_native_callback_type != nullptr &&
+  return g_native_callback_type != nullptr && PyModule_AddFunctions(module, kMemoryMethods) == 0 &&
          PyModule_AddObjectRef(module, "NativeCallback",
                                reinterpret_cast<PyObject*>(g_native_callback_type)) == 0;
 }

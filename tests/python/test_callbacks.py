@@ -1,5 +1,6 @@
 """Python callables called from native code: modules, C globals, C function pointers, threads."""
 import ctypes
+import re
 import traceback
 
 import pytest
@@ -147,6 +148,109 @@ def test_callback_arguments_of_a_packed_call():
     echo = ffijit.function(lambda p: ctypes.c_void_p(p))
     result = echo(ctypes.c_void_p(96))
     assert isinstance(result, ctypes.c_void_p) and result.value == 96
+
+
+SCALARS = [  # (dtype name, ctypes type, values including both ends of the range)
+    ("int8", ctypes.c_int8, [-128, 127, 0]),
+    ("int16", ctypes.c_int16, [-32768, 32767, -1]),
+    ("int32", ctypes.c_int32, [-2**31, 2**31 - 1, 5]),
+    ("int64", ctypes.c_int64, [-2**63, 2**63 - 1, 7]),
+    ("uint8", ctypes.c_uint8, [0, 255, 1]),
+    ("uint16", ctypes.c_uint16, [0, 65535, 2]),
+    ("uint32", ctypes.c_uint32, [0, 2**32 - 1, 3]),
+    ("uint64", ctypes.c_uint64, [0, 2**64 - 1, 4]),
+    ("float32", ctypes.c_float, [1.5, -0.25, 3.0]),
+    ("float64", ctypes.c_double, [1e300, -2.5, 0.1]),
+    ("bool", ctypes.c_bool, [True, False, True]),
+]
+
+
+@pytest.mark.parametrize("name, ctype, values", SCALARS, ids=[s[0] for s in SCALARS])
+def test_load_and_store_read_and_write_in_place(name, ctype, values):
+    array = (ctype * len(values))(*values)
+    base = ctypes.addressof(array)
+    dtype = ffijit.DataType(name)
+    for spec in (dtype, name):
+        got = [ffijit.load(base, spec, i) for i in range(len(values))]
+        assert got == list(array) and [type(v) for v in got] == [type(v) for v in array]
+        assert ffijit.load(base, spec) == array[0]
+        assert ffijit.load(base + ctypes.sizeof(ctype), spec, -1) == array[0]
+    for i, value in enumerate(reversed(values)):
+        ffijit.store(base, dtype if i % 2 else name, value, i)
+    assert list(array) == list(reversed(values))
+    ffijit.store(base + ctypes.sizeof(ctype), name, values[0])
+    assert array[1] == values[0]
+
+
+def test_load_names_alternating():
+    """The last dtype name is remembered: another name must not read with the previous type."""
+    array = (ctypes.c_int32 * 2)(-1, 7)
+    base = ctypes.addressof(array)
+    for _ in range(3):
+        assert ffijit.load(base, "int32") == -1
+        assert ffijit.load(base, "uint32") == 2**32 - 1
+        assert ffijit.load(base, "int8", 4) == 7
+
+
+@pytest.mark.parametrize("name, value", [("int8", 128), ("int8", -129), ("uint8", 256),
+                                         ("uint8", -1), ("int32", 2**31), ("uint64", 2**64),
+                                         ("int64", -2**63 - 1), ("uint32", -5),
+                                         ("float32", 1e39), ("float32", -1e300)])
+def test_store_out_of_range_writes_nothing(name, value):
+    array = (ctypes.c_uint64 * 1)(0x0102030405060708)
+    with pytest.raises(OverflowError, match=re.escape(f"store(): {value!r} does not fit {name}")):
+        ffijit.store(ctypes.addressof(array), name, value)
+    assert array[0] == 0x0102030405060708
+
+
+def test_load_and_store_bad_input():
+    array = (ctypes.c_int32 * 1)(9)
+    base = ctypes.addressof(array)
+    with pytest.raises(ValueError, match=r"load\(\): the address is NULL"):
+        ffijit.load(0, "int32")
+    with pytest.raises(ValueError, match=r"store\(\): the address is NULL"):
+        ffijit.store(0, "int32", 1)
+    with pytest.raises(TypeError, match=r"load\(\): address must be an int, not c_void_p"):
+        ffijit.load(ctypes.c_void_p(base), "int32")
+    with pytest.raises(TypeError, match=r"load\(\): dtype must be an ffijit.DataType or its "
+                                        r"name, not int"):
+        ffijit.load(base, 32)
+    for bad in ("float16", "bfloat16", "int32x4", "handle", "int1"):
+        with pytest.raises(ValueError, match=rf"load\(\): dtype {bad} is not a scalar it reads"):
+            ffijit.load(base, bad)
+    with pytest.raises(ValueError):
+        ffijit.load(base, "not a type")
+    with pytest.raises(TypeError, match=r"load\(\) takes 2 or 3 arguments \(1 given\)"):
+        ffijit.load(base)
+    with pytest.raises(TypeError, match=r"store\(\) takes 3 or 4 arguments \(2 given\)"):
+        ffijit.store(base, "int32")
+    with pytest.raises(TypeError):
+        ffijit.store(base, "int32", 1.5)
+    with pytest.raises(TypeError):
+        ffijit.store(base, "float64", "x")
+    with pytest.raises(TypeError):
+        ffijit.load(base, "int32", "0")
+    with pytest.raises(OverflowError):
+        ffijit.load(base, "int32", 2**64)
+    assert array[0] == 9
+
+
+@needs_jit
+def test_a_comparator_reading_with_load():
+    """The guide's comparator: libc's qsort with ffijit.load reading both pointers."""
+    qsort = ffijit.function(("libc.so.6", "qsort"), QSORT)
+    int32 = ffijit.DataType("int32")
+
+    def compare(a, b):
+        x, y = ffijit.load(a, int32), ffijit.load(b, int32)
+        return (x > y) - (x < y)
+
+    comparator = ffijit.callback(compare, COMPARE)
+    values = list(range(50, -50, -3))
+    array = (ctypes.c_int32 * len(values))(*values)
+    qsort(ctypes.c_void_p(ctypes.addressof(array)), len(array), 4,
+          ctypes.c_void_p(comparator.address))
+    assert list(array) == sorted(values)
 
 
 def _raise(exc):
