@@ -411,6 +411,21 @@ bool AddressOf(PyObject* address, const char* caller, char** out) {
   return true;
 }
 
+// The byte offset of element `index` of type t; false with an OverflowError when it does not fit
+// a pointer offset (or a TypeError when index is not an int).
+bool OffsetOf(PyObject* index_obj, DLDataType t, const char* caller, Py_ssize_t* out) {
+  Py_ssize_t index = PyLong_AsSsize_t(index_obj);
+  if (index == -1 && PyErr_Occurred()) return false;
+  const Py_ssize_t size = t.bits / 8;
+  if (index > PY_SSIZE_T_MAX / size || index < PY_SSIZE_T_MIN / size) {
+    PyErr_Format(PyExc_OverflowError, "%s: index %zd is too far for a %d-byte element", caller,
+                 index, static_cast<int>(size));
+    return false;
+  }
+  *out = index * size;
+  return true;
+}
+
 // load(address, dtype, index=0): the scalar at address + index * size, read in place (what
 // ctypes' c_int.from_address(p).value reads, without making a ctypes object).
 PyObject* Load(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -423,9 +438,9 @@ PyObject* Load(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!AddressOf(args[0], "load()", &base) || !ScalarTypeOf(args[1], "load()", &t)) {
     return nullptr;
   }
-  Py_ssize_t index = 0;
-  if (nargs == 3 && (index = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred()) return nullptr;
-  const char* at = base + index * (t.bits / 8);
+  Py_ssize_t offset = 0;
+  if (nargs == 3 && !OffsetOf(args[2], t, "load()", &offset)) return nullptr;
+  const char* at = base + offset;
   switch (t.code) {
     case kBoolCode:
       return PyBool_FromLong(*reinterpret_cast<const uint8_t*>(at) != 0);
@@ -486,9 +501,9 @@ PyObject* Store(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (!AddressOf(args[0], "store()", &base) || !ScalarTypeOf(args[1], "store()", &t)) {
     return nullptr;
   }
-  Py_ssize_t index = 0;
-  if (nargs == 4 && (index = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred()) return nullptr;
-  char* at = base + index * (t.bits / 8);
+  Py_ssize_t offset = 0;
+  if (nargs == 4 && !OffsetOf(args[3], t, "store()", &offset)) return nullptr;
+  char* at = base + offset;
   PyObject* value = args[2];
   if (t.code == kDLFloat) {
     double d = PyFloat_AsDouble(value);

@@ -232,6 +232,11 @@ def test_load_and_store_bad_input():
         ffijit.load(base, "int32", "0")
     with pytest.raises(OverflowError):
         ffijit.load(base, "int32", 2**64)
+    with pytest.raises(OverflowError, match=r"load\(\): index 4611686018427387904 is too far "
+                                            r"for a 4-byte element"):
+        ffijit.load(base, "int32", 2**62)
+    with pytest.raises(OverflowError, match=r"store\(\): index -4611686018427387904 is too far"):
+        ffijit.store(base, "int64", 1, -2**62)
     assert array[0] == 9
 
 
