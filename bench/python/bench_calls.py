@@ -52,6 +52,12 @@ a second Function of the same native and signature, whose entry shares the compi
 ffijit generic column's compile_now() calls run before, so the engine the thunks use exists by
 then.
 
+Callbacks, a second table (--callbacks-only times it alone): libc's qsort sorting 1,000 int32
+with a Python comparator made by ffijit.callback, ctypes.CFUNCTYPE and cffi's ffi.callback; rows
+`qsort_deref` (the comparator reads both ints through its pointer arguments) and `qsort_ignore`
+(it returns 0); ns per comparator call (a sort's time over its comparator calls), medians of
+interleaved rounds, ratio to cffi per round. The issue's target: ffijit's `qsort_deref` <= cffi's.
+
 Run it with Debian's /usr/bin/python3 (the extensions are built for it):
     /usr/bin/python3 bench/python/bench_calls.py --build-dir build/v013 [--markdown out.md]
         [--json out.json] [--summary out.md] [--chart docs/img/python_calls.svg]
@@ -197,6 +203,8 @@ def parse_args():
                         help="approximate duration of one measurement (default 10 ms)")
     parser.add_argument("--no-cffi-api", action="store_true",
                         help="skip compiling the cffi API-mode module")
+    parser.add_argument("--callbacks-only", action="store_true",
+                        help="time only the callback table (qsort comparators)")
     parser.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
     parser.add_argument("--json", metavar="FILE", help="also write the raw numbers as JSON")
     parser.add_argument("--summary", metavar="FILE",
@@ -509,6 +517,202 @@ def cffi_api_cases(fx, args, workdir):
     return cffi_cases_from(module.ffi, module.lib, fx)
 
 
+# ---- callbacks: a Python comparator called by libc's qsort ----
+
+CALLBACK_LENGTH = 1000  # int32 elements sorted per qsort call
+# The comparators (rows): `deref` reads both ints through its pointer arguments, as a real
+# comparator must; `ignore` returns 0 without touching them (the bare cost of a callback call).
+CALLBACK_ROWS = ["qsort_deref", "qsort_ignore"]
+CALLBACK_PATHS = ["ffijit", "ffijit ctypes-read", "ctypes", "cffi"]
+QSORT_SIG = '{"a":["ptr","u64","u64","ptr"],"r":[],"v":1}'
+COMPARE_SIG = '{"a":["ptr","ptr"],"r":["i32"],"v":1}'
+
+
+class QsortCase:
+    """One path's qsort of the same int32 data with one comparator. sort() restores the data from
+    a pristine copy and sorts it once; `calls` is how many comparator calls one sort makes
+    (counted by the path's own comparator on a first sort: the data and the comparator's answers
+    are the same for every path, so is the count)."""
+
+    def __init__(self, sort, array, pristine):
+        self._sort, self.array, self.pristine = sort, array, pristine
+        self.calls = 0
+
+    def sort(self):
+        ctypes.memmove(self.array, self.pristine, ctypes.sizeof(self.array))
+        self._sort()
+
+
+def callback_data():
+    """CALLBACK_LENGTH int32 values in a fixed pseudo-random order (the same for every path)."""
+    values, state = [], 12345
+    for _ in range(CALLBACK_LENGTH):
+        state = (state * 1103515245 + 12345) % (1 << 31)
+        values.append(state % 100000 - 50000)
+    return values
+
+
+def make_qsort_case(sort_with, compare_for, row, values):
+    """sort_with(comparator, array) -> a function sorting `array` once; compare_for(read, count)
+    -> the path's comparator object (count: a function called once per comparator call, or None).
+    """
+    array_type = ctypes.c_int32 * len(values)
+    pristine, array = array_type(*values), array_type()
+    counter = [0]
+
+    def count():
+        counter[0] += 1
+
+    counting = compare_for(row, count)
+    QsortCase(sort_with(counting, array), array, pristine).sort()
+    if row == "qsort_deref" and list(array) != sorted(values):
+        raise RuntimeError("the comparator did not sort the array")
+    comparator = compare_for(row, None)
+    case = QsortCase(sort_with(comparator, array), array, pristine)
+    case.calls = counter[0]
+    case.comparator = comparator  # its code lives as long as the object: kept with the case
+    return case
+
+
+def compare_body(row, count, read):
+    """The comparator every path runs, given how the path reads an int through an argument."""
+    if row == "qsort_ignore":
+        if count is None:
+            return lambda a, b: 0
+
+        def ignore(a, b):
+            count()
+            return 0
+        return ignore
+    if count is None:
+        def compare(a, b):
+            x, y = read(a), read(b)
+            return (x > y) - (x < y)
+        return compare
+
+    def counted(a, b):
+        count()
+        x, y = read(a), read(b)
+        return (x > y) - (x < y)
+    return counted
+
+
+def ffijit_callback_cases(ffijit, values, ctypes_read=False):
+    """The comparator made with ffijit.callback, handed to qsort registered with ffijit (what the
+    guide's example does: the one qsort call per sort is noise next to ~9,000 comparator calls).
+    A ptr argument reaches Python as an int (as ctypes gives a c_void_p argument), read with
+    ffijit.load(p, int32) (ctypes_read: with ctypes.c_int32.from_address(p).value, the `qsort_deref`
+    row only). A build whose callbacks still pass ctypes.c_void_p objects, or that has no
+    ffijit.load, is detected and read through .value and from_address, so the benchmark can time
+    the code before the change."""
+    qsort = ffijit.function(("libc.so.6", "qsort"), QSORT_SIG)
+    function_object(qsort).compile_now()
+    seen = []
+    probe = ffijit.callback(lambda a, b: seen.append(type(a)) or 0, COMPARE_SIG)
+    ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(probe.address)(8, 8)
+    from_address = ctypes.c_int32.from_address
+    load, int32 = getattr(ffijit, "load", None), ffijit.DataType("int32")
+    if not (seen and seen[0] is int):
+        def read(p):
+            return from_address(p.value).value
+    elif ctypes_read or load is None:
+        def read(p):
+            return from_address(p).value
+    else:
+        def read(p):
+            return load(p, int32)
+
+    def compare_for(row, count):
+        return ffijit.callback(compare_body(row, count, read), COMPARE_SIG)
+
+    def sort_with(compare, array):
+        base, pointer = ctypes.c_void_p(ctypes.addressof(array)), ctypes.c_void_p(compare.address)
+        return lambda: qsort(base, len(array), 4, pointer)
+
+    rows = ["qsort_deref"] if ctypes_read else CALLBACK_ROWS
+    return {row: make_qsort_case(sort_with, compare_for, row, values) for row in rows}
+
+
+def ctypes_callback_cases(values):
+    """ctypes' documented qsort idiom: CFUNCTYPE(c_int, POINTER(c_int), POINTER(c_int)), a[0]."""
+    libc = ctypes.CDLL("libc.so.6")
+    qsort = libc.qsort
+    qsort.restype = None
+    pointer = ctypes.POINTER(ctypes.c_int32)
+    compare_type = ctypes.CFUNCTYPE(ctypes.c_int32, pointer, pointer)
+    qsort.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, compare_type]
+
+    def compare_for(row, count):
+        return compare_type(compare_body(row, count, lambda p: p[0]))
+
+    def sort_with(compare, array):
+        return lambda: qsort(array, len(array), 4, compare)
+
+    return {row: make_qsort_case(sort_with, compare_for, row, values) for row in CALLBACK_ROWS}
+
+
+def cffi_callback_cases(values):
+    """cffi ABI mode: qsort declared with an `int (*)(int32_t*, int32_t*)` comparator, so the
+    callback's arguments are typed cdata pointers read as a[0] (the cheapest cffi idiom; a
+    `const void*` comparator would add an ffi.cast per argument)."""
+    try:
+        import cffi
+    except ImportError as error:
+        raise Unavailable(f"cannot import cffi: {error}") from None
+    ffi = cffi.FFI()
+    ffi.cdef("void qsort(void* base, size_t count, size_t size, "
+             "int (*compare)(int32_t*, int32_t*));")
+    libc = ffi.dlopen("libc.so.6")
+
+    def compare_for(row, count):
+        return ffi.callback("int(int32_t*, int32_t*)", compare_body(row, count, lambda p: p[0]))
+
+    def sort_with(compare, array):
+        base = ffi.cast("void*", ctypes.addressof(array))
+        return lambda: libc.qsort(base, len(array), 4, compare)
+
+    return {row: make_qsort_case(sort_with, compare_for, row, values) for row in CALLBACK_ROWS}
+
+
+def qsort_sampler(case, target_ms):
+    """ns per comparator call of one measurement: enough sorts for about target_ms."""
+    start = time.perf_counter_ns()
+    case.sort()
+    once = max(time.perf_counter_ns() - start, 1)
+    sorts = max(1, int(target_ms * 1e6 / once))
+
+    def sample():
+        begin = time.perf_counter_ns()
+        for _ in repeat(None, sorts):
+            case.sort()
+        return (time.perf_counter_ns() - begin) / (sorts * case.calls)
+    return sample
+
+
+def callback_samplers(args, notes):
+    """[((path, row), sampler)] for the callback table, grouped by row."""
+    values = callback_data()
+    table = {}
+    builders = {"ffijit": lambda: ffijit_callback_cases(import_ffijit(args), values),
+                "ffijit ctypes-read": lambda: ffijit_callback_cases(import_ffijit(args), values,
+                                                                    ctypes_read=True),
+                "ctypes": lambda: ctypes_callback_cases(values),
+                "cffi": lambda: cffi_callback_cases(values)}
+    for path in CALLBACK_PATHS:
+        try:
+            table[path] = builders[path]()
+        except Exception as error:  # Unavailable, or a path that fails its check
+            notes.append(f"callbacks / {path}: unavailable: {type(error).__name__}: {error}")
+    calls = {(p, r): c.calls for p, rows in table.items() for r, c in rows.items()}
+    for row in CALLBACK_ROWS:
+        counts = {c for (p, r), c in calls.items() if r == row}
+        if len(counts) > 1:
+            notes.append(f"callbacks / {row}: the paths counted different numbers of comparator "
+                         f"calls per sort: {calls}")
+    return [(("cb " + path, row), qsort_sampler(table[path][row], args.target_ms))
+            for row in CALLBACK_ROWS for path in CALLBACK_PATHS
+            if row in table.get(path, {})], calls
+
 
 # ---- timing ----
 
@@ -611,7 +815,12 @@ def main():
     notes = []
     table = {}  # path -> {signature: (fn, args) | error string}
     entry_compile_us = []  # (signature, µs) of the generated column, in compile order
+    callback_calls = {}
+    callback_samples = {}
+    samples, loop_samples = {}, []
     with tempfile.TemporaryDirectory(prefix="ffijit_bench_cffi_") as workdir:
+        if args.callbacks_only:
+            PATHS[:] = []  # the call table's paths are not built, so not timed
         builders = {
             "handwritten": lambda: handwritten_cases(fx, args),
             "ffijit generic": lambda: ffijit_cases(fx, args, "generic", None),
@@ -658,8 +867,10 @@ def main():
                 hw = import_handwritten(args)
                 samplers.append((("native alone", SUM_ROW),
                                  native_sampler(hw.sum_f64_native_ns, fx.vector, args.target_ms)))
-            samples = measure(samplers, args.reps)
-            loop_samples = []
+            samples = measure(samplers, args.reps) if samplers else {}
+            # The callback table: its own rounds (its ratios are to cffi, timed next to it).
+            callback_list, callback_calls = callback_samplers(args, notes)
+            callback_samples = measure(callback_list, args.reps)
             for _ in range(args.reps):
                 start = time.perf_counter_ns()
                 empty_loop(1 << 20)
@@ -672,7 +883,8 @@ def main():
     paths = [p for p in PATHS if any((p, s) in medians for s in SIGNATURES)]
     loop_ns = statistics.median(loop_samples)
     report = Report(args, medians, round_ratios(samples), round_overhead_ratios(samples), paths,
-                    loop_ns, notes, entry_compile_us)
+                    loop_ns, notes, entry_compile_us,
+                    CallbackReport(callback_samples, callback_calls))
     report.print()
     if args.markdown:
         report.write_markdown(args.markdown)
@@ -701,7 +913,8 @@ def check_entries(cases):
 
 class Report:
     def __init__(self, args, medians, round_ratios, overhead_ratios, paths, loop_ns, notes,
-                 entry_compile_us):
+                 entry_compile_us, callbacks):
+        self.callbacks = callbacks
         self.args = args
         self.medians = medians
         self.round_ratios = round_ratios
@@ -777,26 +990,26 @@ class Report:
         return lines
 
     def print(self):
-        widths = [max(len(str(r[i])) for r in self.rows + [self.titles])
-                  for i in range(len(self.titles))]
-        print(self.header)
-        print("  ".join(t.ljust(w) for t, w in zip(self.titles, widths)))
-        for row in self.rows:
-            print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
-        for line in self.lines:
-            print(line.replace("`", ""))
+        if self.paths:
+            print_table(self.header, self.titles, self.rows)
+            for line in self.lines:
+                print(line.replace("`", ""))
+        if self.callbacks.rows:
+            print()
+            print_table(self.callbacks.header, self.callbacks.titles, self.callbacks.rows)
+            for line in self.callbacks.lines:
+                print(line.replace("`", ""))
         for note in self.notes:
             print("note:", note)
 
     def write_markdown(self, path):
         with open(path, "w") as out:
-            out.write(self.header + "\n\n")
-            out.write("| " + " | ".join(self.titles) + " |\n")
-            out.write("|" + "|".join(["---"] + ["---:"] * len(self.paths)) + "|\n")
-            for row in self.rows:
-                out.write("| " + " | ".join(f"`{row[0]}`" if i == 0 else row[i]
-                                             for i in range(len(row))) + " |\n")
-            out.write("\n" + "\n\n".join(self.lines) + "\n")
+            if self.paths:
+                write_markdown_table(out, self.header, self.titles, self.rows, self.lines)
+            if self.callbacks.rows:
+                out.write("\n" if self.paths else "")
+                write_markdown_table(out, self.callbacks.header, self.callbacks.titles,
+                                     self.callbacks.rows, self.callbacks.lines)
             for note in self.notes:
                 out.write(f"\n- {note}")
             out.write("\n")
@@ -829,6 +1042,10 @@ class Report:
             later = statistics.median(shared)
             rows.append(("a later entry of the same signature", f"{later:.1f} µs", "≤ 1 ms",
                          later <= 1000))
+        deref = self.callbacks.ratio("ffijit", "qsort_deref")
+        if deref is not None:
+            rows.append(("a Python callback call / cffi's (qsort comparator, both pointers read)",
+                         f"{deref:.2f}×", "≤ 1.0×", deref <= 1.0))
         with open(path, "w") as out:
             out.write(f"Python {platform.python_version()}, {platform.machine()}: medians of "
                       f"{self.args.reps} interleaved rounds.\n\n")
@@ -847,6 +1064,11 @@ class Report:
                        "entry_compile_us": [
                            {"signature": sig, "us": us, "shared": seen}
                            for sig, us, seen in self.entry_compile_us],
+                       "callback_ns_per_call": {
+                           p: {r: self.callbacks.medians[(p, r)] for r in CALLBACK_ROWS
+                               if (p, r) in self.callbacks.medians} for p in CALLBACK_PATHS},
+                       "callback_calls_per_sort": {
+                           f"{p} / {r}": c for (p, r), c in self.callbacks.calls.items()},
                        "notes": self.notes}, out, indent=2)
             out.write("\n")
 
@@ -866,6 +1088,69 @@ class Report:
         os.makedirs(directory, exist_ok=True)
         with open(path, "w") as out:
             out.write(svg)
+
+
+def print_table(header, titles, rows):
+    widths = [max(len(str(r[i])) for r in rows + [titles]) for i in range(len(titles))]
+    print(header)
+    print("  ".join(t.ljust(w) for t, w in zip(titles, widths)))
+    for row in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+
+
+def write_markdown_table(out, header, titles, rows, lines):
+    out.write(header + "\n\n")
+    out.write("| " + " | ".join(titles) + " |\n")
+    out.write("|" + "|".join(["---"] + ["---:"] * (len(titles) - 1)) + "|\n")
+    for row in rows:
+        out.write("| " + " | ".join(f"`{row[0]}`" if i == 0 else row[i]
+                                     for i in range(len(row))) + " |\n")
+    out.write("\n" + "\n\n".join(lines) + "\n")
+
+
+class CallbackReport:
+    """The callback table: ns per comparator call, and each path's ratio to cffi (the median over
+    rounds of that round's ratio)."""
+
+    def __init__(self, samples, calls):
+        self.calls = calls
+        self.medians = {}
+        self.ratios = {}
+        for (path, row), values in samples.items():
+            path = path[len("cb "):]
+            self.medians[(path, row)] = statistics.median(values)
+            base = samples.get(("cb cffi", row))
+            if base and len(base) == len(values):
+                self.ratios[(path, row)] = statistics.median(
+                    v / b for v, b in zip(values, base) if b > 0)
+        paths = [p for p in CALLBACK_PATHS if any((p, r) in self.medians for r in CALLBACK_ROWS)]
+        self.header = (f"Python callbacks: ns per call of a Python qsort comparator called by "
+                       f"libc's qsort ({CALLBACK_LENGTH} int32 values per sort; median of the "
+                       f"interleaved rounds; ratio: median of the rounds' ratios to cffi)")
+        self.titles = ["comparator"] + paths
+        self.rows = [] if not paths else [
+            [row] + [self.cell(p, row) for p in paths] for row in CALLBACK_ROWS]
+        counts = sorted({c for c in calls.values()})
+        self.lines = [
+            "`qsort_deref` reads the ints behind both pointer arguments and compares them; "
+            "`qsort_ignore` returns 0 and touches nothing. ffijit: `ffijit.callback` handed to "
+            "qsort registered with `ffijit.function`, pointer arguments as ints read with "
+            "`ffijit.load(p, int32)` (ffijit ctypes-read: with "
+            "`ctypes.c_int32.from_address(p).value`); ctypes: `CFUNCTYPE(c_int, POINTER(c_int), "
+            "POINTER(c_int))`, read as `p[0]`; cffi (ABI mode): `ffi.callback(\"int(int32_t*, "
+            "int32_t*)\")`, read as `p[0]`. The time includes the qsort call and restoring "
+            "the data, divided among the comparator calls of a sort "
+            f"({', '.join(str(c) for c in counts)})."]
+
+    def ratio(self, path, row):
+        return self.ratios.get((path, row))
+
+    def cell(self, path, row):
+        ns = self.medians.get((path, row))
+        if ns is None:
+            return "—"
+        ratio = self.ratio(path, row)
+        return f"{ns:.1f} ({ratio:.2f}x)" if ratio is not None else f"{ns:.1f}"
 
 
 # Colors for the non-handwritten paths, in PATHS order (ffijit blues/greens, the others warm).

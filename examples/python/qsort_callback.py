@@ -2,7 +2,8 @@
 
 qsort is registered from ("libc.so.6", "qsort") with metadata; ffijit.callback JIT-compiles a
 C function pointer `int32_t (*)(void*, void*)` that calls the Python function, whose arguments
-arrive as ctypes.c_void_p. qsort then sorts a ctypes array of C ints in place.
+arrive as int addresses, read with ffijit.load. qsort then sorts a ctypes array of C ints in
+place.
 Exits non-zero when the array does not come back sorted.
 """
 
@@ -35,12 +36,13 @@ def main():
     qsort = ffijit.register("example.qsort", ("libc.so.6", "qsort"), QSORT_SIG, override=True)
 
     calls = 0
+    int32 = ffijit.DataType("int32")
 
     def compare_ints(a, b):
         nonlocal calls
         calls += 1
-        x = ctypes.cast(a, ctypes.POINTER(ctypes.c_int)).contents.value
-        y = ctypes.cast(b, ctypes.POINTER(ctypes.c_int)).contents.value
+        x = ffijit.load(a, int32)  # what the pointer points at, read in place
+        y = ffijit.load(b, int32)
         return (x > y) - (x < y)
 
     # Keep `compare` alive while C may call its pointer: its code goes with the object.

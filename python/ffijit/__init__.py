@@ -58,16 +58,19 @@ from ._core import (  # noqa: F401  (re-exported)
     get_global_func,
     jit_available,
     list_global_funcs,
+    load,
     load_module,
     remove_global_func,
+    store,
     system_lib,
 )
 
 __all__ = [
     "Array", "DataType", "Device", "Error", "Function", "Map", "Module", "NativeCallback",
     "Object", "Tensor", "TvmFfiAbi", "__version__", "callback", "from_dlpack", "function",
-    "get_global_func", "include_dirs", "jit_available", "list_global_funcs", "load_module",
-    "register", "register_func", "remove_global_func", "system_lib", "tvm_ffi_abi",
+    "get_global_func", "include_dirs", "jit_available", "list_global_funcs", "load",
+    "load_module", "register", "register_func", "remove_global_func", "store", "system_lib",
+    "tvm_ffi_abi",
 ]
 
 #: The package's version (the project version of ffijit's CMakeLists.txt).
@@ -231,7 +234,8 @@ def callback(func, sig, format="auto", *, status_convention=False):
 
     Returns a :class:`NativeCallback`; hand its ``address`` (an int) to C code that takes a
     function pointer, and keep the object alive while the pointer may be called. Arguments are
-    converted from C to Python values, the result back per ``sig``. With the default plain
+    converted from C to Python values (a ``ptr`` as an int address, NULL as None), the result
+    back per ``sig``. With the default plain
     convention the native caller cannot be told of an exception: the pointer returns a zero
     value, the exception goes to ``sys.unraisablehook`` (with its traceback, as ctypes does) and
     stays raised in the thread's TVM FFI error slot; with ``status_convention=True`` the pointer

@@ -7,8 +7,10 @@
 // Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
 
+#include <float.h>
 #include <time.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -44,7 +46,7 @@ int64_t g_gil_wait_ms = 1000;
 // hands it over in the ordinary way.
 bool MayWaitForTheGil() {
   const void* holder = __atomic_load_n(&g_lock_holder, __ATOMIC_RELAXED);
-  if (holder == nullptr || PyGILState_Check()) return true;
+  if (holder == nullptr) return true;
   const uint64_t calls = __atomic_load_n(&g_lock_calls, __ATOMIC_RELAXED);
   for (int64_t waited = 0; waited < g_gil_wait_ms; ++waited) {
     timespec one_ms{0, 1000000};
@@ -66,14 +68,46 @@ bool MayWaitForTheGil() {
   return false;
 }
 
+// Whether the calling thread holds the GIL: the thread state running Python is this thread's.
+// PyGILState_Check says the same but answers true for every thread once a subinterpreter exists.
+bool ThisThreadHoldsTheGil() {
+#if PY_VERSION_HEX >= 0x030D0000
+  PyThreadState* running = PyThreadState_GetUnchecked();
+#else
+  PyThreadState* running = _PyThreadState_UncheckedGet();
+#endif
+  return running != nullptr && running == PyGILState_GetThisThreadState();
+}
+
+// A callback's argument as its Python value: 14.5's results, except that a pointer (OpaquePtr,
+// DLTensorPtr) arrives as an int address (None for NULL), as ctypes hands a callback its c_void_p
+// arguments; making a ctypes.c_void_p per pointer cost more than the rest of the call.
+PyObject* CallbackArgument(const TVMFFIAny* any) {
+  switch (any->type_index) {
+    case kTVMFFIInt:
+      return PyLong_FromLongLong(any->v_int64);
+    case kTVMFFIFloat:
+      return PyFloat_FromDouble(any->v_float64);
+    case kTVMFFIOpaquePtr:
+    case kTVMFFIDLTensorPtr:
+      if (any->v_ptr == nullptr) Py_RETURN_NONE;
+      return PyLong_FromVoidPtr(any->v_ptr);
+    default:
+      return FromAnyView(any);
+  }
+}
+
 int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
   if (!PythonIsAvailable()) {
     TVMFFIErrorSetRaisedFromCStr("RuntimeError",
                                  "a Python callback was called while Python is shutting down");
     return -1;
   }
-  if (!MayWaitForTheGil()) return -1;
-  PyGILState_STATE state = PyGILState_Ensure();
+  // A thread that holds the GIL (a native called from Python calling back) takes it no more:
+  // PyGILState_Ensure and Release would only count up and down.
+  const bool held = ThisThreadHoldsTheGil();
+  if (!held && !MayWaitForTheGil()) return -1;
+  PyGILState_STATE state = held ? PyGILState_LOCKED : PyGILState_Ensure();
   PyObject* callable = static_cast<PythonCallback*>(self)->callable;
   int rc = -1;
   PyObject* inline_stack[8];
@@ -87,7 +121,7 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
   } else {
     int32_t converted = 0;
     for (; converted < num_args; ++converted) {
-      if ((stack[converted] = FromAnyView(&args[converted])) == nullptr) break;
+      if ((stack[converted] = CallbackArgument(&args[converted])) == nullptr) break;
     }
     if (converted == num_args) {
       PyObject* value =
@@ -101,7 +135,7 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
   }
   if (stack != inline_stack) PyMem_Free(stack);
   if (rc != 0) RaisePythonErrorAsFFI();
-  PyGILState_Release(state);
+  if (!held) PyGILState_Release(state);
   return rc;
 }
 
@@ -317,6 +351,220 @@ PyType_Slot kNativeCallbackSlots[] = {
     {Py_nb_index, reinterpret_cast<void*>(NativeCallbackInt)},
     {0, nullptr}};
 
+// ---- load and store: what a callback's pointer arguments point at ----
+
+// DLPack's code of bool (kDLBool, 6, which the dlpack.h this builds against may predate).
+constexpr uint8_t kBoolCode = 6;
+
+// The scalar type `spec` (an ffijit.DataType, or a name DataType takes) names, for load/store:
+// int and uint of 8-64 bits, float32/float64, bool; false with a ValueError/TypeError otherwise.
+bool ScalarTypeOf(PyObject* spec, const char* caller, DLDataType* out) {
+  if (Py_TYPE(spec) == g_datatype_type) {
+    *out = reinterpret_cast<PyFFIDataType*>(spec)->dtype;
+  } else if (PyUnicode_Check(spec)) {
+    // The last name parsed, kept (by the GIL): a literal in a loop is the same object each time.
+    static PyObject* last_name = nullptr;
+    static DLDataType last_dtype{};
+    if (spec == last_name) {
+      *out = last_dtype;
+    } else {
+      PyObject* made = PyObject_CallOneArg(reinterpret_cast<PyObject*>(g_datatype_type), spec);
+      if (made == nullptr) return false;
+      *out = reinterpret_cast<PyFFIDataType*>(made)->dtype;
+      Py_DECREF(made);
+      Py_XSETREF(last_name, Py_NewRef(spec));
+      last_dtype = *out;
+    }
+  } else {
+    PyErr_Format(PyExc_TypeError, "%s: dtype must be an ffijit.DataType or its name, not %.100s",
+                 caller, Py_TYPE(spec)->tp_name);
+    return false;
+  }
+  const DLDataType t = *out;
+  const bool integer = (t.code == kDLInt || t.code == kDLUInt) &&
+                       (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64);
+  const bool floating = t.code == kDLFloat && (t.bits == 32 || t.bits == 64);
+  const bool boolean = t.code == kBoolCode && t.bits == 8;
+  if (t.lanes == 1 && (integer || floating || boolean)) return true;
+  PyObject* text = PyObject_Str(spec);
+  PyErr_Format(PyExc_ValueError,
+               "%s: dtype %S is not a scalar it reads or writes (int8-int64, uint8-uint64, "
+               "float32, float64, bool)",
+               caller, text != nullptr ? text : spec);
+  Py_XDECREF(text);
+  return false;
+}
+
+// The address an int argument holds; false with an error for NULL or a non-int.
+bool AddressOf(PyObject* address, const char* caller, char** out) {
+  if (!PyLong_Check(address)) {
+    PyErr_Format(PyExc_TypeError, "%s: address must be an int, not %.100s", caller,
+                 Py_TYPE(address)->tp_name);
+    return false;
+  }
+  void* pointer = PyLong_AsVoidPtr(address);
+  if (pointer == nullptr) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: the address is NULL", caller);
+    return false;
+  }
+  *out = static_cast<char*>(pointer);
+  return true;
+}
+
+// The byte offset of element `index` of type t; false with an OverflowError when it does not fit
+// a pointer offset (or a TypeError when index is not an int).
+bool OffsetOf(PyObject* index_obj, DLDataType t, const char* caller, Py_ssize_t* out) {
+  Py_ssize_t index = PyLong_AsSsize_t(index_obj);
+  if (index == -1 && PyErr_Occurred()) return false;
+  const Py_ssize_t size = t.bits / 8;
+  if (index > PY_SSIZE_T_MAX / size || index < PY_SSIZE_T_MIN / size) {
+    PyErr_Format(PyExc_OverflowError, "%s: index %zd is too far for a %d-byte element", caller,
+                 index, static_cast<int>(size));
+    return false;
+  }
+  *out = index * size;
+  return true;
+}
+
+// load(address, dtype, index=0): the scalar at address + index * size, read in place (what
+// ctypes' c_int.from_address(p).value reads, without making a ctypes object).
+PyObject* Load(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 2 || nargs > 3) {
+    PyErr_Format(PyExc_TypeError, "load() takes 2 or 3 arguments (%zd given)", nargs);
+    return nullptr;
+  }
+  char* base = nullptr;
+  DLDataType t{};
+  if (!AddressOf(args[0], "load()", &base) || !ScalarTypeOf(args[1], "load()", &t)) {
+    return nullptr;
+  }
+  Py_ssize_t offset = 0;
+  if (nargs == 3 && !OffsetOf(args[2], t, "load()", &offset)) return nullptr;
+  const char* at = base + offset;
+  switch (t.code) {
+    case kBoolCode:
+      return PyBool_FromLong(*reinterpret_cast<const uint8_t*>(at) != 0);
+    case kDLFloat:
+      if (t.bits == 32) return PyFloat_FromDouble(*reinterpret_cast<const float*>(at));
+      return PyFloat_FromDouble(*reinterpret_cast<const double*>(at));
+    case kDLInt:
+      switch (t.bits) {
+        case 8:
+          return PyLong_FromLong(*reinterpret_cast<const int8_t*>(at));
+        case 16:
+          return PyLong_FromLong(*reinterpret_cast<const int16_t*>(at));
+        case 32:
+          return PyLong_FromLong(*reinterpret_cast<const int32_t*>(at));
+        default:
+          return PyLong_FromLongLong(*reinterpret_cast<const int64_t*>(at));
+      }
+    default:
+      switch (t.bits) {
+        case 8:
+          return PyLong_FromUnsignedLong(*reinterpret_cast<const uint8_t*>(at));
+        case 16:
+          return PyLong_FromUnsignedLong(*reinterpret_cast<const uint16_t*>(at));
+        case 32:
+          return PyLong_FromUnsignedLong(*reinterpret_cast<const uint32_t*>(at));
+        default:
+          return PyLong_FromUnsignedLongLong(*reinterpret_cast<const uint64_t*>(at));
+      }
+  }
+}
+
+// Writes `bits` low bits of `value` (a C integer in range) at `at`.
+void StoreInteger(char* at, int bits, uint64_t value) {
+  switch (bits) {
+    case 8:
+      *reinterpret_cast<uint8_t*>(at) = static_cast<uint8_t>(value);
+      break;
+    case 16:
+      *reinterpret_cast<uint16_t*>(at) = static_cast<uint16_t>(value);
+      break;
+    case 32:
+      *reinterpret_cast<uint32_t*>(at) = static_cast<uint32_t>(value);
+      break;
+    default:
+      *reinterpret_cast<uint64_t*>(at) = value;
+  }
+}
+
+// store(address, dtype, value, index=0): writes value at address + index * size; a value out of
+// the type's range is an OverflowError (nothing written), as for a call's arguments.
+PyObject* Store(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 3 || nargs > 4) {
+    PyErr_Format(PyExc_TypeError, "store() takes 3 or 4 arguments (%zd given)", nargs);
+    return nullptr;
+  }
+  char* base = nullptr;
+  DLDataType t{};
+  if (!AddressOf(args[0], "store()", &base) || !ScalarTypeOf(args[1], "store()", &t)) {
+    return nullptr;
+  }
+  Py_ssize_t offset = 0;
+  if (nargs == 4 && !OffsetOf(args[3], t, "store()", &offset)) return nullptr;
+  char* at = base + offset;
+  PyObject* value = args[2];
+  if (t.code == kDLFloat) {
+    double d = PyFloat_AsDouble(value);
+    if (d == -1.0 && PyErr_Occurred()) return nullptr;
+    if (t.bits == 32 && std::isfinite(d) && std::fabs(d) > FLT_MAX) {
+      PyErr_Format(PyExc_OverflowError, "store(): %R does not fit float32", value);
+      return nullptr;
+    }
+    if (t.bits == 32) {
+      *reinterpret_cast<float*>(at) = static_cast<float>(d);
+    } else {
+      *reinterpret_cast<double*>(at) = d;
+    }
+    Py_RETURN_NONE;
+  }
+  if (t.code == kBoolCode) {
+    int truth = PyObject_IsTrue(value);
+    if (truth < 0) return nullptr;
+    *reinterpret_cast<uint8_t*>(at) = static_cast<uint8_t>(truth);
+    Py_RETURN_NONE;
+  }
+  PyObject* number = PyNumber_Index(value);
+  if (number == nullptr) return nullptr;
+  uint64_t word = 0;
+  bool fits = false;
+  if (t.code == kDLInt) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(number, &overflow);
+    const long long limit = t.bits == 64 ? INT64_MAX : (1LL << (t.bits - 1)) - 1;
+    fits = overflow == 0 && !(v == -1 && PyErr_Occurred()) && v >= -limit - 1 && v <= limit;
+    word = static_cast<uint64_t>(v);
+  } else {
+    unsigned long long v = PyLong_AsUnsignedLongLong(number);
+    const bool failed = v == static_cast<unsigned long long>(-1) && PyErr_Occurred();
+    fits = !failed && (t.bits == 64 || v < (1ULL << t.bits));
+    word = v;
+  }
+  if (!fits) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_OverflowError, "store(): %R does not fit %s%d", number,
+                 t.code == kDLInt ? "int" : "uint", static_cast<int>(t.bits));
+    Py_DECREF(number);
+    return nullptr;
+  }
+  Py_DECREF(number);
+  StoreInteger(at, t.bits, word);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef kMemoryMethods[] = {
+    {"load", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(Load)), METH_FASTCALL,
+     "load(address, dtype, index=0)\n--\n\n"
+     "The scalar of type `dtype` (an ffijit.DataType or its name: int8-int64, uint8-uint64,\n"
+     "float32, float64, bool) at `address` + index * its size, read in place. For a callback's\n"
+     "pointer arguments; the address must point at readable memory."},
+    {"store", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(Store)), METH_FASTCALL,
+     "store(address, dtype, value, index=0)\n--\n\n"
+     "Writes `value` as a `dtype` scalar at `address` + index * its size (an OverflowError,\n"
+     "with nothing written, when it does not fit)."},
+    {nullptr, nullptr, 0, nullptr}};
+
 }  // namespace
 
 TVMFFIObject* FunctionFromCallable(PyObject* callable) {
@@ -365,7 +613,7 @@ bool InitCallbacks(PyObject* module) {
                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, kNativeCallbackSlots};
   g_native_callback_type =
       reinterpret_cast<PyTypeObject*>(PyType_FromModuleAndSpec(module, &spec, nullptr));
-  return g_native_callback_type != nullptr &&
+  return g_native_callback_type != nullptr && PyModule_AddFunctions(module, kMemoryMethods) == 0 &&
          PyModule_AddObjectRef(module, "NativeCallback",
                                reinterpret_cast<PyObject*>(g_native_callback_type)) == 0;
 }

@@ -192,28 +192,40 @@ struct OwnedResult {
 bool Invoke(details::NativeCallbackState* state, const uint64_t* words, uint64_t* returned) {
   const CallPlan& plan = state->plan;
   const size_t num_params = plan.params.size();
-  std::vector<TVMFFIAny> args(num_params);
-  std::vector<TVMFFIByteArray> bytes(num_params);
+  // A comparator's or visitor's few arguments live on the stack: a heap allocation per call
+  // was a measurable share of a callback's cost. Longer lists take the heap.
+  constexpr size_t kInline = 8;
+  TVMFFIAny inline_args[kInline];
+  TVMFFIByteArray inline_bytes[kInline];
+  std::vector<TVMFFIAny> heap_args;
+  std::vector<TVMFFIByteArray> heap_bytes;
+  TVMFFIAny* args = inline_args;
+  TVMFFIByteArray* bytes = inline_bytes;
+  if (num_params > kInline) {
+    heap_args.resize(num_params);
+    heap_bytes.resize(num_params);
+    args = heap_args.data();
+    bytes = heap_bytes.data();
+  }
   for (size_t i = 0; i < num_params; ++i) args[i] = BoxParam(plan, i, words + 2 * i, &bytes[i]);
   OwnedResult result;
-  if (TVMFFIFunctionCall(state->function, args.data(), static_cast<int32_t>(num_params),
-                         &result.any) != 0) {
+  if (TVMFFIFunctionCall(state->function, args, static_cast<int32_t>(num_params), &result.any) !=
+      0) {
     return false;
   }
   const size_t num_results = plan.results.size();
   if (num_results == 0) return true;
   // Out-pointers follow the argument parameters, in result order (by_return results have none).
-  std::vector<void*> out_pointers(num_results, nullptr);
-  size_t native = num_params;
-  for (size_t r = 0; r < num_results; ++r) {
-    if (!plan.results[r].by_return) out_pointers[r] = reinterpret_cast<void*>(words[2 * native++]);
-  }
   auto deliver = [&](size_t r, const TVMFFIAny& value) {
     uint64_t word = UnboxResult(plan, r, value);
     if (plan.results[r].by_return) {
       returned[0] = word;
-    } else if (out_pointers[r] != nullptr) {
-      StoreNative(plan.results[r].conversion, word, out_pointers[r]);
+      return;
+    }
+    size_t native = num_params;
+    for (size_t before = 0; before < r; ++before) native += plan.results[before].by_return ? 0 : 1;
+    if (void* out = reinterpret_cast<void*>(words[2 * native]); out != nullptr) {
+      StoreNative(plan.results[r].conversion, word, out);
     }
   };
   if (num_results == 1) {
