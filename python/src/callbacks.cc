@@ -28,10 +28,12 @@ namespace {
 // Guarded by the GIL; an entry leaves when its Function is deleted.
 std::unordered_map<TVMFFIObject*, PyObject*>* g_callables = nullptr;
 
-// A callback Function's `self`: its callable, and its handle to unlist when it goes.
+// A callback Function's `self`: its callable, its handle to unlist when it goes, and how it hands
+// over pointers (CallbackArgument).
 struct PythonCallback {
   PyObject* callable;
   TVMFFIObject* handle;
+  bool pointers_as_ints;
 };
 
 // How long a callback on a thread without the GIL waits while one call holds it
@@ -79,10 +81,12 @@ bool ThisThreadHoldsTheGil() {
   return running != nullptr && running == PyGILState_GetThisThreadState();
 }
 
-// A callback's argument as its Python value: 14.5's results, except that a pointer (OpaquePtr,
-// DLTensorPtr) arrives as an int address (None for NULL), as ctypes hands a callback its c_void_p
-// arguments; making a ctypes.c_void_p per pointer cost more than the rest of the call.
-PyObject* CallbackArgument(const TVMFFIAny* any) {
+// A callback's argument as its Python value: 14.5's results, except that for a C function pointer
+// (ffijit.callback, `pointers_as_ints`) a pointer (OpaquePtr, DLTensorPtr) arrives as an int
+// address (None for NULL), as ctypes hands a callback its c_void_p arguments; making a
+// ctypes.c_void_p per pointer cost more than the rest of the call. A callable reached by packed
+// calls keeps TVM FFI's ctypes.c_void_p, so a pointer it passes on or returns stays a pointer.
+PyObject* CallbackArgument(const TVMFFIAny* any, bool pointers_as_ints) {
   switch (any->type_index) {
     case kTVMFFIInt:
       return PyLong_FromLongLong(any->v_int64);
@@ -90,6 +94,7 @@ PyObject* CallbackArgument(const TVMFFIAny* any) {
       return PyFloat_FromDouble(any->v_float64);
     case kTVMFFIOpaquePtr:
     case kTVMFFIDLTensorPtr:
+      if (!pointers_as_ints) return FromAnyView(any);
       if (any->v_ptr == nullptr) Py_RETURN_NONE;
       return PyLong_FromVoidPtr(any->v_ptr);
     default:
@@ -108,7 +113,8 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
   const bool held = ThisThreadHoldsTheGil();
   if (!held && !MayWaitForTheGil()) return -1;
   PyGILState_STATE state = held ? PyGILState_LOCKED : PyGILState_Ensure();
-  PyObject* callable = static_cast<PythonCallback*>(self)->callable;
+  const auto* callback = static_cast<PythonCallback*>(self);
+  PyObject* callable = callback->callable;
   int rc = -1;
   PyObject* inline_stack[8];
   PyObject** stack = inline_stack;
@@ -121,7 +127,9 @@ int CallbackSafeCall(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFI
   } else {
     int32_t converted = 0;
     for (; converted < num_args; ++converted) {
-      if ((stack[converted] = CallbackArgument(&args[converted])) == nullptr) break;
+      if ((stack[converted] = CallbackArgument(&args[converted], callback->pointers_as_ints)) ==
+          nullptr)
+        break;
     }
     if (converted == num_args) {
       PyObject* value =
@@ -212,7 +220,7 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
   if (FunctionOf(func) != nullptr) {
     function = Py_NewRef(func);
   } else if (PyCallable_Check(func)) {
-    TVMFFIObject* made = FunctionFromCallable(func);
+    TVMFFIObject* made = FunctionFromCallable(func, /*pointers_as_ints=*/true);
     if (made == nullptr) return nullptr;
     function = WrapFunction(made);
     if (function == nullptr) return nullptr;
@@ -567,8 +575,8 @@ PyMethodDef kMemoryMethods[] = {
 
 }  // namespace
 
-TVMFFIObject* FunctionFromCallable(PyObject* callable) {
-  auto* self = new (std::nothrow) PythonCallback{callable, nullptr};
+TVMFFIObject* FunctionFromCallable(PyObject* callable, bool pointers_as_ints) {
+  auto* self = new (std::nothrow) PythonCallback{callable, nullptr, pointers_as_ints};
   if (self == nullptr) {
     PyErr_NoMemory();
     return nullptr;

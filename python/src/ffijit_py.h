@@ -392,7 +392,9 @@ bool InitRegistry(PyObject* module);
 // A new ffijit.Function wrapping `handle` (stolen).
 PyObject* WrapFunction(TVMFFIObject* handle);
 // A new Function object (owned) calling the Python callable `callable`; NULL with error set.
-TVMFFIObject* FunctionFromCallable(PyObject* callable);
+// `pointers_as_ints`: pointer arguments arrive as int addresses (a C function pointer's callback,
+// as ctypes does), else as ctypes.c_void_p (a packed callable, as TVM FFI does).
+TVMFFIObject* FunctionFromCallable(PyObject* callable, bool pointers_as_ints = false);
 // The Python callable a Function made by FunctionFromCallable calls (borrowed), else NULL.
 PyObject* CallableOf(TVMFFIObject* handle);
 bool InitCallbacks(PyObject* module);
