@@ -3,8 +3,9 @@
 // pointer (checked once against the buffer protocol), and compact numpy arrays described from
 // the array's own fields (numpy's C ABI, read through its headers) instead of an export through
 // the buffer protocol, which makes and frees numpy's buffer information (a format string among
-// it) on every call. Generated entries use them; an object a reader does not accept is left to
-// the generic path, so it only ever says yes where that path would have produced the same value.
+// it) on every call. Generated entries use them, and so do the Tensors made of compact arrays
+// (tensor.cc); an object a reader does not accept is left to the buffer protocol or the generic
+// path, so a reader only ever says yes where that path would have produced the same value.
 #include <cstring>
 
 #include "ffijit_py.h"
