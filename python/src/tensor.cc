@@ -46,9 +46,10 @@ void ReleaseBufferTensor(DLManagedTensor* managed) {
 
 // A DLManagedTensor that owns one reference to a compact numpy array read in place (no buffer
 // export): the array stays alive, and numpy refuses to resize it, until the tensor's last
-// reference goes. A module function receives such a Tensor for every compact array argument, so
-// the structs of released tensors are kept for reuse (guarded by the GIL, which the deleter takes
-// anyway to release the array) instead of costing a malloc and a free per call.
+// reference goes. Every callee that may keep its arguments (a module function, an `object`
+// parameter, a Python callback) gets such a Tensor for each compact array, usually released when
+// the call returns, so released structs are kept for reuse (guarded by the GIL, which the deleter
+// takes anyway to release the array) instead of costing a malloc and a free per call.
 struct ArrayTensor {
   DLManagedTensor managed;
   ArrayTensor* next_free;
