@@ -9,7 +9,6 @@
 #include <memory>
 #include <new>
 #include <string>
-#include <vector>
 
 #include "ffijit/dtype.h"
 #include "ffijit/object.h"
@@ -90,9 +89,9 @@ void TensorDeleter(void* self, int flags) {
 
 #if FFIJIT_TENSOR_HAS_SHAPE_CACHE
 // A new Shape object holding `dims` (one strong reference).
-TVMFFIObject* NewShape(const std::vector<int64_t>& dims) {
+TVMFFIObject* NewShape(const int64_t* dims, size_t ndim) {
   TVMFFIObjectHandle shape = nullptr;
-  if (FFIJITShapeCreate(dims.data(), dims.size(), &shape) != 0) throw Error::MoveFromRaised();
+  if (FFIJITShapeCreate(dims, ndim, &shape) != 0) throw Error::MoveFromRaised();
   return static_cast<TVMFFIObject*>(shape);
 }
 
@@ -102,19 +101,17 @@ int64_t* ShapeData(TVMFFIObject* shape) {
 #endif
 
 // Compact row-major strides for `shape`.
-std::vector<int64_t> CompactStrides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size());
+void CompactStrides(const int64_t* shape, size_t ndim, int64_t* strides) {
   int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
+  for (size_t i = ndim; i-- > 0;) {
     strides[i] = stride;
     stride *= shape[i] > 0 ? shape[i] : 1;
   }
-  return strides;
 }
 
-bool IsCompact(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+bool IsCompact(const int64_t* shape, const int64_t* strides, size_t ndim) {
   int64_t expected = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
+  for (size_t i = ndim; i-- > 0;) {
     if (shape[i] == 1) continue;  // a size-1 dimension's stride never matters
     if (strides[i] != expected) return false;
     expected *= shape[i];
@@ -169,11 +166,13 @@ void CheckTensor(const DLTensor& src, const char* func) {
     }
     if (dim == 0) {
       empty = true;
-    } else if (static_cast<uint64_t>(dim) > kMaxElements / elements) {
+    } else if (uint64_t product = 0;
+               __builtin_mul_overflow(elements, static_cast<uint64_t>(dim), &product) ||
+               product > kMaxElements) {  // a multiplication: a division per axis costs more
       ThrowBadTensor(func, "the shape's element count overflows (dimension " + std::to_string(dim) +
                                " at axis " + std::to_string(i) + ")");
     } else {
-      elements *= static_cast<uint64_t>(dim);
+      elements = product;
     }
   }
   if (empty) elements = 0;
@@ -226,11 +225,16 @@ void CheckTensor(const DLTensor& src, const char* func) {
 TensorObject* NewTensorObject(const DLTensor& src, int32_t require_alignment,
                               int32_t require_contiguous, const char* func) {
   CheckTensor(src, func);
-  std::vector<int64_t> shape(src.shape, src.shape + src.ndim);
-  std::vector<int64_t> strides = src.strides
-                                     ? std::vector<int64_t>(src.strides, src.strides + src.ndim)
-                                     : CompactStrides(shape);
-  if (require_contiguous && !IsCompact(shape, strides)) {
+  // Strides on the stack (CheckTensor bounds ndim): importing a tensor is on the path of every
+  // Python call that passes an array to a callee that may keep it.
+  const size_t ndim = static_cast<size_t>(src.ndim);
+  int64_t compact_strides[kMaxTensorDims];
+  const int64_t* strides = src.strides;
+  if (strides == nullptr) {
+    CompactStrides(src.shape, ndim, compact_strides);
+    strides = compact_strides;
+  }
+  if (require_contiguous && !IsCompact(src.shape, strides, ndim)) {
     throw Error("ValueError", std::string(func) + ": the tensor is not contiguous");
   }
   if (require_alignment > 0) {
@@ -245,20 +249,23 @@ TensorObject* NewTensorObject(const DLTensor& src, int32_t require_alignment,
       internal::AllocObject(sizeof(TensorObject), kTVMFFITensor, TensorDeleter));
   ObjectPtr<> owner = ObjectPtr<>::Adopt(&obj->header);  // frees it if a Shape cannot be made
   obj->tensor = src;
-  obj->shape_data = NewShape(shape);
-  obj->strides_data = NewShape(strides);
+  obj->shape_data = NewShape(src.shape, ndim);
+  obj->strides_data = NewShape(strides, ndim);
   obj->tensor.shape = ShapeData(obj->shape_data);
   obj->tensor.strides = ShapeData(obj->strides_data);
   owner.release();
 #else
-  const size_t ndim = shape.size();
   auto* obj = reinterpret_cast<TensorObject*>(internal::AllocObject(
       sizeof(TensorObject) + 2 * ndim * sizeof(int64_t), kTVMFFITensor, TensorDeleter));
   obj->tensor = src;
   // Never NULL, even for ndim 0: header code may take either pointer as an empty array.
   int64_t* dims = InlineDims(obj);
-  std::copy(shape.begin(), shape.end(), dims);
-  std::copy(strides.begin(), strides.end(), dims + ndim);
+  // Element by element: tensors have few dimensions, and an inlined memcpy of a variable size
+  // becomes `rep movsq`, whose start-up costs more than the copy.
+  for (size_t i = 0; i < ndim; ++i) {
+    dims[i] = src.shape[i];
+    dims[ndim + i] = strides[i];
+  }
   obj->tensor.shape = dims;
   obj->tensor.strides = dims + ndim;
 #endif

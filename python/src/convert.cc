@@ -338,9 +338,19 @@ bool ConvertValue(PyObject* obj, TVMFFIAny* out, ArgPack* pack, Py_ssize_t where
     out->v_dtype = reinterpret_cast<PyFFIDataType*>(obj)->dtype;
     return true;
   }
-  if (pack != nullptr && type == g_numpy_array_type) {
-    int borrowed = pack->BorrowTensor(obj, out, where);
-    if (borrowed != 0) return borrowed > 0;
+  if (type == g_numpy_array_type) {
+    if (pack != nullptr) {
+      int borrowed = pack->BorrowTensor(obj, out, where);
+      if (borrowed != 0) return borrowed > 0;
+    }
+    // Straight to the Tensor, where ConvertSlow would end up for an array: except at a number
+    // parameter (where __index__/__float__ come first) nothing before the tensor rule takes one.
+    if (pack == nullptr || pack->NumberArgument(where) == 0) {
+      TVMFFIObject* tensor = nullptr;
+      int is_tensor = TensorFromPython(obj, &tensor);
+      if (is_tensor < 0) return false;
+      if (is_tensor > 0) return StoreObject(tensor, out, pack);
+    }
   }
   if (type == &PyCFunction_Type) {  // a Function as Python calls it
     if (PyFFIFunction* function = FunctionOf(obj)) obj = reinterpret_cast<PyObject*>(function);

@@ -264,6 +264,12 @@ int PointerToAny(void* obj, TVMFFIAny* out);
 // compact, writable ones with a dtype the buffer protocol's format names; false (nothing held)
 // for any other array, which BorrowTensorView then describes. Released by view->held.
 bool BorrowCompactNdarray(PyObject* obj, TensorView* view);
+// The reader behind it: *t describes an exact numpy ndarray of at most `max_ndim` dimensions that
+// is compact (with `exact_strides`, every stride exactly the compact one, so a Tensor keeping
+// strides gets those the buffer protocol would give), writable, aligned and of such a dtype, its
+// shape pointing at the array's own (valid while the GIL is held and the array unchanged);
+// false otherwise. Holds nothing.
+bool ReadCompactNdarray(PyObject* obj, DLTensor* t, int max_ndim, bool exact_strides);
 
 // Arguments of one call: converted values plus what they borrow or own until the call returns.
 class ArgPack {

@@ -3,8 +3,9 @@
 // pointer (checked once against the buffer protocol), and compact numpy arrays described from
 // the array's own fields (numpy's C ABI, read through its headers) instead of an export through
 // the buffer protocol, which makes and frees numpy's buffer information (a format string among
-// it) on every call. Generated entries use them; an object a reader does not accept is left to
-// the generic path, so it only ever says yes where that path would have produced the same value.
+// it) on every call. Generated entries use them, and so do the Tensors made of compact arrays
+// (tensor.cc); an object a reader does not accept is left to the buffer protocol or the generic
+// path, so a reader only ever says yes where that path would have produced the same value.
 #include <cstring>
 
 #include "ffijit_py.h"
@@ -145,38 +146,48 @@ bool DataTypeOfDescr(const PyArray_Descr* descr, DLDataType* out) {
 
 }  // namespace
 
-bool BorrowCompactNdarray(PyObject* obj, TensorView* view) {
+bool ReadCompactNdarray(PyObject* obj, DLTensor* t, int max_ndim, bool exact_strides) {
   if (!NumpyAbiMatches()) return false;
   auto* array = reinterpret_cast<PyArrayObject_fields*>(obj);
   // Writable, aligned and C-contiguous, and no flag beyond numpy's public ones (an internal one,
   // such as warn-on-write, makes the buffer export do more than describe).
   constexpr int kRequired = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE;
   constexpr int kAllowed = kRequired | NPY_ARRAY_F_CONTIGUOUS | NPY_ARRAY_OWNDATA;
-  if ((array->flags & kRequired) != kRequired || (array->flags & ~kAllowed) != 0 || array->nd > 8) {
+  if ((array->flags & kRequired) != kRequired || (array->flags & ~kAllowed) != 0 ||
+      array->nd > max_ndim) {
     return false;
   }
-  DLTensor& t = view->tensor;
-  if (!DataTypeOfDescr(array->descr, &t.dtype)) return false;
+  if (!DataTypeOfDescr(array->descr, &t->dtype)) return false;
   // Compact as BorrowTensorView sees it (every stride a whole number of elements, the compact one
-  // wherever the extent exceeds 1); else the buffer protocol describes it.
+  // wherever the extent exceeds 1), or, for a Tensor that keeps its strides, exactly the compact
+  // strides; else the buffer protocol describes it.
   const npy_intp itemsize = array->descr->elsize;
   npy_intp compact_stride = itemsize;
   for (int i = array->nd - 1; i >= 0; --i) {
     const npy_intp stride = array->strides[i];
-    if (stride != compact_stride && (stride % itemsize != 0 || array->dimensions[i] > 1)) {
+    if (stride != compact_stride &&
+        (exact_strides || stride % itemsize != 0 || array->dimensions[i] > 1)) {
       return false;
     }
     compact_stride *= array->dimensions[i];
   }
+  static_assert(sizeof(npy_intp) == sizeof(int64_t), "the shape is read as int64_t");
+  t->data = array->data;
+  t->device = DLDevice{kDLCPU, 0};
+  t->ndim = array->nd;
+  t->shape = reinterpret_cast<int64_t*>(array->dimensions);
+  t->strides = nullptr;
+  t->byte_offset = 0;
+  return true;
+}
+
+bool BorrowCompactNdarray(PyObject* obj, TensorView* view) {
+  DLTensor& t = view->tensor;
+  if (!ReadCompactNdarray(obj, &t, 8, false)) return false;
   // A copy of the shape: assigning to the array's shape from another thread while the native
   // runs without the GIL replaces (and frees) the array's own.
-  for (int i = 0; i < array->nd; ++i) view->shape[i] = array->dimensions[i];
-  t.data = array->data;
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = array->nd;
+  for (int i = 0; i < t.ndim; ++i) view->shape[i] = t.shape[i];
   t.shape = view->shape;
-  t.strides = nullptr;
-  t.byte_offset = 0;
   // The array stays alive (and cannot be resized: numpy refuses while others refer to it) until
   // the entry releases it (entry.cc's ReleaseTensor), as a buffer export would keep it.
   Py_INCREF(obj);
@@ -185,6 +196,10 @@ bool BorrowCompactNdarray(PyObject* obj, TensorView* view) {
 }
 
 #else  // built without numpy's headers: every array goes through the buffer protocol
+
+bool ReadCompactNdarray(PyObject*, DLTensor*, int, bool) {
+  return false;
+}
 
 bool BorrowCompactNdarray(PyObject*, TensorView*) {
   return false;

@@ -44,6 +44,68 @@ void ReleaseBufferTensor(DLManagedTensor* managed) {
   delete owner;
 }
 
+// A DLManagedTensor that owns one reference to a compact numpy array read in place (no buffer
+// export): the array stays alive, and numpy refuses to resize it, until the tensor's last
+// reference goes. Every callee that may keep its arguments (a module function, an `object`
+// parameter, a Python callback) gets such a Tensor for each compact array, usually released when
+// the call returns, so released structs are kept for reuse (guarded by the GIL, which the deleter
+// takes anyway to release the array) instead of costing a malloc and a free per call.
+struct ArrayTensor {
+  DLManagedTensor managed;
+  ArrayTensor* next_free;
+};
+ArrayTensor* g_free_array_tensors = nullptr;
+int g_num_free_array_tensors = 0;
+constexpr int kMaxFreeArrayTensors = 16;
+
+void ReleaseArrayTensor(DLManagedTensor* managed) {
+  auto* owner = reinterpret_cast<ArrayTensor*>(managed);
+  if (!PythonIsAvailable()) {  // the interpreter is gone, and the array with it
+    delete owner;
+    return;
+  }
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(managed->manager_ctx));
+  if (g_num_free_array_tensors < kMaxFreeArrayTensors) {
+    owner->next_free = g_free_array_tensors;
+    g_free_array_tensors = owner;
+    ++g_num_free_array_tensors;
+    owner = nullptr;
+  }
+  PyGILState_Release(state);
+  delete owner;
+}
+
+// 1: *out is a Tensor over a compact numpy array read in place; 0: not such an array (the buffer
+// protocol describes it); -1 error set. The shape is the array's, copied by the runtime.
+int TensorFromCompactNdarray(PyObject* obj, TVMFFIObject** out) {
+  DLTensor t;
+  if (!ReadCompactNdarray(obj, &t, PyBUF_MAX_NDIM, true)) return 0;
+  ArrayTensor* owner = g_free_array_tensors;
+  if (owner != nullptr) {
+    g_free_array_tensors = owner->next_free;
+    --g_num_free_array_tensors;
+  } else {
+    owner = new (std::nothrow) ArrayTensor;
+    if (owner == nullptr) {
+      PyErr_NoMemory();
+      return -1;
+    }
+  }
+  owner->managed.dl_tensor = t;
+  owner->managed.manager_ctx = obj;
+  owner->managed.deleter = ReleaseArrayTensor;
+  TVMFFIObjectHandle tensor = nullptr;
+  if (TVMFFITensorFromDLPack(&owner->managed, 0, 0, &tensor) != 0) {
+    delete owner;
+    RaiseFromFFI();
+    return -1;
+  }
+  Py_INCREF(obj);
+  *out = static_cast<TVMFFIObject*>(tensor);
+  return 1;
+}
+
 }  // namespace
 
 bool DataTypeOfFormat(const char* format, Py_ssize_t itemsize, DLDataType* out) {
@@ -396,10 +458,13 @@ PyMethodDef kTensorModuleMethods[] = {
 }  // namespace
 
 int TensorFromPython(PyObject* obj, TVMFFIObject** out) {
-  // numpy arrays (the exact type, recognised by name so numpy need not be imported): the buffer
-  // protocol is cheaper than a capsule (no method call, no capsule object).
+  // numpy arrays (the exact type, recognised by name so numpy need not be imported): a compact one
+  // read from its own fields, as generated entries read it; any other through the buffer
+  // protocol, which is cheaper than a capsule (no method call, no capsule object). Both give the
+  // same tensor (shape, strides, dtype, refusals) for an array either would take.
   if (IsNumpyArray(obj)) {
-    int rc = TensorFromBuffer(obj, out);
+    int rc = TensorFromCompactNdarray(obj, out);
+    if (rc == 0) rc = TensorFromBuffer(obj, out);
     if (rc != 0) return rc;
   }
   PyObject* method = PyObject_GetAttrString(obj, "__dlpack__");

@@ -268,7 +268,8 @@ def module_path(request, module_so, module_o):
     return module_so if request.param == "so" else module_o
 
 
-FIXTURE_FUNCTIONS = ["add_one", "call_twice", "fail", "raise"]  # py_module.c's
+FIXTURE_FUNCTIONS = ["add_one", "arg_kind", "call_twice", "drop_kept", "element_sum", "fail",
+                     "identity", "keep", "kept", "kept_sum", "raise"]  # py_module.c's
 
 
 def test_dir_of_a_module_lists_its_functions(module_path):
@@ -284,8 +285,9 @@ def test_dir_of_a_module_lists_its_functions(module_path):
 def test_repr_of_a_module_names_its_file_and_functions(module_path):
     module = ffijit.load_module(module_path)
     text = repr(module)
-    assert text.startswith(f"<ffijit.Module {module_path!r}, 4 functions: "
-                           "add_one, call_twice, fail, raise at 0x"), text
+    # The first ten names, then an ellipsis.
+    assert text.startswith(f"<ffijit.Module {module_path!r}, {len(FIXTURE_FUNCTIONS)} functions: "
+                           f"{', '.join(FIXTURE_FUNCTIONS[:10])}, ... at 0x"), text
     assert repr(ffijit.system_lib()).startswith("<ffijit.Module at 0x")
 
 

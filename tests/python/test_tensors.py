@@ -1,5 +1,7 @@
 """numpy arrays and DLPack producers as tensor arguments without a copy; ffijit.Tensor results."""
 import ctypes
+import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -263,3 +265,36 @@ def test_dlpack_keyword_values_of_the_wrong_type_are_type_errors():
     with pytest.raises(BufferError, match="is never copied"):
         tensor.__dlpack__(dl_device=(2, 0))
     assert '"dltensor"' in repr(tensor.__dlpack__(dl_device=(1, 0), copy=False))
+
+
+# ---- Callees that may keep what they get: a Tensor object holding the array ----
+
+def test_a_python_callback_may_keep_the_tensor_of_an_array():
+    kept = []
+    keep = ffijit.function(kept.append)
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    alive = weakref.ref(data)
+    keep(data)
+    keep(data[:, ::2])  # a strided view (through the buffer protocol) is held the same way
+    del data
+    gc.collect()
+    assert alive() is not None
+    assert isinstance(kept[0], ffijit.Tensor) and kept[0].shape == (2, 3)
+    assert np.from_dlpack(kept[0]).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert kept[1].strides == (3, 2) and np.from_dlpack(kept[1]).tolist() == [[0.0, 2.0],
+                                                                             [3.0, 5.0]]
+    kept.clear()
+    gc.collect()
+    assert alive() is None
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int8", "uint64", "bool",
+                                   "complex128"])
+def test_tensors_of_compact_arrays_describe_them_as_the_buffer_protocol_does(dtype):
+    for array in (np.zeros((2, 3, 4), dtype=dtype), np.zeros((), dtype=dtype),
+                  np.zeros((0, 5), dtype=dtype), np.zeros((5, 1), dtype=dtype)):
+        view = memoryview(array)
+        tensor = ffijit.from_dlpack(array)
+        assert tensor.shape == view.shape and tensor.dtype == dtype
+        assert tensor.strides == tuple(s // array.itemsize for s in view.strides)
+        assert tensor.data_ptr == array.ctypes.data
