@@ -305,3 +305,58 @@ def test_repr_of_a_native_callback_names_what_it_calls():
                               f"{hex(callback.address)}>")
     status = ffijit.callback(len, {"a": ["i64"], "r": ["i32"], "v": 1}, status_convention=True)
     assert repr(status).startswith("<ffijit.NativeCallback len(i64) -> i32 [status] at 0x")
+
+
+# What `import ffijit` must not import: each costs milliseconds, and each is imported where it is
+# first used instead (the ABI record's typing, a dict signature's json, a ctypes target's ctypes).
+_DEFERRED_IMPORTS = ("json", "typing", "ctypes", "re", "inspect", "collections")
+_IMPORT_PROBE = """
+import sys
+import ffijit
+print(" ".join(m for m in sys.argv[1:] if m in sys.modules))
+abi = ffijit.tvm_ffi_abi
+assert isinstance(abi, ffijit.TvmFfiAbi) and abi.name, abi
+assert "TvmFfiAbi" in dir(ffijit) and "tvm_ffi_abi" in dir(ffijit)
+print(ffijit.TvmFfiAbi.__module__, ffijit.TvmFfiAbi.__qualname__, "typing" in sys.modules)
+try:
+    ffijit.no_such_name
+except AttributeError as e:
+    print(e)
+"""
+
+
+def test_import_loads_none_of_the_deferred_modules():
+    done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, *_DEFERRED_IMPORTS],
+                          capture_output=True, text=True, env=compiler_env())
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # Modules the interpreter itself imported before ffijit (site, a sanitizer lane's preload)
+    # are not ffijit's: only the ones a bare interpreter lacks count.
+    preloaded = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; print(' '.join(m for m in sys.argv[1:] if m in sys.modules))",
+         *_DEFERRED_IMPORTS], capture_output=True, text=True, env=compiler_env()).stdout.split()
+    assert [m for m in lines[0].split() if m not in preloaded] == []
+    assert lines[1] == "ffijit TvmFfiAbi True"
+    assert lines[2] == "module 'ffijit' has no attribute 'no_such_name'"
+
+
+def test_dict_signature_and_ctypes_target_import_what_they_need(natives_path):
+    # json and ctypes arrive with the first registration that needs them, and then work.
+    probe = """
+import sys, ffijit
+lib = sys.argv[1]
+f = ffijit.function((lib, "py_add3"), '{"a":["i64","i64","i64"],"r":["i64"]}')
+assert "json" not in sys.modules and "ctypes" not in sys.modules, sys.modules.keys()
+g = ffijit.function((lib, "py_add3"), {"a": ["i64", "i64", "i64"], "r": ["i64"]})
+assert "json" in sys.modules
+import ctypes
+h = ffijit.function(ctypes.CDLL(lib).py_add3, {"a": ["i64", "i64", "i64"], "r": ["i64"]})
+v = ffijit.function(ctypes.cast(ctypes.CDLL(lib).py_add3, ctypes.c_void_p),
+                    {"a": ["i64", "i64", "i64"], "r": ["i64"]})
+print(f(1, 2, 3), g(3, 4, 5), h(5, 6, 7), v(1, 1, 1))
+"""
+    done = subprocess.run([sys.executable, "-c", probe, natives_path], capture_output=True,
+                          text=True, env=compiler_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["14", "26", "38", "6"]  # a + 2b + 3c
