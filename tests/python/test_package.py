@@ -360,3 +360,70 @@ print(f(1, 2, 3), g(3, 4, 5), h(5, 6, 7), v(1, 1, 1))
                           text=True, env=compiler_env())
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["14", "26", "38", "6"]  # a + 2b + 3c
+
+
+# libffijit_jit loads its LLVM plugin (and libLLVM) on the first compile, never at import or for
+# registering and calling a function on the interpreter.
+_MAPS_PROBE = """
+import sys
+def mapped(name):
+    with open("/proc/self/maps") as maps:
+        return name in maps.read()
+import ffijit
+print(mapped("libLLVM"), mapped("libffijit_orc"))
+f = ffijit.function((sys.argv[1], "py_add3"), '{"a":["i64","i64","i64"],"r":["i64"]}')
+function = f.__self__  # the ffijit.Function behind the builtin (conftest.function_of)
+print(f(1, 2, 3), function.is_jit_compiled, mapped("libLLVM"), mapped("libffijit_orc"))
+function.compile_now()
+print(f(1, 2, 3), function.is_jit_compiled, mapped("libLLVM"), mapped("libffijit_orc"))
+"""
+
+
+@needs_jit
+def test_llvm_is_loaded_by_the_first_compile_not_before(natives_path):
+    done = subprocess.run([sys.executable, "-c", _MAPS_PROBE, natives_path], capture_output=True,
+                          text=True, env=compiler_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["False False", "14 False False False",
+                                        "14 True True True"]
+
+
+def _mapped_path(name):
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if os.path.basename(path) == name:
+                return path
+    raise AssertionError(f"{name} is not mapped")
+
+
+_NO_PLUGIN_PROBE = """
+import sys
+import ffijit
+f = ffijit.function((sys.argv[1], "py_add3"), '{"a":["i64","i64","i64"],"r":["i64"]}')
+print(ffijit.jit_available())
+try:
+    f.__self__.compile_now()
+except RuntimeError as e:
+    print(e)
+print(f(1, 2, 3), f.__self__.is_jit_compiled)
+"""
+
+
+@needs_jit
+def test_a_missing_llvm_plugin_leaves_functions_interpreted_and_says_why(tmp_path, natives_path):
+    # libffijit_jit.so and the libraries below it, copied without the plugin beside them, and
+    # loaded from there (LD_LIBRARY_PATH comes before the extension's RUNPATH).
+    jit = _mapped_path("libffijit_jit.so")
+    for name in ("libffijit_jit.so", "libffijit_reflect.so", "libffijit_runtime.so"):
+        shutil.copy(os.path.join(os.path.dirname(jit), name), tmp_path / name)
+    env = dict(compiler_env(), LD_LIBRARY_PATH=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", _NO_PLUGIN_PROBE, natives_path],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    available, error, call = done.stdout.splitlines()
+    assert available == "False"
+    missing = str(tmp_path / "libffijit_orc.so")
+    assert error.startswith("FFIJITCompileNow: JitEngine::Default: the JIT is unavailable: "
+                            f"cannot load {missing}: {missing}: cannot open shared object file"), error
+    assert call == "14 False"
