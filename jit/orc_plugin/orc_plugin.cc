@@ -62,7 +62,8 @@ const std::string& LoadOnce() {
         g_api.store(api, std::memory_order_release);
       }
     }
-    if (!why.empty()) LogJit("ffijit: JIT unavailable: " + why);
+    if (why.empty()) return new std::string();
+    LogJit("ffijit: JIT unavailable: " + why);
     return new std::string("the JIT is unavailable: " + why);
   }();
   return *failure;
