@@ -4,7 +4,8 @@
 build_ext step configures and builds the extension `ffijit._core` and the libraries it loads, and
 installs CMake's `ffijit_wheel` component (python/CMakeLists.txt) into the wheel: the package
 folder holding the extension, the pure-Python files, the headers and libffijit_{runtime,reflect,
-jit}.so, found through their $ORIGIN rpath. The version is CMakeLists.txt's project() version.
+jit}.so, found through their $ORIGIN rpath (with LLVM, also libffijit_jit's plugin
+libffijit_orc.so, which it loads from its own folder on the first compile). The version is CMakeLists.txt's project() version.
 
 Environment:
   FFIJIT_CMAKE_BUILD_DIR  the CMake build folder to use (default: build/python-wheel in the

@@ -75,6 +75,7 @@ import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -878,13 +879,14 @@ def main():
         finally:
             gc.enable()
 
+    import_ms = import_times_ms(args)
     notes.extend(check_entries(cases))
     medians = {key: statistics.median(values) for key, values in samples.items()}
     paths = [p for p in PATHS if any((p, s) in medians for s in SIGNATURES)]
     loop_ns = statistics.median(loop_samples)
     report = Report(args, medians, round_ratios(samples), round_overhead_ratios(samples), paths,
                     loop_ns, notes, entry_compile_us,
-                    CallbackReport(callback_samples, callback_calls))
+                    CallbackReport(callback_samples, callback_calls), import_ms)
     report.print()
     if args.markdown:
         report.write_markdown(args.markdown)
@@ -894,6 +896,29 @@ def main():
         report.write_summary(args.summary)
     if args.chart:
         report.write_chart(args.chart)
+
+
+IMPORT_RUNS = 21
+IMPORT_PROBE = "import time; t = time.perf_counter(); import {}; print(time.perf_counter() - t)"
+
+
+def import_times_ms(args):
+    """Median ms of `import ffijit` and of `import ctypes`, each in IMPORT_RUNS fresh processes
+    (interleaved; perf_counter around the import), or None for one that cannot be imported."""
+    env = dict(os.environ)
+    if args.ffijit_path:
+        env["PYTHONPATH"] = os.pathsep.join(
+            [os.path.abspath(args.ffijit_path)] + env.get("PYTHONPATH", "").split(os.pathsep))
+    times = {"ffijit": [], "ctypes": []}
+    for _ in range(IMPORT_RUNS):
+        for module in times:
+            done = subprocess.run([sys.executable, "-c", IMPORT_PROBE.format(module)], env=env,
+                                  capture_output=True, text=True)
+            if done.returncode != 0 or times[module] is None:
+                times[module] = None
+                continue
+            times[module].append(float(done.stdout) * 1e3)
+    return {m: statistics.median(xs) if xs else None for m, xs in times.items()}
 
 
 def check_entries(cases):
@@ -913,7 +938,7 @@ def check_entries(cases):
 
 class Report:
     def __init__(self, args, medians, round_ratios, overhead_ratios, paths, loop_ns, notes,
-                 entry_compile_us, callbacks):
+                 entry_compile_us, callbacks, import_ms):
         self.callbacks = callbacks
         self.args = args
         self.medians = medians
@@ -923,6 +948,7 @@ class Report:
         self.loop_ns = loop_ns
         self.notes = notes
         self.entry_compile_us = entry_compile_us
+        self.import_ms = import_ms
         self.header = (f"Python call paths, ns/call (median of {args.reps} interleaved rounds; "
                        f"ratio: median of the rounds' ratios to handwritten); Python {platform.python_version()} at "
                        f"{sys.executable}, {platform.machine()}")
@@ -982,6 +1008,14 @@ class Report:
                 lines.append(f"generated entries of a signature already compiled (the code is "
                              f"shared): median {statistics.median(shared):.1f} µs over "
                              f"{len(shared)} functions (max {max(shared):.1f})")
+        if self.import_ms.get("ffijit") is not None:
+            ffijit_ms, ctypes_ms = self.import_ms["ffijit"], self.import_ms.get("ctypes")
+            verdict = "met" if ffijit_ms <= 20 else "NOT met"
+            lines.append(f"`import ffijit`: median {ffijit_ms:.1f} ms over {IMPORT_RUNS} fresh "
+                         f"processes (perf_counter around the import)"
+                         + (f"; `import ctypes` {ctypes_ms:.1f} ms" if ctypes_ms is not None
+                            else "")
+                         + f"; issue target <= 20 ms: {verdict}")
         lines.append(f"loop only (`for _ in repeat(None, n): pass`): {self.loop_ns:.1f} ns per "
                      f"iteration, included in every number above")
         lines.append(f"FFIJIT_JIT={ENTRY_POLICY} for the run: only compile_entry() made entries "

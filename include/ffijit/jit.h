@@ -28,6 +28,10 @@ namespace details {
 struct JitEngineImpl;        // the engine's state (internal to libffijit_jit)
 struct JitEngineAccess;      // how libffijit_jit's internals reach it
 struct NativeCallbackState;  // a callback's state (internal to libffijit_jit)
+// Frees an engine's state where it was made (libffijit_jit's LLVM plugin, loaded on first need).
+struct JitEngineImplDelete {
+  void operator()(JitEngineImpl* impl) const;
+};
 }  // namespace details
 
 // When a newly registered function gets its thunk. Compiles run on a background thread; the
@@ -146,7 +150,7 @@ class FFIJIT_JIT_API JitEngine {
 
  private:
   friend struct details::JitEngineAccess;
-  std::unique_ptr<details::JitEngineImpl> impl_;
+  std::unique_ptr<details::JitEngineImpl, details::JitEngineImplDelete> impl_;
 };
 
 // True when `function` currently runs a compiled thunk (false on the interpreter, for a function

@@ -46,6 +46,10 @@ void SetTierAttachHook(TierAttachHook hook) {
   g_tier_attach_hook.store(hook, std::memory_order_release);
 }
 
+void ReleasePendingTier(void* pending) {
+  delete static_cast<PendingTier*>(pending);
+}
+
 TierAttachHook GetTierAttachHook() {
   return g_tier_attach_hook.load(std::memory_order_acquire);
 }

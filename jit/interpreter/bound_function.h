@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "ffijit/c_api.h"
+#include "orc_plugin/plugin_export.h"
 #include "plan/call_plan.h"
 
 namespace ffijit {
@@ -70,7 +71,8 @@ BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags, TVMFFIO
 bool IsBoundFunction(const TVMFFIObject* obj);
 
 // The interpreter's packed entry point: `handle` is the BoundFunction.
-int InterpreterSafeCall(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result);
+FFIJIT_JIT_PLUGIN_API int InterpreterSafeCall(void* handle, const TVMFFIAny* args, int32_t num_args,
+                                              TVMFFIAny* result);
 
 // Publishes a new entry point (a JIT thunk) for every later call; release order, so a caller that
 // sees the new pointer also sees whatever the thunk reads.
@@ -84,16 +86,26 @@ inline void SetSafeCall(BoundFunction* fn, TVMFFISafeCallType call) {
 // else can see it. The hook may set on_hot/calls_until_hot/tier_state or swap safe_call at once.
 // Without a hook every function stays on the interpreter, fully functional.
 using TierAttachHook = void (*)(BoundFunction* fn);
-void SetTierAttachHook(TierAttachHook hook);
+FFIJIT_JIT_PLUGIN_API void SetTierAttachHook(TierAttachHook hook);
 TierAttachHook GetTierAttachHook();
+
+// The tier state libffijit_jit's own attach hook gives a function while its LLVM plugin is not
+// loaded (orc_plugin/orc_plugin.cc): what jit/orc's hook would have read at registration, so
+// that the plugin, once loaded, attaches the function as if it had seen it then
+// (orc::AdoptPendingTier). release_tier_state is ReleasePendingTier.
+struct PendingTier {
+  int64_t hot_after;  // JitOptions::hot_after_calls at registration (0: never hot)
+};
+FFIJIT_JIT_PLUGIN_API void ReleasePendingTier(void* pending);
 
 }  // namespace ffijit
 
 // ---- Shared helpers with a plain C ABI: called by the interpreter and by JIT-generated code. ----
 // Each Raise* stores the error as the thread's raised error and returns -1, so a thunk can
 // `return FFIJITRaise...(...)`. `param` indexes plan->params; `step` indexes the param's path.
-// They are not exported from libffijit_jit: ORC receives the addresses of the ones thunks call
-// as absolute symbols (orc::ThunkRuntimeSymbols), so no symbol lookup in the process is needed.
+// They are no public API: ORC receives the addresses of the ones thunks call as absolute symbols
+// (orc::ThunkRuntimeSymbols), so no symbol lookup in the process is needed; the few jit/orc's own
+// code calls are exported for the LLVM plugin alone (FFIJIT_JIT_PLUGIN_API).
 extern "C" {
 
 // TypeError: Mismatched number of arguments when calling: `decl`. Expected N but got M arguments
@@ -126,12 +138,12 @@ int FFIJITRaisePathError(const ffijit::BoundFunction* fn, int32_t param, int32_t
 int FFIJITRaiseStatusWithoutError(const ffijit::BoundFunction* fn, int32_t status);
 // A status-convention native returned nonzero `status`: keeps the error it raised for the caller,
 // or raises FFIJITRaiseStatusWithoutError's. Returns -1.
-int FFIJITPropagateStatus(const ffijit::BoundFunction* fn, int32_t status);
+FFIJIT_JIT_PLUGIN_API int FFIJITPropagateStatus(const ffijit::BoundFunction* fn, int32_t status);
 
 // Follows the param's path from `arg` (the packed argument at its position). Returns the element
 // (borrowed) or NULL after raising the path error.
-const TVMFFIAny* FFIJITResolvePath(const ffijit::BoundFunction* fn, int32_t param,
-                                   const TVMFFIAny* arg);
+FFIJIT_JIT_PLUGIN_API const TVMFFIAny* FFIJITResolvePath(const ffijit::BoundFunction* fn,
+                                                         int32_t param, const TVMFFIAny* arg);
 // Converts `value` (already resolved) for plan->params[param] into out[0] (and out[1] for a
 // 16-byte kBytes value), exactly as the interpreter does: all checks, all errors. The slow path a
 // thunk may call for rare forms (strings parsed as DataType/Device, subtype checks, ...).
@@ -140,13 +152,14 @@ int FFIJITConvertParam(const ffijit::BoundFunction* fn, int32_t param, const TVM
 // Boxes the native result `raw` (the integer or vector result register's word, the integer pair,
 // or an out-pointer buffer) of plan->results[index] into `out` (an owned Any). 0, or -1 after
 // raising.
-int FFIJITBoxResult(const ffijit::BoundFunction* fn, int32_t index, const uint64_t raw[2],
-                    TVMFFIAny* out);
+FFIJIT_JIT_PLUGIN_API int FFIJITBoxResult(const ffijit::BoundFunction* fn, int32_t index,
+                                          const uint64_t raw[2], TVMFFIAny* out);
 // Boxes every result (each raw buffer 16 bytes, results in order) into `out`: an Array of them,
 // or, when the plan has a result_shape, the structure it describes (whatever the number of
 // results, 0 included). Any native reference not boxed is released on failure. 0, or -1 after
 // raising. Every executor calls it when CallPlan::packs_results().
-int FFIJITBoxResults(const ffijit::BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAny* out);
+FFIJIT_JIT_PLUGIN_API int FFIJITBoxResults(const ffijit::BoundFunction* fn,
+                                           const uint64_t (*raw)[2], TVMFFIAny* out);
 
 }  // extern "C"
 

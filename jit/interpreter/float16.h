@@ -8,18 +8,19 @@
 #include <cstdint>
 
 #include "ffijit/c_api.h"
+#include "orc_plugin/plugin_export.h"
 
 extern "C" {
 // Bit patterns of the nearest binary16 / bfloat16 value (ties to even; NaN stays NaN, overflow
 // goes to infinity). Hidden like every internal symbol: JIT-generated code gets the addresses it
 // calls from ThunkRuntimeSymbols (ORC absolute symbols), never by a lookup in the process.
-uint16_t FFIJITDoubleToF16Bits(double value);
-uint16_t FFIJITDoubleToBF16Bits(double value);
-uint16_t FFIJITInt64ToF16Bits(int64_t value);
-uint16_t FFIJITInt64ToBF16Bits(int64_t value);
+FFIJIT_JIT_PLUGIN_API uint16_t FFIJITDoubleToF16Bits(double value);
+FFIJIT_JIT_PLUGIN_API uint16_t FFIJITDoubleToBF16Bits(double value);
+FFIJIT_JIT_PLUGIN_API uint16_t FFIJITInt64ToF16Bits(int64_t value);
+FFIJIT_JIT_PLUGIN_API uint16_t FFIJITInt64ToBF16Bits(int64_t value);
 // Exact widening of the bit patterns back to double (used when boxing results).
-double FFIJITF16BitsToDouble(uint16_t bits);
-double FFIJITBF16BitsToDouble(uint16_t bits);
+FFIJIT_JIT_PLUGIN_API double FFIJITF16BitsToDouble(uint16_t bits);
+FFIJIT_JIT_PLUGIN_API double FFIJITBF16BitsToDouble(uint16_t bits);
 }
 
 #endif  // FFIJIT_JIT_INTERPRETER_FLOAT16_H_

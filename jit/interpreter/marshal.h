@@ -14,6 +14,7 @@
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
 #include "interpreter/float16.h"
+#include "orc_plugin/plugin_export.h"
 #include "plan/call_plan.h"
 
 namespace ffijit {
@@ -30,12 +31,12 @@ enum class ConvertStatus : uint8_t {
 
 // Slow forms, out of line (convert.cc): strings parsed as DataType / Device. They leave no error
 // raised; a string that does not parse returns kBadString.
-ConvertStatus ConvertDataTypeString(const TVMFFIAny* value, uint64_t out[2]);
-ConvertStatus ConvertDeviceString(const TVMFFIAny* value, uint64_t out[2]);
+FFIJIT_JIT_PLUGIN_API ConvertStatus ConvertDataTypeString(const TVMFFIAny* value, uint64_t out[2]);
+FFIJIT_JIT_PLUGIN_API ConvertStatus ConvertDeviceString(const TVMFFIAny* value, uint64_t out[2]);
 
 // The type index of `key`, or kUnresolvedTypeIndex if no type has it (convert.cc; allocates
 // nothing, raises nothing).
-int32_t ResolveTypeKey(const std::string& key) noexcept;
+FFIJIT_JIT_PLUGIN_API int32_t ResolveTypeKey(const std::string& key) noexcept;
 
 // A plan's object type index, resolved from its key the first time a type has it.
 inline int32_t ObjectTypeIndexOf(int32_t& cached, const std::string& key) noexcept {
@@ -77,9 +78,10 @@ inline bool IsPlainArrayStore(TVMFFIObject* array, int64_t expected_size) {
 
 // The store's defect (convert.cc, out of line: the slow path of IsPlainArrayStore). `array` is a
 // well-formed value's object (details::FindAnyDefect) under the Array tag.
-ArrayStoreDefect FindArrayStoreDefect(TVMFFIObject* array) noexcept;
+FFIJIT_JIT_PLUGIN_API ArrayStoreDefect FindArrayStoreDefect(TVMFFIObject* array) noexcept;
 // E.g. "an `ffi.Array` (type index 71) of size 2 with a NULL data pointer" (call_errors.cc).
-std::string ArrayStoreDefectText(const TVMFFIAny& array, ArrayStoreDefect defect);
+FFIJIT_JIT_PLUGIN_API std::string ArrayStoreDefectText(const TVMFFIAny& array,
+                                                       ArrayStoreDefect defect);
 
 inline bool TensorMatches(const TensorCheck& check, const DLTensor* t) {
   if (check.check_dtype && (t->dtype.code != check.dtype.code ||

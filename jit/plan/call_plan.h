@@ -21,6 +21,7 @@
 
 #include "ffijit/c_api.h"
 #include "ffijit/signature.h"
+#include "orc_plugin/plugin_export.h"
 
 namespace ffijit {
 
@@ -288,7 +289,7 @@ struct CallPlan {
 
 // Lowers a Signature. Throws ffijit::Error (TypeError/ValueError) for signatures the executors
 // cannot call (e.g. a scalar of element kind `any`, a malformed structure).
-CallPlan Lower(const Signature& sig, std::string function_name);
+FFIJIT_JIT_PLUGIN_API CallPlan Lower(const Signature& sig, std::string function_name);
 
 // A readable multi-line dump of a plan (for the command-line tool and for debugging).
 std::string PlanToString(const CallPlan& plan);

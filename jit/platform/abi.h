@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "orc_plugin/plugin_export.h"
 #include "plan/call_plan.h"
 
 namespace ffijit::platform {
@@ -67,9 +68,9 @@ inline constexpr int kRetFpr = 2;
 inline constexpr int kRetWords = 4;
 
 // The frame word index of a location on `abi` (the first word of a pair).
-int64_t FrameIndex(const PlatformAbi& abi, const AbiLocation& loc);
+FFIJIT_JIT_PLUGIN_API int64_t FrameIndex(const PlatformAbi& abi, const AbiLocation& loc);
 // Whether a location spans two frame words (a 16-byte composite).
-bool IsTwoWords(AbiClass cls);
+FFIJIT_JIT_PLUGIN_API bool IsTwoWords(AbiClass cls);
 
 // Places every parameter and out-pointer of `plan` by `abi`'s rules, fills its register and stack
 // counts and return_kind.
@@ -77,7 +78,7 @@ void AssignAbi(CallPlan& plan, const PlatformAbi& abi);
 // Functions compilers call from ordinary objects for the host that no shared library exports
 // (on AArch64, libgcc's outline atomics), by name: the JIT defines them for the code it loads
 // (loader_helpers.cc). Empty where there are none (x86-64).
-std::vector<std::pair<const char*, void*>> HostLoaderHelpers();
+FFIJIT_JIT_PLUGIN_API std::vector<std::pair<const char*, void*>> HostLoaderHelpers();
 // Per-platform rules (abi_x86_64.cc, abi_aarch64.cc, abi.cc for the generic one).
 void AssignAbiX86_64SysV(CallPlan& plan);
 void AssignAbiAarch64(CallPlan& plan);
@@ -105,13 +106,15 @@ enum class IrType : uint8_t {
 
 // The IR parameters one native parameter is passed as on `abi` (one, or two for an x86-64
 // register pair), appended to `out`.
-void ParamIrTypes(const PlatformAbi& abi, const NativeParam& param, std::vector<IrType>* out);
+FFIJIT_JIT_PLUGIN_API void ParamIrTypes(const PlatformAbi& abi, const NativeParam& param,
+                                        std::vector<IrType>* out);
 // The IR type a float parameter of `conversion` is passed as, on every platform with IR types.
 IrType FloatParamIrType(Conversion conversion);
 // The IR type of the value returned (plan.return_kind and the first result's conversion).
-IrType ReturnIrType(const PlatformAbi& abi, const CallPlan& plan);
+FFIJIT_JIT_PLUGIN_API IrType ReturnIrType(const PlatformAbi& abi, const CallPlan& plan);
 // The whole native function type: every parameter, then the out-pointers; the return type last.
-std::vector<IrType> NativeIrSignature(const PlatformAbi& abi, const CallPlan& plan);
+FFIJIT_JIT_PLUGIN_API std::vector<IrType> NativeIrSignature(const PlatformAbi& abi,
+                                                            const CallPlan& plan);
 
 // The interpreter's register stubs for the host (call_stub_<arch>.S). `regs` is the frame
 // ([0, kFrameStackBase) register words), `stack` its num_stack slots, `ret` kRetWords words.

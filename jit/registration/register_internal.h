@@ -9,6 +9,7 @@
 #include "ffijit/function.h"
 #include "ffijit/register.h"
 #include "ffijit/signature.h"
+#include "orc_plugin/plugin_export.h"
 
 namespace ffijit {
 
@@ -19,8 +20,9 @@ Function MakeFunctionWithFlags(const std::string& name, void* fn, Signature sig,
 
 // MakeFunction (register.h) for a native whose code `owner` holds (a JIT module): the function
 // keeps one strong reference to `owner` (may be NULL) for as long as it lives.
-Function MakeFunctionOwnedBy(const std::string& name, void* fn, Signature sig,
-                             const RegisterOptions& options, TVMFFIObject* owner);
+FFIJIT_JIT_PLUGIN_API Function MakeFunctionOwnedBy(const std::string& name, void* fn, Signature sig,
+                                                   const RegisterOptions& options,
+                                                   TVMFFIObject* owner);
 
 }  // namespace ffijit
 

@@ -7,20 +7,21 @@
 #include <string>
 
 #include "ffijit/jit.h"
+#include "orc_plugin/plugin_export.h"
 
 namespace ffijit {
 
 // The policy for a function registered now on this thread: a live ScopedJitOptions, else the
 // default (SetDefaultJitOptions, initially from FFIJIT_JIT).
-JitOptions JitOptionsForNewFunction();
+FFIJIT_JIT_PLUGIN_API JitOptions JitOptionsForNewFunction();
 
 // The options of JitEngine::Default(): FFIJIT_JIT_CACHE_DIR (the persistent cache) and
 // FFIJIT_JIT_HOT_MAX (a count >= 0; anything else keeps the default and says so on the JIT log).
-JitEngineOptions DefaultEngineOptions();
+FFIJIT_JIT_PLUGIN_API JitEngineOptions DefaultEngineOptions();
 
 // Reports a JIT problem through the sink of SetJitLogSink, else once per distinct line on stderr
 // (unless FFIJIT_JIT_LOG=0).
-void LogJit(const std::string& line);
+FFIJIT_JIT_PLUGIN_API void LogJit(const std::string& line);
 
 }  // namespace ffijit
 

@@ -27,6 +27,10 @@ bool JitAvailable() {
 JitEngine::JitEngine(JitEngineOptions) : impl_(new details::JitEngineImpl()) {}
 JitEngine::~JitEngine() = default;
 
+void details::JitEngineImplDelete::operator()(JitEngineImpl* impl) const {
+  delete impl;
+}
+
 JitEngine& JitEngine::Default() {
   static auto* engine = new JitEngine();
   return *engine;

@@ -8,12 +8,11 @@ function pointers (:func:`callback`). Modules (``.so``, ``.o``, ``.bc``, ``.ll``
 :func:`load_module`; tensors travel through DLPack without a copy.
 """
 
-import collections.abc as _abc
-import ctypes as _ctypes
-import json as _json
+# Only what importing needs: json, typing and ctypes (several milliseconds each) load on first use
+# (_metadata_text, the module __getattr__ below, _address_of), so that `import ffijit` stays cheap.
+import _collections_abc as _abc  # what collections.abc re-exports, already loaded by os
 import os as _os
 import sys as _sys
-from typing import NamedTuple as _NamedTuple
 
 from . import _build_info
 
@@ -77,21 +76,41 @@ __all__ = [
 __version__ = _build_info.VERSION
 
 
-class TvmFfiAbi(_NamedTuple):
-    """The TVM FFI ABI revision this build implements (CMake FFIJIT_TVM_FFI_ABI)."""
+def _make_tvm_ffi_abi():
+    """Defines TvmFfiAbi and tvm_ffi_abi on first use (typing costs milliseconds to import)."""
+    from typing import NamedTuple
 
-    name: str
-    """The revision's short name, e.g. "v0.1.13" (a name of the repository's
-    cmake/tvm_ffi_revisions.txt)."""
-    commit: str
-    """The apache/tvm-ffi commit of that revision."""
-    version: str
-    """The TVM FFI package version at that commit."""
+    class TvmFfiAbi(NamedTuple):
+        """The TVM FFI ABI revision this build implements (CMake FFIJIT_TVM_FFI_ABI)."""
+
+        name: str
+        """The revision's short name, e.g. "v0.1.13" (a name of the repository's
+        cmake/tvm_ffi_revisions.txt)."""
+        commit: str
+        """The apache/tvm-ffi commit of that revision."""
+        version: str
+        """The TVM FFI package version at that commit."""
+
+    TvmFfiAbi.__module__ = __name__
+    TvmFfiAbi.__qualname__ = "TvmFfiAbi"
+    globals()["TvmFfiAbi"] = TvmFfiAbi
+    #: The TVM FFI ABI revision the runtime was built for, as the runtime reports it: modules and
+    #: programs compiled against another revision lay out every object differently.
+    globals()["tvm_ffi_abi"] = TvmFfiAbi(*_core._tvm_ffi_abi)
 
 
-#: The TVM FFI ABI revision the runtime was built for, as the runtime reports it: modules and
-#: programs compiled against another revision lay out every object differently.
-tvm_ffi_abi = TvmFfiAbi(*_core._tvm_ffi_abi)
+_LAZY = ("TvmFfiAbi", "tvm_ffi_abi")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        _make_tvm_ffi_abi()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def include_dirs():
@@ -133,13 +152,15 @@ def _address_of(target):
     if isinstance(target, tuple) and len(target) == 2:
         library, symbol = target
         return _core._dlsym(str(library), symbol)
-    if isinstance(target, _ctypes._CFuncPtr):
-        address = _ctypes.cast(target, _ctypes.c_void_p).value
+    # A ctypes object exists only once ctypes is imported: never import it here.
+    ctypes = _sys.modules.get("ctypes")
+    if ctypes is not None and isinstance(target, ctypes._CFuncPtr):
+        address = ctypes.cast(target, ctypes.c_void_p).value
         if not address:
             raise ValueError("the ctypes function pointer is NULL")
         _kept_targets[address] = target
         return address
-    if isinstance(target, _ctypes.c_void_p):
+    if ctypes is not None and isinstance(target, ctypes.c_void_p):
         if not target.value:
             raise ValueError("the native target address is NULL")
         return target.value
@@ -149,7 +170,8 @@ def _address_of(target):
 
 def _metadata_text(sig):
     if isinstance(sig, (dict, list)):
-        return _json.dumps(sig, separators=(",", ":"))
+        import json
+        return json.dumps(sig, separators=(",", ":"))
     if isinstance(sig, bytes):
         return sig.decode()
     if not isinstance(sig, str):

@@ -307,3 +307,125 @@ def test_repr_of_a_native_callback_names_what_it_calls():
                               f"{hex(callback.address)}>")
     status = ffijit.callback(len, {"a": ["i64"], "r": ["i32"], "v": 1}, status_convention=True)
     assert repr(status).startswith("<ffijit.NativeCallback len(i64) -> i32 [status] at 0x")
+
+
+# What `import ffijit` must not import: each costs milliseconds, and each is imported where it is
+# first used instead (the ABI record's typing, a dict signature's json, a ctypes target's ctypes).
+_DEFERRED_IMPORTS = ("json", "typing", "ctypes", "re", "inspect", "collections")
+_IMPORT_PROBE = """
+import sys
+import ffijit
+print(" ".join(m for m in sys.argv[1:] if m in sys.modules))
+abi = ffijit.tvm_ffi_abi
+assert isinstance(abi, ffijit.TvmFfiAbi) and abi.name, abi
+assert "TvmFfiAbi" in dir(ffijit) and "tvm_ffi_abi" in dir(ffijit)
+print(ffijit.TvmFfiAbi.__module__, ffijit.TvmFfiAbi.__qualname__, "typing" in sys.modules)
+try:
+    ffijit.no_such_name
+except AttributeError as e:
+    print(e)
+"""
+
+
+def test_import_loads_none_of_the_deferred_modules():
+    done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, *_DEFERRED_IMPORTS],
+                          capture_output=True, text=True, env=compiler_env())
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    # Modules the interpreter itself imported before ffijit (site, a sanitizer lane's preload)
+    # are not ffijit's: only the ones a bare interpreter lacks count.
+    preloaded = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; print(' '.join(m for m in sys.argv[1:] if m in sys.modules))",
+         *_DEFERRED_IMPORTS], capture_output=True, text=True, env=compiler_env()).stdout.split()
+    assert [m for m in lines[0].split() if m not in preloaded] == []
+    assert lines[1] == "ffijit TvmFfiAbi True"
+    assert lines[2] == "module 'ffijit' has no attribute 'no_such_name'"
+
+
+def test_dict_signature_and_ctypes_target_import_what_they_need(natives_path):
+    # json and ctypes arrive with the first registration that needs them, and then work.
+    probe = """
+import sys, ffijit
+lib = sys.argv[1]
+f = ffijit.function((lib, "py_add3"), '{"a":["i64","i64","i64"],"r":["i64"]}')
+assert "json" not in sys.modules and "ctypes" not in sys.modules, sys.modules.keys()
+g = ffijit.function((lib, "py_add3"), {"a": ["i64", "i64", "i64"], "r": ["i64"]})
+assert "json" in sys.modules
+import ctypes
+h = ffijit.function(ctypes.CDLL(lib).py_add3, {"a": ["i64", "i64", "i64"], "r": ["i64"]})
+v = ffijit.function(ctypes.cast(ctypes.CDLL(lib).py_add3, ctypes.c_void_p),
+                    {"a": ["i64", "i64", "i64"], "r": ["i64"]})
+print(f(1, 2, 3), g(3, 4, 5), h(5, 6, 7), v(1, 1, 1))
+"""
+    done = subprocess.run([sys.executable, "-c", probe, natives_path], capture_output=True,
+                          text=True, env=compiler_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["14", "26", "38", "6"]  # a + 2b + 3c
+
+
+# libffijit_jit loads its LLVM plugin (and libLLVM) on the first compile, never at import or for
+# registering and calling a function on the interpreter.
+_MAPS_PROBE = """
+import sys
+def mapped(name):
+    with open("/proc/self/maps") as maps:
+        return name in maps.read()
+import ffijit
+print(mapped("libLLVM"), mapped("libffijit_orc"))
+f = ffijit.function((sys.argv[1], "py_add3"), '{"a":["i64","i64","i64"],"r":["i64"]}')
+function = f.__self__  # the ffijit.Function behind the builtin (conftest.function_of)
+print(f(1, 2, 3), function.is_jit_compiled, mapped("libLLVM"), mapped("libffijit_orc"))
+function.compile_now()
+print(f(1, 2, 3), function.is_jit_compiled, mapped("libLLVM"), mapped("libffijit_orc"))
+"""
+
+
+@needs_jit
+def test_llvm_is_loaded_by_the_first_compile_not_before(natives_path):
+    done = subprocess.run([sys.executable, "-c", _MAPS_PROBE, natives_path], capture_output=True,
+                          text=True, env=compiler_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["False False", "14 False False False",
+                                        "14 True True True"]
+
+
+def _mapped_path(name):
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if os.path.basename(path) == name:
+                return path
+    raise AssertionError(f"{name} is not mapped")
+
+
+_NO_PLUGIN_PROBE = """
+import sys
+import ffijit
+f = ffijit.function((sys.argv[1], "py_add3"), '{"a":["i64","i64","i64"],"r":["i64"]}')
+print(ffijit.jit_available())
+try:
+    f.__self__.compile_now()
+except RuntimeError as e:
+    print(e)
+print(f(1, 2, 3), f.__self__.is_jit_compiled)
+"""
+
+
+@needs_jit
+def test_a_missing_llvm_plugin_leaves_functions_interpreted_and_says_why(tmp_path, natives_path):
+    # libffijit_jit.so and the libraries below it, copied without the plugin beside them, and
+    # loaded from there (LD_LIBRARY_PATH comes before the extension's RUNPATH).
+    jit = _mapped_path("libffijit_jit.so")
+    for name in ("libffijit_jit.so", "libffijit_reflect.so", "libffijit_runtime.so"):
+        shutil.copy(os.path.join(os.path.dirname(jit), name), tmp_path / name)
+    env = dict(compiler_env(), LD_LIBRARY_PATH=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", _NO_PLUGIN_PROBE, natives_path],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    available, error, call = done.stdout.splitlines()
+    assert available == "False"
+    missing = str(tmp_path / "libffijit_orc.so")
+    assert error.startswith("FFIJITCompileNow: JitEngine::Default: the JIT is unavailable: "
+                            f"cannot load {missing}: {missing}: cannot open shared object file"), error
+    assert call == "14 False"

@@ -282,8 +282,10 @@ SymbolTable CallbackRuntimeSymbols() {
 }
 }  // namespace orc
 
-NativeCallback::NativeCallback(const Function& function_ref, const Signature& signature,
-                               JitEngine& engine) {
+namespace orc {
+
+void MakeNativeCallback(const Function& function_ref, const Signature& signature, JitEngine& engine,
+                        void** pointer, details::NativeCallbackState** out) {
   TVMFFIObjectHandle function = function_ref.get();
   auto* obj = static_cast<TVMFFIObject*>(function);
   if (obj == nullptr || obj->type_index != kTVMFFIFunction) {
@@ -314,21 +316,37 @@ NativeCallback::NativeCallback(const Function& function_ref, const Signature& si
   state->function = function;
   TVMFFIObjectIncRef(function);
   state->impl->CallbackCreated();
-  pointer_ = compiled.address;
-  state_ = state.release();
+  *pointer = compiled.address;
+  *out = state.release();
+}
+
+void SetUnreportedErrorHandler(details::NativeCallbackState* state,
+                               void (*handler)(void* data, const char* declaration), void* data) {
+  state->unreported = handler;
+  state->unreported_data = data;
+}
+
+void DestroyNativeCallback(details::NativeCallbackState* state) {
+  state->compiler->Release(state->unit);
+  state->impl->CallbackDestroyed();
+  TVMFFIObjectDecRef(state->function);
+  delete state;
+}
+
+}  // namespace orc
+
+NativeCallback::NativeCallback(const Function& function, const Signature& signature,
+                               JitEngine& engine) {
+  orc::MakeNativeCallback(function, signature, engine, &pointer_, &state_);
 }
 
 void NativeCallback::SetUnreportedErrorHandler(void (*handler)(void* data, const char* declaration),
                                                void* data) {
-  state_->unreported = handler;
-  state_->unreported_data = data;
+  orc::SetUnreportedErrorHandler(state_, handler, data);
 }
 
 NativeCallback::~NativeCallback() {
-  state_->compiler->Release(state_->unit);
-  state_->impl->CallbackDestroyed();
-  TVMFFIObjectDecRef(state_->function);
-  delete state_;
+  orc::DestroyNativeCallback(state_);
 }
 
 }  // namespace ffijit

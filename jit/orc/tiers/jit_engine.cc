@@ -61,6 +61,7 @@ TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::
     *why = "not a function made by ffijit's registration";
     return nullptr;
   }
+  AdoptPendingTier(fn);
   if (fn->release_tier_state != &ReleaseTierState || fn->tier_state == nullptr) {
     *why = "the function was registered interpret-only";
     return nullptr;
@@ -487,6 +488,10 @@ std::string StaysInterpreted(const std::string& why) {
 JitEngine::JitEngine(JitEngineOptions options)
     : impl_(new details::JitEngineImpl(std::move(options))) {}
 JitEngine::~JitEngine() = default;
+
+void details::JitEngineImplDelete::operator()(JitEngineImpl* impl) const {
+  delete impl;
+}
 
 void JitEngine::CompileNow(const Function& function) {
   CompileResults results = CompileNow(std::vector<Function>{function});

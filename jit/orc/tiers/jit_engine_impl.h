@@ -149,6 +149,27 @@ struct details::JitEngineAccess {
   static JitEngineImpl* Of(JitEngine& engine) { return engine.impl_.get(); }
 };
 
+namespace orc {
+
+// The tier attach hook (tiering.cc), installed when jit/orc is loaded.
+void AttachTier(BoundFunction* fn);
+// A function attached before jit/orc was loaded (libffijit_jit's lazy hook, orc_plugin.cc)
+// carries a PendingTier: gives it the TierState AttachTier would have given it. Idempotent and
+// thread-safe; a no-op for every other function.
+void AdoptPendingTier(BoundFunction* fn);
+// The count's report for such a function: adopts it, then goes on as AttachTier's own report.
+void OnHotOfPendingTier(BoundFunction* fn);
+
+// NativeCallback's members (entries/native_callback.cc), as functions libffijit_jit's
+// forwarders reach through the plugin's table too.
+void MakeNativeCallback(const Function& function, const Signature& signature, JitEngine& engine,
+                        void** pointer, details::NativeCallbackState** state);
+void SetUnreportedErrorHandler(details::NativeCallbackState* state,
+                               void (*handler)(void* data, const char* declaration), void* data);
+void DestroyNativeCallback(details::NativeCallbackState* state);
+
+}  // namespace orc
+
 }  // namespace ffijit
 
 #endif  // FFIJIT_JIT_ORC_TIERS_JIT_ENGINE_IMPL_H_

@@ -1,6 +1,8 @@
 // Tiering: the registration-time attach hook, the hot-count report of cold-tier thunks, and the
 // default engine.
 
+#include <mutex>
+
 #include "orc/codegen/thunk_codegen.h"
 #include "orc/tiers/jit_engine_impl.h"
 #include "settings/jit_settings.h"
@@ -26,8 +28,10 @@ void OnHot(BoundFunction* fn) {
   }
 }
 
+}  // namespace
+
 // Runs inside BindFunction for every function that may be compiled, before it is published.
-void AttachTier(BoundFunction* fn) {
+void orc::AttachTier(BoundFunction* fn) {
   auto* state = new orc::TierState();
   fn->tier_state = state;
   fn->release_tier_state = &orc::ReleaseTierState;
@@ -44,13 +48,37 @@ void AttachTier(BoundFunction* fn) {
   fn->on_hot = &OnHot;
 }
 
-// Installed when the library loads; the unit compiler itself is built on the first compile.
+namespace {
+
+// Installed when jit/orc loads (with libffijit_jit, or as its plugin on the first need of LLVM,
+// replacing libffijit_jit's lazy hook); the unit compiler itself is built on the first compile.
 const bool kHookInstalled = [] {
-  SetTierAttachHook(&AttachTier);
+  SetTierAttachHook(&orc::AttachTier);
   return true;
 }();
 
+std::mutex& AdoptMutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+
 }  // namespace
+
+void orc::AdoptPendingTier(BoundFunction* fn) {
+  std::lock_guard<std::mutex> lock(AdoptMutex());
+  if (fn->release_tier_state != &ReleasePendingTier || fn->tier_state == nullptr) return;
+  auto* pending = static_cast<PendingTier*>(fn->tier_state);
+  auto* state = new TierState();
+  state->hot_after = pending->hot_after;
+  fn->tier_state = state;
+  fn->release_tier_state = &ReleaseTierState;
+  ReleasePendingTier(pending);
+}
+
+void orc::OnHotOfPendingTier(BoundFunction* fn) {
+  AdoptPendingTier(fn);
+  OnHot(fn);
+}
 
 namespace orc {
 
