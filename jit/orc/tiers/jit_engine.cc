@@ -46,6 +46,10 @@ bool IsLiveThunk(void* thunk) {
 
 }  // namespace
 
+void NoteLiveThunk(void* thunk, int64_t delta) {
+  NoteThunk(thunk, delta);
+}
+
 TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::string* why) {
   auto* obj = static_cast<TVMFFIObject*>(function);
   if (obj == nullptr || obj->type_index != kTVMFFIFunction) {
@@ -156,11 +160,17 @@ void details::JitEngineImpl::Install(BoundFunction* fn, ThunkEntry* entry) {
   // same field; its report then asks for the hot tier too (tiering.cc's OnHot), never for a
   // second cold compile.
   fn->calls_until_hot.store(state->hot_after, std::memory_order_relaxed);
-  // From the interpreter entry only: a hot-tier thunk installed meanwhile stays.
-  TVMFFISafeCallType interpreter = &InterpreterSafeCall;
-  reinterpret_cast<std::atomic<TVMFFISafeCallType>*>(&fn->cell.safe_call)
-      ->compare_exchange_strong(interpreter, entry->thunk, std::memory_order_release,
-                                std::memory_order_relaxed);
+  // From the interpreter entry, or the stencil thunk (an explicit CompileNow), only: a hot-tier
+  // thunk installed meanwhile stays.
+  auto* call = reinterpret_cast<std::atomic<TVMFFISafeCallType>*>(&fn->cell.safe_call);
+  TVMFFISafeCallType current = &InterpreterSafeCall;
+  if (!call->compare_exchange_strong(current, entry->thunk, std::memory_order_release,
+                                     std::memory_order_relaxed) &&
+      state->stencil != nullptr) {
+    current = orc::StencilEntryOf(state);
+    call->compare_exchange_strong(current, entry->thunk, std::memory_order_release,
+                                  std::memory_order_relaxed);
+  }
   installs_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -470,6 +480,7 @@ JitStats details::JitEngineImpl::Stats() const {
   stats.hot_compiled = hot_compiled_.load(std::memory_order_relaxed);
   stats.hot_refused = hot_refused_.load(std::memory_order_relaxed);
   stats.hot_inlined = hot_inlined_.load(std::memory_order_relaxed);
+  orc::AddStencilStats(&stats);
   return stats;
 }
 

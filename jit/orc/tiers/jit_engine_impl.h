@@ -20,6 +20,9 @@
 #include "settings/jit_settings.h"
 
 namespace ffijit {
+namespace stencils {
+struct StencilThunk;
+}
 namespace orc {
 
 // One compiled signature. `users` counts the functions whose safe_call points at `thunk`.
@@ -55,9 +58,18 @@ struct TierState {
   // Calls on the cold tier before the hot compile is queued (JitOptions::hot_after_calls at
   // registration); 0: never.
   int64_t hot_after = 0;
+  // The stencil thunk installed at registration (jit/stencils/), or nullptr; set before the
+  // function is published, freed with it.
+  stencils::StencilThunk* stencil = nullptr;
 };
 
 void ReleaseTierState(void* state);
+// The entry point of the state's stencil thunk (nullptr without one), and the stencil tier's
+// counters added to `stats` (tiering.cc: the one file of jit/orc that knows the stencil tier).
+TVMFFISafeCallType StencilEntryOf(const TierState* state);
+// Counts a thunk entry point in or out of the set TierStateOf recognises as ffijit's.
+void NoteLiveThunk(void* thunk, int64_t delta);
+void AddStencilStats(JitStats* stats);
 // The function's TierState when it is a BoundFunction the attach hook saw, else nullptr (with the
 // reason in *why).
 TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::string* why);

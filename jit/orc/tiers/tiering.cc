@@ -1,9 +1,12 @@
-// Tiering: the registration-time attach hook, the hot-count report of cold-tier thunks, and the
-// default engine.
+// Tiering: the registration-time attach hook (the stencil tier first, where it applies), the
+// hot-count report of cold-tier and stencil thunks, and the default engine.
 
 #include "orc/codegen/thunk_codegen.h"
 #include "orc/tiers/jit_engine_impl.h"
 #include "settings/jit_settings.h"
+#if FFIJIT_HAVE_STENCILS
+#include "stencils/stencil_tier.h"
+#endif
 
 namespace ffijit {
 namespace {
@@ -26,6 +29,25 @@ void OnHot(BoundFunction* fn) {
   }
 }
 
+// The stencil tier: a thunk made now, by copying and patching, if the plan allows. It counts the
+// calls that lead to the hot tier, as a cold-tier thunk does; its fallback reports the count.
+bool InstallStencil(BoundFunction* fn, orc::TierState* state) {
+#if FFIJIT_HAVE_STENCILS
+  std::string why;
+  stencils::StencilThunk* thunk = stencils::MakeStencilThunk(fn, state->hot_after > 0, &why);
+  if (thunk == nullptr) return false;  // unsupported (or no memory): today's path
+  state->stencil = thunk;
+  fn->calls_until_hot.store(state->hot_after, std::memory_order_relaxed);
+  orc::NoteLiveThunk(reinterpret_cast<void*>(stencils::StencilThunkEntry(thunk)), 1);
+  SetSafeCall(fn, stencils::StencilThunkEntry(thunk));
+  return true;
+#else
+  (void)fn;
+  (void)state;
+  return false;
+#endif
+}
+
 // Runs inside BindFunction for every function that may be compiled, before it is published.
 void AttachTier(BoundFunction* fn) {
   auto* state = new orc::TierState();
@@ -34,6 +56,7 @@ void AttachTier(BoundFunction* fn) {
   JitOptions options = JitOptionsForNewFunction();
   state->hot_after = options.hot_after_calls > 0 ? options.hot_after_calls : 0;
   if (options.policy == JitPolicy::kNever) return;
+  if (options.stencils && InstallStencil(fn, state)) return;
   details::JitEngineImpl* impl = details::JitEngineAccess::Of(JitEngine::Default());
   if (impl->TryInstallCached(fn)) return;
   if (options.policy == JitPolicy::kEager || options.after_calls <= 1) {
@@ -46,6 +69,9 @@ void AttachTier(BoundFunction* fn) {
 
 // Installed when the library loads; the unit compiler itself is built on the first compile.
 const bool kHookInstalled = [] {
+#if FFIJIT_HAVE_STENCILS
+  stencils::SetStencilHotCountHook(&orc::ThunkReachedHotCount);
+#endif
   SetTierAttachHook(&AttachTier);
   return true;
 }();
@@ -69,7 +95,32 @@ void ReleaseTierState(void* opaque) {
   if (ThunkEntry* entry = state->entry.load(std::memory_order_acquire)) {
     entry->owner->ReleaseEntry(entry);
   }
+#if FFIJIT_HAVE_STENCILS
+  if (state->stencil != nullptr) {
+    NoteLiveThunk(reinterpret_cast<void*>(stencils::StencilThunkEntry(state->stencil)), -1);
+    stencils::ReleaseStencilThunk(state->stencil);
+  }
+#endif
   delete state;
+}
+
+TVMFFISafeCallType StencilEntryOf(const TierState* state) {
+#if FFIJIT_HAVE_STENCILS
+  if (state->stencil != nullptr) return stencils::StencilThunkEntry(state->stencil);
+#else
+  (void)state;
+#endif
+  return nullptr;
+}
+
+void AddStencilStats(JitStats* stats) {
+#if FFIJIT_HAVE_STENCILS
+  stencils::StencilCounters counters = stencils::Counters();
+  stats->stencil_thunks_made = counters.made;
+  stats->stencil_thunks_live = counters.live;
+#else
+  (void)stats;
+#endif
 }
 
 }  // namespace orc
