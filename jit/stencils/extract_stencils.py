@@ -35,6 +35,8 @@ HOLES = {
     "HOLE_type_index": "kTypeIndex",
     "HOLE_slot": "kSlot",
     "HOLE_index": "kIndex",
+    "HOLE_header_type": "kHeaderTypeOffset",
+    "HOLE_header_size": "kHeaderSize",
     "CONT_next": "kNext",
     "CONT_fail": "kFail",
     "FN_fallback": "kFallback",
@@ -42,6 +44,7 @@ HOLES = {
     "FN_box_results": "kBoxResults",
     "FN_propagate_status": "kPropagateStatus",
     "FN_memchr": "kMemchr",
+    "FN_resolve_path": "kResolvePath",
 }
 
 

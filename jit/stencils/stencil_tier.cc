@@ -3,6 +3,7 @@
 #include "stencils/stencil_tier.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -147,8 +148,14 @@ const Stencil* OutStencil(AbiLocation abi) {
 }
 
 // Whether the plan needs the entry's frame (stack slots, out-pointer buffers).
+bool HasPaths(const CallPlan& plan) {
+  for (const NativeParam& p : plan.params) {
+    if (p.path_size > 0) return true;
+  }
+  return false;
+}
 bool NeedsFrame(const CallPlan& plan) {
-  if (plan.num_stack > 0 || plan.packs_results()) return true;
+  if (plan.num_stack > 0 || plan.packs_results() || HasPaths(plan)) return true;
   for (const ResultSlot& r : plan.results) {
     if (!r.by_return) return true;
   }
@@ -251,7 +258,8 @@ void WriteVeneer(uint8_t* at, uint64_t target) {
 
 bool IsFunctionHole(Hole h) {
   return h == Hole::kFallback || h == Hole::kTarget || h == Hole::kBoxResult ||
-         h == Hole::kBoxResults || h == Hole::kPropagateStatus || h == Hole::kMemchr;
+         h == Hole::kBoxResults || h == Hole::kResolvePath || h == Hole::kPropagateStatus ||
+         h == Hole::kMemchr;
 }
 
 }  // namespace
@@ -275,10 +283,10 @@ std::string StencilUnsupportedReason(const CallPlan& plan) {
     }
   }
   for (const PackedArg& arg : plan.args) {
-    if (arg.num_params != 1) return "an argument that is not one native parameter (a structure)";
+    // Nothing would check it (an empty structure): the interpreter's.
+    if (arg.num_params == 0) return "an argument with no native parameter";
   }
   for (const NativeParam& p : plan.params) {
-    if (p.path_size != 0) return "a structure argument";
     if (ArgStencil(p.conversion, p.abi) == nullptr) {
       return std::string("a parameter of type ") + ConversionCTypeName(p.conversion);
     }
@@ -299,9 +307,18 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
   } else {
     pieces.push_back({count_calls ? &gen::k_stencil_entry_counted : &gen::k_stencil_entry});
   }
-  for (const NativeParam& p : plan.params) {
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const NativeParam& p = plan.params[i];
     Piece piece{ArgStencil(p.conversion, p.abi)};
     piece.offset = 16 * int64_t{p.position};
+    if (p.path_size > 0) {
+      // The element stands in for the array at offset 0 while the conversion reads it.
+      Piece resolve{&gen::k_stencil_resolve};
+      resolve.offset = piece.offset;
+      resolve.index = static_cast<int64_t>(i);
+      pieces.push_back(resolve);
+      piece.offset = 0;
+    }
     piece.slot = p.abi.slot;
     if (p.conversion == Conversion::kObject) {
       // Exactly this type inline; a key no type has yet: 0, which no object's tag equals, so
@@ -310,6 +327,7 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
       piece.type_index = want == kUnresolvedTypeIndex ? 0 : want;
     }
     pieces.push_back(piece);
+    if (p.path_size > 0) pieces.push_back({&gen::k_stencil_restore});
   }
   for (size_t i = 0; i < plan.results.size(); ++i) {
     const ResultSlot& result = plan.results[i];
@@ -321,7 +339,7 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
   }
   pieces.push_back({CallStencil(plan)});
   const size_t fail_index = pieces.size();
-  pieces.push_back({&gen::k_stencil_fail});
+  pieces.push_back({HasPaths(plan) ? &gen::k_stencil_fail_frame : &gen::k_stencil_fail});
 
   size_t at = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -335,7 +353,7 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
   }
   for (size_t i = 0; i + 1 < fail_index; ++i) pieces[i].next = pieces[i + 1].at;
   const size_t code_end = (at + 15) & ~size_t{15};
-  constexpr size_t kMaxVeneers = 6;  // one per function hole kind
+  constexpr size_t kMaxVeneers = 7;  // one per function hole kind
   CodeBlock block = AllocateWritable(code_end + kMaxVeneers * kVeneerSize,
                                      reinterpret_cast<const void*>(&StencilFallback), why);
   if (block.base == nullptr) return nullptr;
@@ -384,6 +402,15 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
           break;
         case Hole::kIndex:
           value = static_cast<uint64_t>(piece.index);
+          break;
+        case Hole::kHeaderTypeOffset:
+          value = offsetof(TVMFFIObject, type_index);
+          break;
+        case Hole::kHeaderSize:
+          value = sizeof(TVMFFIObject);
+          break;
+        case Hole::kResolvePath:
+          value = reinterpret_cast<uint64_t>(&FFIJITResolvePath);
           break;
         case Hole::kNext:
           value = reinterpret_cast<uint64_t>(base + piece.next);

@@ -24,19 +24,22 @@ enum class Reloc : uint8_t {
 
 // What a hole is patched with.
 enum class Hole : uint8_t {
-  kArity,            // the number of packed arguments
-  kOffset,           // the byte offset of the stencil's packed argument in the caller's array
-  kTypeIndex,        // an object parameter's type index
-  kSlot,             // a stack parameter's 8-byte slot
-  kIndex,            // an out-pointer parameter's result index
-  kNext,             // the next stencil of the chain
-  kFail,             // the thunk's fallback stencil
-  kFallback,         // the fallback into the interpreter (C function)
-  kTarget,           // the native
-  kBoxResult,        // FFIJITBoxResult
-  kBoxResults,       // FFIJITBoxResults
-  kPropagateStatus,  // FFIJITPropagateStatus
-  kMemchr,           // memchr
+  kArity,             // the number of packed arguments
+  kOffset,            // the byte offset of the stencil's packed argument in the caller's array
+  kTypeIndex,         // an object parameter's type index
+  kSlot,              // a stack parameter's 8-byte slot
+  kIndex,             // an out-pointer's result index, a structure element's parameter index
+  kHeaderTypeOffset,  // offsetof(TVMFFIObject, type_index) (revision-dependent)
+  kHeaderSize,        // sizeof(TVMFFIObject): where an object's payload starts
+  kNext,              // the next stencil of the chain
+  kFail,              // the thunk's fallback stencil
+  kFallback,          // the fallback into the interpreter (C function)
+  kTarget,            // the native
+  kBoxResult,         // FFIJITBoxResult
+  kBoxResults,        // FFIJITBoxResults
+  kPropagateStatus,   // FFIJITPropagateStatus
+  kMemchr,            // memchr
+  kResolvePath,       // FFIJITResolvePath
 };
 
 struct Patch {

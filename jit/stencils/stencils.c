@@ -40,12 +40,10 @@ typedef struct Any {
   };
 } Any;
 
-typedef struct ObjectHeader {
-  uint64_t combined_ref_count;
-  int32_t type_index;
-  uint32_t pad;
-  void* deleter;
-} ObjectHeader;
+// The object header's layout differs between TVM FFI revisions (type_index at offset 0 or 8):
+// its offset and size are holes, patched from the library's own TVMFFIObject.
+extern char HOLE_header_type[], HOLE_header_size[];
+#define HEADER_TYPE(obj) (*(const int32_t*)((const char*)(obj) + (uintptr_t)HOLE_header_type))
 
 enum {
   kNone = 0,
@@ -59,8 +57,8 @@ enum {
   kSmallStr = 11,
   kStr = 65,
 };
-// TVMFFIObject is 24 bytes; an object's payload (a Str's {data, size}) follows it.
-#define OBJECT_CELL 24
+// An object's payload (a Str's {data, size}) follows its header.
+#define OBJECT_CELL ((uintptr_t)HOLE_header_size)
 
 #define CHAIN __attribute__((preserve_none))
 #if NGPR == 6
@@ -87,6 +85,9 @@ enum {
 #define MAX_STACK 8
 #define MAX_RESULTS 8
 #define RESULTS (s + MAX_STACK)
+// The caller's argument array, kept while a structure element stands in for it (stencil_resolve).
+#define SAVED_ARGS (MAX_STACK + 2 * MAX_RESULTS)
+#define FRAME_WORDS (SAVED_ARGS + 1)
 
 extern int CHAIN CONT_next(PARAMS);
 extern int CHAIN CONT_fail(PARAMS);
@@ -132,19 +133,42 @@ int stencil_entry_counted(void* h, const Any* a, int32_t n, Any* r) {
 // Entries of a native with stack arguments or out-pointer results: the array the stencils fill,
 // in this frame, which outlives the chain (the chain runs inside the call below).
 int stencil_entry_frame(void* h, const Any* a, int32_t n, Any* r) {
-  uint64_t frame[MAX_STACK + 2 * MAX_RESULTS];
+  uint64_t frame[FRAME_WORDS];
   if (__builtin_expect(n != (int32_t)(uintptr_t)HOLE_arity, 0)) return FN_fallback(h, a, n, r);
+  frame[SAVED_ARGS] = (uint64_t)(uintptr_t)a;
   return CONT_next(h, a, n, r, JUNK_GARGS, JUNK_FARGS, frame);
 }
 int stencil_entry_frame_counted(void* h, const Any* a, int32_t n, Any* r) {
-  uint64_t frame[MAX_STACK + 2 * MAX_RESULTS];
+  uint64_t frame[FRAME_WORDS];
   COUNT_DOWN()
+  frame[SAVED_ARGS] = (uint64_t)(uintptr_t)a;
   return CONT_next(h, a, n, r, JUNK_GARGS, JUNK_FARGS, frame);
 }
 
 // Every error and every form the stencils do not convert: the interpreter, through FN_fallback.
 CHAIN int stencil_fail(PARAMS) {
   return FN_fallback(h, a, n, r);
+}
+
+// The same from a thunk with structure arguments, where `a` may be a structure's element.
+CHAIN int stencil_fail_frame(PARAMS) {
+  return FN_fallback(h, (const Any*)(uintptr_t)s[SAVED_ARGS], n, r);
+}
+
+// A parameter inside a structure argument: the element its path reaches (FFIJITResolvePath, which
+// raises the path's error: every earlier parameter passed, so it is the interpreter's first error
+// too) stands in for the argument array, at offset 0, for the next stencil; stencil_restore puts
+// the caller's array back after it.
+extern const Any* FN_resolve_path(void* h, int32_t param, const Any* arg);
+CHAIN int stencil_resolve(PARAMS) {
+  const Any* element = FN_resolve_path(h, (int32_t)(uintptr_t)HOLE_index, ARG());
+  if (__builtin_expect(element == 0, 0)) return -1;
+  a = element;
+  NEXT();
+}
+CHAIN int stencil_restore(PARAMS) {
+  a = (const Any*)(uintptr_t)s[SAVED_ARGS];
+  NEXT();
 }
 
 // ---- Arguments: one stencil per (conversion, register) ----
@@ -186,44 +210,44 @@ CHAIN int stencil_fail(PARAMS) {
 // const char*: a non-NULL RawStr, or a Str object (its data after the header) with no NUL inside,
 // or a SmallStr (its bytes in the Any itself) of at most 7 bytes with no NUL inside. A NULL, a
 // None (nullable or not), any malformed or NUL-holding string: the interpreter's.
-#define BODY_str(REG)                                                                            \
-  const Any* v = ARG();                                                                          \
-  int32_t tag = v->type_index;                                                                   \
-  if (tag == kRawStr) {                                                                          \
-    if (__builtin_expect(v->p == 0, 0)) FAIL();                                                  \
-    REG = v->u;                                                                                  \
-  } else if (tag == kSmallStr) {                                                                 \
-    uint64_t len = v->small_len;                                                                 \
-    uint64_t word = v->u;                                                                        \
-    if (__builtin_expect(len > 7 || (word >> 56) != 0, 0)) FAIL();                               \
-    /* a NUL among the first len bytes: set the bytes past the end, then look for a zero */      \
-    word |= ~(uint64_t)0 << (len * 8);                                                           \
-    if (__builtin_expect(((word - 0x0101010101010101ull) & ~word & 0x8080808080808080ull) != 0,  \
-                         0))                                                                     \
-      FAIL();                                                                                    \
-    REG = (uint64_t)(uintptr_t)&v->u;                                                            \
-  } else if (tag == kStr) {                                                                      \
-    const char* obj = (const char*)v->p;                                                         \
-    if (__builtin_expect(obj == 0 || ((const ObjectHeader*)obj)->type_index != kStr, 0)) FAIL(); \
-    const char* data = *(const char* const*)(obj + OBJECT_CELL);                                 \
-    uint64_t size = *(const uint64_t*)(obj + OBJECT_CELL + 8);                                   \
-    if (__builtin_expect(FN_memchr(data, 0, size) != 0, 0)) FAIL();                              \
-    REG = (uint64_t)(uintptr_t)data;                                                             \
-  } else {                                                                                       \
-    FAIL();                                                                                      \
-  }                                                                                              \
+#define BODY_str(REG)                                                                           \
+  const Any* v = ARG();                                                                         \
+  int32_t tag = v->type_index;                                                                  \
+  if (tag == kRawStr) {                                                                         \
+    if (__builtin_expect(v->p == 0, 0)) FAIL();                                                 \
+    REG = v->u;                                                                                 \
+  } else if (tag == kSmallStr) {                                                                \
+    uint64_t len = v->small_len;                                                                \
+    uint64_t word = v->u;                                                                       \
+    if (__builtin_expect(len > 7 || (word >> 56) != 0, 0)) FAIL();                              \
+    /* a NUL among the first len bytes: set the bytes past the end, then look for a zero */     \
+    word |= ~(uint64_t)0 << (len * 8);                                                          \
+    if (__builtin_expect(((word - 0x0101010101010101ull) & ~word & 0x8080808080808080ull) != 0, \
+                         0))                                                                    \
+      FAIL();                                                                                   \
+    REG = (uint64_t)(uintptr_t)&v->u;                                                           \
+  } else if (tag == kStr) {                                                                     \
+    const char* obj = (const char*)v->p;                                                        \
+    if (__builtin_expect(obj == 0 || HEADER_TYPE(obj) != kStr, 0)) FAIL();                      \
+    const char* data = *(const char* const*)(obj + OBJECT_CELL);                                \
+    uint64_t size = *(const uint64_t*)(obj + OBJECT_CELL + 8);                                  \
+    if (__builtin_expect(FN_memchr(data, 0, size) != 0, 0)) FAIL();                             \
+    REG = (uint64_t)(uintptr_t)data;                                                            \
+  } else {                                                                                      \
+    FAIL();                                                                                     \
+  }                                                                                             \
   NEXT();
 // TVMFFIObject*: an object whose header type index is HOLE_type_index exactly (any object when it
 // is 64, kTVMFFIObject: then the header must equal the tag). Subtypes, None: the interpreter's.
-#define BODY_obj(REG)                                                                        \
-  const Any* v = ARG();                                                                      \
-  int32_t tag = v->type_index;                                                               \
-  const ObjectHeader* obj = (const ObjectHeader*)v->p;                                       \
-  int32_t want = (int32_t)(uintptr_t)HOLE_type_index;                                        \
-  if (__builtin_expect(                                                                      \
-          tag < 64 || obj == 0 || obj->type_index != tag || (want != 64 && tag != want), 0)) \
-    FAIL();                                                                                  \
-  REG = v->u;                                                                                \
+#define BODY_obj(REG)                                                                         \
+  const Any* v = ARG();                                                                       \
+  int32_t tag = v->type_index;                                                                \
+  const char* obj = (const char*)v->p;                                                        \
+  int32_t want = (int32_t)(uintptr_t)HOLE_type_index;                                         \
+  if (__builtin_expect(                                                                       \
+          tag < 64 || obj == 0 || HEADER_TYPE(obj) != tag || (want != 64 && tag != want), 0)) \
+    FAIL();                                                                                   \
+  REG = v->u;                                                                                 \
   NEXT();
 
 // DLDataType (4 bytes, zero-extended) and DLDevice (8 bytes): their own tags only (a string to
