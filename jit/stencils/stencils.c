@@ -440,53 +440,54 @@ extern int FN_propagate_status(void* h, int32_t status);
     int64_t x = (int64_t)CALL(kind, ns);          \
     return box(r, kInt, (uint64_t)x);             \
   }
-#define CALLS(ns)                                                                            \
-  DECLARE(void, void, ns)                                                                    \
-  CHAIN int stencil_call_void_s##ns(PARAMS) {                                                \
-    CALL(void, ns);                                                                          \
-    return box(r, kNone, 0);                                                                 \
-  }                                                                                          \
-  CALL_INT(int64_t, i64, ns)                                                                 \
-  CALL_INT(int32_t, i32, ns)                                                                 \
-  CALL_INT(int16_t, i16, ns)                                                                 \
-  CALL_INT(int8_t, i8, ns)                                                                   \
-  CALL_INT(uint32_t, u32, ns)                                                                \
-  CALL_INT(uint16_t, u16, ns)                                                                \
-  CALL_INT(uint8_t, u8, ns)                                                                  \
-  /* A u64 above INT64_MAX has no Int: the shared boxer raises its error. */                 \
-  DECLARE(uint64_t, u64, ns)                                                                 \
-  CHAIN int stencil_call_u64_s##ns(PARAMS) {                                                 \
-    uint64_t raw[2] = {CALL(u64, ns), 0};                                                    \
-    if (__builtin_expect(raw[0] >> 63, 0)) return FN_box_result(h, 0, raw, r);               \
-    return box(r, kInt, raw[0]);                                                             \
-  }                                                                                          \
-  DECLARE(_Bool, bool, ns)                                                                   \
-  CHAIN int stencil_call_bool_s##ns(PARAMS) {                                                \
-    return box(r, kBool, CALL(bool, ns) ? 1 : 0);                                            \
-  }                                                                                          \
-  DECLARE(void*, ptr, ns)                                                                    \
-  CHAIN int stencil_call_ptr_s##ns(PARAMS) {                                                 \
-    void* p = CALL(ptr, ns);                                                                 \
-    return box(r, p ? kOpaquePtr : kNone, (uint64_t)(uintptr_t)p);                           \
-  }                                                                                          \
-  DECLARE(double, f64, ns)                                                                   \
-  CHAIN int stencil_call_f64_s##ns(PARAMS) {                                                 \
-    Word w;                                                                                  \
-    w.d = CALL(f64, ns);                                                                     \
-    return box(r, kFloat, w.bits);                                                           \
-  }                                                                                          \
-  DECLARE(float, f32, ns)                                                                    \
-  CHAIN int stencil_call_f32_s##ns(PARAMS) {                                                 \
-    Word w;                                                                                  \
-    w.d = (double)CALL(f32, ns);                                                             \
-    return box(r, kFloat, w.bits);                                                           \
-  }                                                                                          \
-  /* The status convention without results: 0 is success (None), else the native's error. */ \
-  DECLARE(int, status, ns)                                                                   \
-  CHAIN int stencil_call_status_s##ns(PARAMS) {                                              \
-    int status = CALL(status, ns);                                                           \
-    if (__builtin_expect(status != 0, 0)) return FN_propagate_status(h, status);             \
-    return box(r, kNone, 0);                                                                 \
+#define CALLS(ns)                                                                               \
+  DECLARE(void, void, ns)                                                                       \
+  CHAIN int stencil_call_void_s##ns(PARAMS) {                                                   \
+    CALL(void, ns);                                                                             \
+    return box(r, kNone, 0);                                                                    \
+  }                                                                                             \
+  CALL_INT(int64_t, i64, ns)                                                                    \
+  CALL_INT(int32_t, i32, ns)                                                                    \
+  CALL_INT(int16_t, i16, ns)                                                                    \
+  CALL_INT(int8_t, i8, ns)                                                                      \
+  CALL_INT(uint32_t, u32, ns)                                                                   \
+  CALL_INT(uint16_t, u16, ns)                                                                   \
+  CALL_INT(uint8_t, u8, ns)                                                                     \
+  /* A u64 above INT64_MAX has no Int: the shared boxer raises its error. A bool is read as its \
+     byte (nonzero: true), as the interpreter reads it. */                                      \
+  DECLARE(uint64_t, u64, ns)                                                                    \
+  CHAIN int stencil_call_u64_s##ns(PARAMS) {                                                    \
+    uint64_t raw[2] = {CALL(u64, ns), 0};                                                       \
+    if (__builtin_expect(raw[0] >> 63, 0)) return FN_box_result(h, 0, raw, r);                  \
+    return box(r, kInt, raw[0]);                                                                \
+  }                                                                                             \
+  DECLARE(uint8_t, bool, ns)                                                                    \
+  CHAIN int stencil_call_bool_s##ns(PARAMS) {                                                   \
+    return box(r, kBool, CALL(bool, ns) != 0);                                                  \
+  }                                                                                             \
+  DECLARE(void*, ptr, ns)                                                                       \
+  CHAIN int stencil_call_ptr_s##ns(PARAMS) {                                                    \
+    void* p = CALL(ptr, ns);                                                                    \
+    return box(r, p ? kOpaquePtr : kNone, (uint64_t)(uintptr_t)p);                              \
+  }                                                                                             \
+  DECLARE(double, f64, ns)                                                                      \
+  CHAIN int stencil_call_f64_s##ns(PARAMS) {                                                    \
+    Word w;                                                                                     \
+    w.d = CALL(f64, ns);                                                                        \
+    return box(r, kFloat, w.bits);                                                              \
+  }                                                                                             \
+  DECLARE(float, f32, ns)                                                                       \
+  CHAIN int stencil_call_f32_s##ns(PARAMS) {                                                    \
+    Word w;                                                                                     \
+    w.d = (double)CALL(f32, ns);                                                                \
+    return box(r, kFloat, w.bits);                                                              \
+  }                                                                                             \
+  /* The status convention without results: 0 is success (None), else the native's error. */    \
+  DECLARE(int, status, ns)                                                                      \
+  CHAIN int stencil_call_status_s##ns(PARAMS) {                                                 \
+    int status = CALL(status, ns);                                                              \
+    if (__builtin_expect(status != 0, 0)) return FN_propagate_status(h, status);                \
+    return box(r, kNone, 0);                                                                    \
   }
 
 // Results the shared boxers box. By return: the integer register (any conversion: the boxer reads

@@ -138,8 +138,6 @@ TEST(Differential, RandomSignaturesAndArgumentsOnTheStencilTier) {
     if (thunk == nullptr) {
       EXPECT_EQ(why, stencils::StencilUnsupportedReason(*fn->plan));
       EXPECT_NE(why, "");
-      if (getenv("STENCIL_WHY"))
-        std::printf("%s | %s\n", why.c_str(), fn->plan->declaration.c_str());
       continue;
     }
     ++supported;

@@ -3,6 +3,7 @@
 // tiering (registration installs a stencil thunk, which counts its way to the hot tier).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -397,6 +399,30 @@ TEST(StencilTier, RegistrationInstallsItAndItGoesHot) {
     EXPECT_EQ(k(int64_t{10}, int64_t{3}).cast<int64_t>(), 7);
   }
   EXPECT_EQ(JitEngine::Default().Stats().stencil_thunks_live, before.stencil_thunks_live);
+}
+
+// Threads registering and calling functions at once, each on its own stencil thunk; every thunk
+// is freed when its function dies.
+TEST(StencilTier, ConcurrentRegistrationsAndCalls) {
+  const int64_t live_before = JitEngine::Default().Stats().stencil_thunks_live;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &wrong] {
+      JitOptions options;
+      options.hot_after_calls = 0;
+      ScopedJitOptions scope(options);
+      for (int i = 0; i < 50; ++i) {
+        Function f = MakeFunction("concurrent", &Tiered);
+        for (int64_t k = 0; k < 20; ++k) {
+          if (f(k, int64_t{t}).cast<int64_t>() != k * 3 + t) ++wrong;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(JitEngine::Default().Stats().stencil_thunks_live, live_before);
 }
 
 }  // namespace
