@@ -76,6 +76,8 @@ const Stencil* ArgStencil(Conversion c, AbiLocation abi) {
         FAMILY(obj_g);
       case Conversion::kDataType:
         FAMILY(dtype_g);
+      case Conversion::kTensor:
+        FAMILY(tensor_g);
       case Conversion::kDevice:
         FAMILY(device_g);
       default:
@@ -118,6 +120,8 @@ const Stencil* ArgStencil(Conversion c, AbiLocation abi) {
         return &gen::k_stencil_stack_obj;
       case Conversion::kDataType:
         return &gen::k_stencil_stack_dtype;
+      case Conversion::kTensor:
+        return &gen::k_stencil_stack_tensor;
       case Conversion::kDevice:
         return &gen::k_stencil_stack_device;
       case Conversion::kF32:
@@ -239,7 +243,8 @@ struct Piece {
   int64_t type_index = 0;  // kTypeIndex
   int64_t slot = 0;        // kSlot
   int64_t index = 0;       // kIndex
-  size_t next = 0;         // kNext: the offset of the following piece
+  uint64_t rank_plus_one = 0, check_dtype = 0, dtype = 0;  // a tensor parameter's checks
+  size_t next = 0;  // kNext: the offset of the following piece
 };
 
 // Veneers: an absolute jump to a far function, for a branch whose displacement does not reach it.
@@ -287,6 +292,11 @@ std::string StencilUnsupportedReason(const CallPlan& plan) {
     if (arg.num_params == 0) return "an argument with no native parameter";
   }
   for (const NativeParam& p : plan.params) {
+    if (p.conversion == Conversion::kTensor) {
+      for (int64_t dim : p.tensor.dims) {
+        if (dim >= 0) return "a tensor parameter with a static dim";
+      }
+    }
     if (ArgStencil(p.conversion, p.abi) == nullptr) {
       return std::string("a parameter of type ") + ConversionCTypeName(p.conversion);
     }
@@ -320,6 +330,13 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
       piece.offset = 0;
     }
     piece.slot = p.abi.slot;
+    if (p.conversion == Conversion::kTensor) {
+      piece.rank_plus_one = static_cast<uint64_t>(p.tensor.rank + 1);
+      piece.check_dtype = p.tensor.check_dtype ? 1 : 0;
+      uint32_t bits = 0;
+      std::memcpy(&bits, &p.tensor.dtype, sizeof bits);
+      piece.dtype = bits;
+    }
     if (p.conversion == Conversion::kObject) {
       // Exactly this type inline; a key no type has yet: 0, which no object's tag equals, so
       // every call takes the fallback (which resolves it).
@@ -402,6 +419,15 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
           break;
         case Hole::kIndex:
           value = static_cast<uint64_t>(piece.index);
+          break;
+        case Hole::kRankPlusOne:
+          value = piece.rank_plus_one;
+          break;
+        case Hole::kCheckDtype:
+          value = piece.check_dtype;
+          break;
+        case Hole::kDtype:
+          value = piece.dtype;
           break;
         case Hole::kHeaderTypeOffset:
           value = offsetof(TVMFFIObject, type_index);

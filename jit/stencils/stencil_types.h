@@ -29,6 +29,9 @@ enum class Hole : uint8_t {
   kTypeIndex,         // an object parameter's type index
   kSlot,              // a stack parameter's 8-byte slot
   kIndex,             // an out-pointer's result index, a structure element's parameter index
+  kRankPlusOne,       // a tensor parameter's rank + 1 (0: any rank)
+  kCheckDtype,        // 1 when a tensor parameter's element type is checked, else 0
+  kDtype,             // the element type it must have (DLDataType's 4 bytes)
   kHeaderTypeOffset,  // offsetof(TVMFFIObject, type_index) (revision-dependent)
   kHeaderSize,        // sizeof(TVMFFIObject): where an object's payload starts
   kNext,              // the next stencil of the chain

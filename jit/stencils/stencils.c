@@ -9,7 +9,9 @@
 // its result. The chain uses clang's preserve_none convention, so the handle, the arguments, the
 // result pointer and every native parameter stay in registers from stencil to stencil.
 //
-// Holes are undefined symbols the extractor recognises by name:
+// Holes are undefined symbols the extractor recognises by name. The compiler takes a symbol's
+// address for nonzero, so a hole that may be 0 is truncated (to int32_t) before a test reads it.
+//
 //   HOLE_<name>    a constant (its "address" is the value): argument offsets, the arity, a type
 //                  index;
 //   CONT_next      the next stencil of the chain (elided when it follows directly);
@@ -53,9 +55,11 @@ enum {
   kOpaquePtr = 4,
   kDataType = 5,
   kDevice = 6,
+  kDLTensorPtr = 7,
   kRawStr = 8,
   kSmallStr = 11,
   kStr = 65,
+  kTensor = 70,
 };
 // An object's payload (a Str's {data, size}) follows its header.
 #define OBJECT_CELL ((uintptr_t)HOLE_header_size)
@@ -92,6 +96,8 @@ enum {
 extern int CHAIN CONT_next(PARAMS);
 extern int CHAIN CONT_fail(PARAMS);
 extern char HOLE_arity[], HOLE_offset[], HOLE_type_index[], HOLE_slot[], HOLE_index[];
+// A tensor parameter's checks: rank + 1 (0: any rank), whether to check the element type, and it.
+extern char HOLE_rank_plus_one[], HOLE_check_dtype[], HOLE_dtype[];
 extern int FN_fallback(void* h, const Any* a, int32_t n, Any* r);
 
 #define NEXT() __attribute__((musttail)) return CONT_next(ARGS)
@@ -262,6 +268,32 @@ CHAIN int stencil_restore(PARAMS) {
   if (__builtin_expect(v->type_index != kDevice, 0)) FAIL(); \
   REG = v->u;                                                \
   NEXT();
+// DLTensor*: a Tensor object (its DLTensor after the header) or a non-NULL DLTensorPtr, checked as
+// the interpreter checks it inline: the element type (when the plan checks it), the rank (ndim >= 0
+// for any rank), a shape when ndim > 0. Static dims are not checked here (such plans are not the
+// stencils'). DLTensor: ndim at 16, dtype at 20, shape at 24 (DLPack's ABI).
+#define BODY_tensor(REG)                                                                        \
+  const Any* v = ARG();                                                                         \
+  int32_t tag = v->type_index;                                                                  \
+  const char* t = (const char*)v->p;                                                            \
+  if (tag == kTensor) {                                                                         \
+    if (__builtin_expect(t == 0 || HEADER_TYPE(t) != kTensor, 0)) FAIL();                       \
+    t += OBJECT_CELL;                                                                           \
+  } else if (__builtin_expect(tag != kDLTensorPtr || t == 0, 0)) {                              \
+    FAIL();                                                                                     \
+  }                                                                                             \
+  int32_t ndim = *(const int32_t*)(t + 16);                                                     \
+  uint32_t dtype = *(const uint32_t*)(t + 20);                                                  \
+  const void* shape = *(const void* const*)(t + 24);                                            \
+  int32_t rank_plus_one = (int32_t)(uintptr_t)HOLE_rank_plus_one;                               \
+  if (__builtin_expect(                                                                         \
+          ((int32_t)(uintptr_t)HOLE_check_dtype && dtype != (uint32_t)(uintptr_t)HOLE_dtype) || \
+              (rank_plus_one == 0 ? ndim < 0 : ndim != rank_plus_one - 1) ||                    \
+              (shape == 0 && ndim != 0),                                                        \
+          0))                                                                                   \
+    FAIL();                                                                                     \
+  REG = (uint64_t)(uintptr_t)t;                                                                 \
+  NEXT();
 // An out-pointer parameter: result HOLE_index's zeroed 16-byte buffer in the entry's frame.
 #define BODY_out(REG)                                     \
   uint64_t* buffer = RESULTS + 2 * (uintptr_t)HOLE_index; \
@@ -309,6 +341,7 @@ GPR_STENCILS(ptr)
 GPR_STENCILS(str)
 GPR_STENCILS(obj)
 GPR_STENCILS(dtype)
+GPR_STENCILS(tensor)
 GPR_STENCILS(device)
 GPR_STENCILS(out)
 
@@ -331,6 +364,7 @@ DEFINE_STACK(ptr)
 DEFINE_STACK(str)
 DEFINE_STACK(obj)
 DEFINE_STACK(dtype)
+DEFINE_STACK(tensor)
 DEFINE_STACK(device)
 DEFINE_STACK(out)
 

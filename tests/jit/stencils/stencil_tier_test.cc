@@ -266,6 +266,74 @@ TEST(StencilTier, PointersStringsAndObjects) {
   }
 }
 
+int64_t Describe(DLTensor* t) {
+  return t->ndim * 1000 + t->dtype.bits * 10 + t->dtype.code;
+}
+
+// Tensor objects and DLTensorPtrs, checked (element type and rank) and unchecked, against every
+// way to fail the checks; static dims are not the stencils'.
+TEST(StencilTier, Tensors) {
+  ScopedJitOptions never({JitPolicy::kNever, 0});
+  ObjectPool pool;
+  const DLDataType f32{kDLFloat, 32, 1}, i64{kDLInt, 64, 1};
+  int64_t shape2[2] = {2, 3};
+  DLTensor raw{};
+  raw.ndim = 2;
+  raw.dtype = f32;
+  raw.shape = shape2;
+  DLTensor no_shape = raw;
+  no_shape.shape = nullptr;
+  DLTensor negative = raw;
+  negative.ndim = -1;
+  DLTensor scalar = raw;
+  scalar.ndim = 0;
+  scalar.shape = nullptr;
+  auto ptr = [](DLTensor* t) {
+    TVMFFIAny a{};
+    a.type_index = kTVMFFIDLTensorPtr;
+    a.v_ptr = t;
+    return a;
+  };
+  const std::vector<std::pair<TVMFFIAny, bool>> values = {
+      {pool.Tensor(f32, {2, 3}), true},
+      {pool.Tensor(i64, {2, 3}), false},
+      {pool.Tensor(f32, {4}), false},
+      {pool.Tensor(f32, {}), false},
+      {ptr(&raw), true},
+      {ptr(&no_shape), false},
+      {ptr(&negative), false},
+      {ptr(&scalar), false},
+      {ptr(nullptr), false},
+      {None(), false},
+      {Int(1), false},
+      {pool.String("not a tensor object"), false}};
+  Signature checked;
+  checked.args.push_back(Type::NDArray(ScalarKind::kF32, 2, {-1, -1}));
+  checked.results.push_back(Type::Scalar(ScalarKind::kI64));
+  Signature any = SignatureOf<int64_t (*)(DLTensor*)>();
+  for (const Signature* sig : {&checked, &any}) {
+    Subject s;
+    s.function = MakeFunction("describe", reinterpret_cast<void*>(&Describe), *sig);
+    std::string why;
+    s.thunk = MakeStencilThunk(s.bound(), false, &why);
+    ASSERT_NE(s.thunk, nullptr) << why;
+    for (size_t i = 0; i < values.size(); ++i) {
+      // Checked, only the matching forms convert inline; unchecked, every well-formed tensor.
+      const bool well_formed = i < 5 || i == 7;
+      const bool inline_form = sig == &checked ? values[i].second : well_formed;
+      ExpectSame(
+          s, {values[i].first},
+          std::string(sig == &checked ? "checked" : "any") + " tensor value " + std::to_string(i),
+          inline_form ? Path::kInline : Path::kFallback);
+    }
+  }
+  Signature static_dim;
+  static_dim.args.push_back(Type::NDArray(ScalarKind::kF32, 2, {2, -1}));
+  static_dim.results.push_back(Type::Scalar(ScalarKind::kI64));
+  EXPECT_EQ(stencils::StencilUnsupportedReason(Lower(static_dim, "s")),
+            "a tensor parameter with a static dim");
+}
+
 TEST(StencilTier, SeveralRegistersAndResults) {
   auto sum = Make("sum6", &Sum6);
   ExpectSame(*sum, {Int(1), Int(-2), Int(3), Int(-4), Int(5), Int(6)}, "sum6", Path::kInline);
