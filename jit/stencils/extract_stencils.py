@@ -48,6 +48,11 @@ HOLES = {
     "FN_propagate_status": "kPropagateStatus",
     "FN_memchr": "kMemchr",
     "FN_resolve_path": "kResolvePath",
+    "FN_any_defect": "kAnyDefect",
+    "FN_f16_from_double": "kF16FromDouble",
+    "FN_f16_from_int": "kF16FromInt",
+    "FN_bf16_from_double": "kBF16FromDouble",
+    "FN_bf16_from_int": "kBF16FromInt",
 }
 
 

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <vector>
 
+#include "ffijit/any.h"
 #include "interpreter/bound_function.h"
+#include "interpreter/float16.h"
 #include "stencils/code_memory.h"
 #include "stencils/stencil_types.h"
 #include "stencils_generated.h"  // written by extract_stencils.py at build time
@@ -40,6 +42,11 @@ int StencilFallback(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFF
 
 // Stack slots a thunk fills (MAX_STACK in stencils.c; more take the LLVM tiers).
 constexpr int32_t kMaxStack = sizeof(gen::k_call_void_s) / sizeof(gen::k_call_void_s[0]) - 1;
+
+// details::FindAnyDefect for the stencils: 0 for a well-formed value.
+int32_t AnyDefectCode(const TVMFFIAny* v) {
+  return static_cast<int32_t>(details::FindAnyDefect(*v));
+}
 
 // The argument stencil of a conversion for one location, or nullptr.
 const Stencil* ArgStencil(Conversion c, AbiLocation abi) {
@@ -78,6 +85,8 @@ const Stencil* ArgStencil(Conversion c, AbiLocation abi) {
         FAMILY(dtype_g);
       case Conversion::kTensor:
         FAMILY(tensor_g);
+      case Conversion::kAnyView:
+        FAMILY(any_g);
       case Conversion::kDevice:
         FAMILY(device_g);
       default:
@@ -89,6 +98,10 @@ const Stencil* ArgStencil(Conversion c, AbiLocation abi) {
         FAMILY(f32_f);
       case Conversion::kF64:
         FAMILY(f64_f);
+      case Conversion::kF16:
+        FAMILY(f16_f);
+      case Conversion::kBF16:
+        FAMILY(bf16_f);
       default:
         break;
     }
@@ -122,6 +135,12 @@ const Stencil* ArgStencil(Conversion c, AbiLocation abi) {
         return &gen::k_stencil_stack_dtype;
       case Conversion::kTensor:
         return &gen::k_stencil_stack_tensor;
+      case Conversion::kAnyView:
+        return &gen::k_stencil_stack_any;
+      case Conversion::kF16:
+        return &gen::k_stencil_stack_f16;
+      case Conversion::kBF16:
+        return &gen::k_stencil_stack_bf16;
       case Conversion::kDevice:
         return &gen::k_stencil_stack_device;
       case Conversion::kF32:
@@ -263,8 +282,9 @@ void WriteVeneer(uint8_t* at, uint64_t target) {
 
 bool IsFunctionHole(Hole h) {
   return h == Hole::kFallback || h == Hole::kTarget || h == Hole::kBoxResult ||
-         h == Hole::kBoxResults || h == Hole::kResolvePath || h == Hole::kPropagateStatus ||
-         h == Hole::kMemchr;
+         h == Hole::kBoxResults || h == Hole::kResolvePath || h == Hole::kAnyDefect ||
+         h == Hole::kF16FromDouble || h == Hole::kF16FromInt || h == Hole::kBF16FromDouble ||
+         h == Hole::kBF16FromInt || h == Hole::kPropagateStatus || h == Hole::kMemchr;
 }
 
 }  // namespace
@@ -370,7 +390,7 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
   }
   for (size_t i = 0; i + 1 < fail_index; ++i) pieces[i].next = pieces[i + 1].at;
   const size_t code_end = (at + 15) & ~size_t{15};
-  constexpr size_t kMaxVeneers = 7;  // one per function hole kind
+  constexpr size_t kMaxVeneers = 12;  // one per function hole kind
   CodeBlock block = AllocateWritable(code_end + kMaxVeneers * kVeneerSize,
                                      reinterpret_cast<const void*>(&StencilFallback), why);
   if (block.base == nullptr) return nullptr;
@@ -437,6 +457,21 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
           break;
         case Hole::kResolvePath:
           value = reinterpret_cast<uint64_t>(&FFIJITResolvePath);
+          break;
+        case Hole::kAnyDefect:
+          value = reinterpret_cast<uint64_t>(&AnyDefectCode);
+          break;
+        case Hole::kF16FromDouble:
+          value = reinterpret_cast<uint64_t>(&FFIJITDoubleToF16Bits);
+          break;
+        case Hole::kF16FromInt:
+          value = reinterpret_cast<uint64_t>(&FFIJITInt64ToF16Bits);
+          break;
+        case Hole::kBF16FromDouble:
+          value = reinterpret_cast<uint64_t>(&FFIJITDoubleToBF16Bits);
+          break;
+        case Hole::kBF16FromInt:
+          value = reinterpret_cast<uint64_t>(&FFIJITInt64ToBF16Bits);
           break;
         case Hole::kNext:
           value = reinterpret_cast<uint64_t>(base + piece.next);

@@ -43,6 +43,11 @@ enum class Hole : uint8_t {
   kPropagateStatus,   // FFIJITPropagateStatus
   kMemchr,            // memchr
   kResolvePath,       // FFIJITResolvePath
+  kAnyDefect,         // details::FindAnyDefect as a function (0: well-formed)
+  kF16FromDouble,     // FFIJITDoubleToF16Bits
+  kF16FromInt,        // FFIJITInt64ToF16Bits
+  kBF16FromDouble,    // FFIJITDoubleToBF16Bits
+  kBF16FromInt,       // FFIJITInt64ToBF16Bits
 };
 
 struct Patch {

@@ -294,6 +294,14 @@ CHAIN int stencil_restore(PARAMS) {
     FAIL();                                                                                     \
   REG = (uint64_t)(uintptr_t)t;                                                                 \
   NEXT();
+// const TVMFFIAny*: the packed value itself, when it keeps the value-validity contract (the
+// library's details::FindAnyDefect, FN_any_defect: 0 for a well-formed value).
+extern int32_t FN_any_defect(const Any* v);
+#define BODY_any(REG)                                     \
+  const Any* v = ARG();                                   \
+  if (__builtin_expect(FN_any_defect(v) != 0, 0)) FAIL(); \
+  REG = (uint64_t)(uintptr_t)v;                           \
+  NEXT();
 // An out-pointer parameter: result HOLE_index's zeroed 16-byte buffer in the entry's frame.
 #define BODY_out(REG)                                     \
   uint64_t* buffer = RESULTS + 2 * (uintptr_t)HOLE_index; \
@@ -342,6 +350,7 @@ GPR_STENCILS(str)
 GPR_STENCILS(obj)
 GPR_STENCILS(dtype)
 GPR_STENCILS(tensor)
+GPR_STENCILS(any)
 GPR_STENCILS(device)
 GPR_STENCILS(out)
 
@@ -365,6 +374,7 @@ DEFINE_STACK(str)
 DEFINE_STACK(obj)
 DEFINE_STACK(dtype)
 DEFINE_STACK(tensor)
+DEFINE_STACK(any)
 DEFINE_STACK(device)
 DEFINE_STACK(out)
 
@@ -403,6 +413,27 @@ typedef union {
   REG = w.d;                                                      \
   NEXT();
 
+// f16/bf16: a Float or an Int/Bool rounded once from the exact value by the library's own
+// converters (the interpreter's); the bits in the register's low 16 (upper ones zero).
+extern uint16_t FN_f16_from_double(double d);
+extern uint16_t FN_f16_from_int(int64_t i);
+extern uint16_t FN_bf16_from_double(double d);
+extern uint16_t FN_bf16_from_int(int64_t i);
+#define HALF_BODY(REG, kind)                                      \
+  const Any* v = ARG();                                           \
+  int32_t tag = v->type_index;                                    \
+  uint16_t half;                                                  \
+  if (tag == kFloat) {                                            \
+    half = FN_##kind##_from_double(v->d);                         \
+  } else {                                                        \
+    if (__builtin_expect((uint32_t)(tag - kInt) > 1u, 0)) FAIL(); \
+    half = FN_##kind##_from_int(v->i);                            \
+  }                                                               \
+  Word w = {half};                                                \
+  REG = w.d;                                                      \
+  NEXT();
+#define BODY_f16(REG) HALF_BODY(REG, f16)
+#define BODY_bf16(REG) HALF_BODY(REG, bf16)
 #define DEFINE_STACK_FLOAT(name)           \
   CHAIN int stencil_stack_##name(PARAMS) { \
     BODY_##name(((double*)s)[SLOT])        \
@@ -422,9 +453,13 @@ typedef union {
   DEFINE_SSE(name, 7)
 SSE_STENCILS(f64)
 SSE_STENCILS(f32)
+SSE_STENCILS(f16)
+SSE_STENCILS(bf16)
 // On the stack, a float's slot holds the same bits as its register would (the low 32 for an f32).
 DEFINE_STACK_FLOAT(f64)
 DEFINE_STACK_FLOAT(f32)
+DEFINE_STACK_FLOAT(f16)
+DEFINE_STACK_FLOAT(bf16)
 
 // ---- Calls: the native (FN_target_<kind>, its address patched in) and the boxing of its result
 // ---- The native is called with every parameter register, set or not: a C function reads only its

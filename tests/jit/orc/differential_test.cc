@@ -159,9 +159,9 @@ TEST(Differential, RandomSignaturesAndArgumentsOnTheStencilTier) {
     stencils::ReleaseStencilThunk(thunk);
   }
   EXPECT_EQ(failures, 0) << "of " << cases << " cases";
-  // The generator mixes bytes, any, f16/bf16, static tensor dims and long argument lists into most
-  // signatures; the stencils cover the rest (31% of this seed's signatures).
-  EXPECT_GT(supported, kSignatures / 5) << "signatures with a stencil thunk";
+  // The generator mixes bytes, static tensor dims and long argument lists into many signatures;
+  // the stencils cover the rest (55% of this seed's signatures).
+  EXPECT_GT(supported, kSignatures / 3) << "signatures with a stencil thunk";
   // Random arguments are mostly of the right form: many calls convert inline.
   EXPECT_GT(inline_calls, cases / 5) << "calls the stencils converted without the interpreter";
   std::printf("stencil tier: %lld of %d signatures supported, %lld of %lld calls inline\n",

@@ -37,6 +37,10 @@ int FFIJITPropagateStatus(const ffijit::BoundFunction*, int32_t status) {
 const TVMFFIAny* FFIJITResolvePath(const ffijit::BoundFunction*, int32_t, const TVMFFIAny*) {
   return nullptr;
 }
+// The runtime's subtype query (the value-validity check of `any` parameters): exact types only.
+int FFIJITObjectIsInstance(int32_t object_type_index, int32_t target_type_index) {
+  return object_type_index == target_type_index;
+}
 }
 
 namespace {

@@ -334,6 +334,50 @@ TEST(StencilTier, Tensors) {
             "a tensor parameter with a static dim");
 }
 
+// Reads an f16/bf16 parameter's bits out of the vector register it arrives in.
+int64_t HalfBits(double x) {
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return static_cast<int64_t>(bits & 0xffff);
+}
+int64_t AnyTag(const TVMFFIAny* v) {
+  return v->type_index * 1000 + (v->type_index == kTVMFFIInt ? v->v_int64 : 0);
+}
+
+TEST(StencilTier, HalfFloatsAndAnyViews) {
+  ScopedJitOptions never({JitPolicy::kNever, 0});
+  ObjectPool pool;
+  for (ScalarKind kind : {ScalarKind::kF16, ScalarKind::kBF16}) {
+    Signature sig;
+    sig.args.push_back(Type::Scalar(kind));
+    sig.results.push_back(Type::Scalar(ScalarKind::kI64));
+    Subject s;
+    s.function = MakeFunction("half_bits", reinterpret_cast<void*>(&HalfBits), sig);
+    std::string why;
+    s.thunk = MakeStencilThunk(s.bound(), false, &why);
+    ASSERT_NE(s.thunk, nullptr) << why;
+    for (const TVMFFIAny& v : {Float(1.0), Float(-2.5e-8), Float(65520.0), Float(1e10), Float(NAN),
+                               Int(2049), Int(-1), Int(INT64_MAX), Bool(true)}) {
+      ExpectSame(s, {v}, "half value tag " + std::to_string(v.type_index), Path::kInline);
+    }
+    for (const TVMFFIAny& v : {None(), Ptr(nullptr), pool.String("1.0")}) {
+      ExpectSame(s, {v}, "half value tag " + std::to_string(v.type_index), Path::kFallback);
+    }
+  }
+  auto any = Make("any_tag", &AnyTag);
+  TVMFFIAny null_str{};
+  null_str.type_index = kTVMFFIStr;
+  TVMFFIAny long_small = pool.String("abc");
+  long_small.small_str_len = 9;
+  for (const TVMFFIAny& v : {Int(5), None(), Float(2), pool.String("a longer string"),
+                             pool.Array({Int(1)}), Ptr(nullptr)}) {
+    ExpectSame(*any, {v}, "any tag " + std::to_string(v.type_index), Path::kInline);
+  }
+  for (const TVMFFIAny& v : {null_str, long_small}) {
+    ExpectSame(*any, {v}, "malformed any tag " + std::to_string(v.type_index), Path::kFallback);
+  }
+}
+
 TEST(StencilTier, SeveralRegistersAndResults) {
   auto sum = Make("sum6", &Sum6);
   ExpectSame(*sum, {Int(1), Int(-2), Int(3), Int(-4), Int(5), Int(6)}, "sum6", Path::kInline);
