@@ -154,11 +154,12 @@ def main():
                    (name, name, len(s["code"]),
                     "k_%s_patches" % name if s["patches"] else "nullptr", len(s["patches"]),
                     s["tail"]))
-    # Families: the argument stencils of one conversion by register (k_arg_<conv>_g / _f), the
+    # Families: the argument stencils of one conversion by register (k_arg_<conv>_g / _f, _p for a
+    # register pair by its first register), the
     # call stencils of one result kind by number of stack slots (k_call_<kind>_s).
     families = {}
     for name in names:
-        match = re.match(r"^stencil_(arg|call)_(\w+)_([gfs])(\d+)$", name)
+        match = re.match(r"^stencil_(arg|call)_(\w+)_([gfsp])(\d+)$", name)
         if match:
             role, conv, cls, index = match.groups()
             families.setdefault("k_%s_%s_%s" % (role, conv, cls), []).append((int(index), name))

@@ -105,6 +105,10 @@ const Stencil* ArgStencil(Conversion c, AbiLocation abi) {
       default:
         break;
     }
+  } else if (abi.cls == AbiClass::kGprPair) {
+    if (c == Conversion::kBytes) FAMILY(bytes_p);
+  } else if (abi.cls == AbiClass::kStackPair && abi.slot + 1 < kMaxStack) {
+    if (c == Conversion::kBytes) return &gen::k_stencil_stack_bytes;
   } else if (abi.cls == AbiClass::kStack && abi.slot < kMaxStack) {
     switch (c) {
       case Conversion::kBool:

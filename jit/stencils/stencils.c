@@ -57,8 +57,11 @@ enum {
   kDevice = 6,
   kDLTensorPtr = 7,
   kRawStr = 8,
+  kByteArrayPtr = 9,
   kSmallStr = 11,
+  kSmallBytes = 12,
   kStr = 65,
+  kBytes = 66,
   kTensor = 70,
 };
 // An object's payload (a Str's {data, size}) follows its header.
@@ -302,6 +305,33 @@ extern int32_t FN_any_defect(const Any* v);
   if (__builtin_expect(FN_any_defect(v) != 0, 0)) FAIL(); \
   REG = (uint64_t)(uintptr_t)v;                           \
   NEXT();
+// TVMFFIByteArray by value, {data, size} in two registers or stack slots: a non-NULL
+// ByteArrayPtr, a well-formed SmallBytes or SmallStr (its bytes in the Any), a Bytes or Str object
+// (its {data, size} after the header). A RawStr (its strlen) and anything else: the interpreter's.
+#define BODY_bytes(DATA, SIZE)                                                           \
+  const Any* v = ARG();                                                                  \
+  int32_t tag = v->type_index;                                                           \
+  const char* p = (const char*)v->p;                                                     \
+  if (tag == kBytes || tag == kStr) {                                                    \
+    if (__builtin_expect(p == 0 || HEADER_TYPE(p) != tag, 0)) FAIL();                    \
+    DATA = *(const uint64_t*)(p + OBJECT_CELL);                                          \
+    SIZE = *(const uint64_t*)(p + OBJECT_CELL + 8);                                      \
+  } else if (tag == kSmallBytes || tag == kSmallStr) {                                   \
+    uint64_t len = v->small_len;                                                         \
+    if (__builtin_expect(len > 7 || (tag == kSmallStr && (v->u >> 56) != 0), 0)) FAIL(); \
+    DATA = (uint64_t)(uintptr_t)&v->u;                                                   \
+    SIZE = len;                                                                          \
+  } else if (tag == kByteArrayPtr && p != 0) {                                           \
+    DATA = *(const uint64_t*)p;                                                          \
+    SIZE = *(const uint64_t*)(p + 8);                                                    \
+  } else {                                                                               \
+    FAIL();                                                                              \
+  }                                                                                      \
+  NEXT();
+#define DEFINE_PAIR(k, k1)                   \
+  CHAIN int stencil_arg_bytes_p##k(PARAMS) { \
+    BODY_bytes(g##k, g##k1)                  \
+  }
 // An out-pointer parameter: result HOLE_index's zeroed 16-byte buffer in the entry's frame.
 #define BODY_out(REG)                                     \
   uint64_t* buffer = RESULTS + 2 * (uintptr_t)HOLE_index; \
@@ -334,6 +364,16 @@ extern void* FN_memchr(const void* s, int c, size_t n);
   DEFINE_GPR(name, 5)      \
   DEFINE_GPR(name, 6)      \
   DEFINE_GPR(name, 7)
+#endif
+
+DEFINE_PAIR(0, 1)
+DEFINE_PAIR(1, 2)
+DEFINE_PAIR(2, 3)
+DEFINE_PAIR(3, 4)
+DEFINE_PAIR(4, 5)
+#if NGPR == 8
+DEFINE_PAIR(5, 6)
+DEFINE_PAIR(6, 7)
 #endif
 
 GPR_STENCILS(bool)
@@ -375,13 +415,14 @@ DEFINE_STACK(obj)
 DEFINE_STACK(dtype)
 DEFINE_STACK(tensor)
 DEFINE_STACK(any)
-DEFINE_STACK(device)
-DEFINE_STACK(out)
+// A TVMFFIAny-sized struct on the stack: two slots.
+CHAIN int stencil_stack_bytes(PARAMS){BODY_bytes(s[SLOT], s[SLOT + 1])} DEFINE_STACK(device)
+    DEFINE_STACK(out)
 
-// Floats: a Float, or an Int/Bool converted with one rounding from the exact value (as the
-// interpreter). The register holds a double; an f32 sits in its low 32 bits (upper ones zero),
-// where the native reads a float.
-typedef union {
+    // Floats: a Float, or an Int/Bool converted with one rounding from the exact value (as the
+    // interpreter). The register holds a double; an f32 sits in its low 32 bits (upper ones zero),
+    // where the native reads a float.
+    typedef union {
   uint64_t bits;
   double d;
 } Word;
