@@ -28,16 +28,23 @@ std::atomic<HotCountHook> hot_count_hook{nullptr};
 std::atomic<int64_t> made{0}, live{0}, fallbacks{0};
 
 // The stencils' way out for every error and every form they do not convert: the interpreter, whose
-// behaviour they must match anyway. A counting thunk's call that ran the count out lands here too:
-// reported (`<= 0`: a concurrent call that counted on below zero cannot swallow the report; the
-// tiering asks only once).
+// behaviour they must match anyway.
 int StencilFallback(void* handle, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
-  auto* fn = static_cast<BoundFunction*>(handle);
   fallbacks.fetch_add(1, std::memory_order_relaxed);
+  return InterpreterSafeCall(handle, args, num_args, result);
+}
+
+// The same for a counting thunk, whose call that ran the count out lands here too: reported
+// (`<= 0`: a concurrent call that counted on below zero cannot swallow the report; the tiering
+// asks only once). Only a counting thunk reports: an uncounted one (a function that never goes
+// hot, or a thunk a test made) leaves the count alone, whatever it holds.
+int StencilFallbackCounted(void* handle, const TVMFFIAny* args, int32_t num_args,
+                           TVMFFIAny* result) {
+  auto* fn = static_cast<BoundFunction*>(handle);
   if (fn->calls_until_hot.load(std::memory_order_relaxed) <= 0) {
     if (HotCountHook hook = hot_count_hook.load(std::memory_order_acquire)) hook(handle);
   }
-  return InterpreterSafeCall(handle, args, num_args, result);
+  return StencilFallback(handle, args, num_args, result);
 }
 
 // Stack slots a thunk fills (MAX_STACK in stencils.c; more take the LLVM tiers).
@@ -484,7 +491,8 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
           value = fail_at;
           break;
         case Hole::kFallback:
-          value = reinterpret_cast<uint64_t>(&StencilFallback);
+          value =
+              reinterpret_cast<uint64_t>(count_calls ? &StencilFallbackCounted : &StencilFallback);
           break;
         case Hole::kTarget:
           value = reinterpret_cast<uint64_t>(fn->target);

@@ -505,6 +505,22 @@ TEST(StencilTier, CodeIsWxorXAndFreedOnRelease) {
   EXPECT_EQ(stencils::LiveCodeBlocks(), blocks_before);
 }
 
+int64_t Untiered(int64_t a, int32_t b) {
+  return a * b;
+}
+
+// A thunk that does not count (made for a test, or for a function that never goes hot) never asks
+// for the hot tier, whatever the function's count holds: its fallback does not report.
+TEST(StencilTier, AnUncountedThunkNeverAsksForTheHotTier) {
+  auto s = Make("untiered", &Untiered);
+  ASSERT_EQ(s->bound()->calls_until_hot.load(), 0);
+  const int64_t hot_before = JitEngine::Default().Stats().hot_compiled;
+  for (int i = 0; i < 5; ++i) ExpectSame(*s, {Int(1), Float(2)}, "fallback", Path::kFallback);
+  JitEngine::Default().WaitIdle();
+  EXPECT_FALSE(IsHotCompiled(s->function));
+  EXPECT_EQ(JitEngine::Default().Stats().hot_compiled, hot_before);
+}
+
 int64_t Tiered(int64_t a, int16_t b) {
   return a * 3 + b;
 }
