@@ -1,10 +1,12 @@
 // BM_Call/<path>/<signature> for the compiled and typed paths, and BM_Compile/*: the JIT's compile
-// latencies (one cold thunk, per thunk in a batch of 100, a cached signature, a hot-tier thunk).
+// latencies (a stencil thunk, one cold thunk, per thunk in a batch of 100, a cached signature, a
+// hot-tier thunk).
 //
 // Packed paths, each TVMFFIFunctionCall of a registered function with the same arguments:
 //   handwritten  the yardstick: a hand-written C safe_call (handwritten.c) installed as the entry
 //   handwritten_inlined  the same safe_call with the native's body in its translation unit,
 //                inlined by gcc -O2 (handwritten_inlined.c)
+//   stencil      the function's copy-and-patch thunk (jit/stencils/), made at registration
 //   jit          the shared cold-tier thunk (compiled up front)
 //   hot          the function's own hot-tier thunk (compiled up front)
 //   hot_inlined  the hot-tier thunk of the native loaded as LLVM bitcode (call_natives.c compiled
@@ -69,6 +71,20 @@ void HotCase(benchmark::State& state, const CallCase& c) {
     JitEngine::Default().CompileHotNow(func);
   } catch (const Error& e) {
     state.SkipWithError(("no hot thunk: " + e.message()).c_str());
+    return;
+  }
+  RunPacked(state, func, c.args);
+}
+
+// The case's native registered with the stencil tier on and no hot tier: its stencil thunk.
+void StencilCase(benchmark::State& state, const CallCase& c) {
+  const int64_t made = JitEngine::Default().Stats().stencil_thunks_made;
+  JitOptions options;
+  options.hot_after_calls = 0;
+  ScopedJitOptions scope(options);
+  Function func = MakeFunction(std::string("bench_stencil_") + c.name, c.fn, c.sig);
+  if (JitEngine::Default().Stats().stencil_thunks_made != made + 1) {
+    state.SkipWithError("no stencil thunk for this signature");
     return;
   }
   RunPacked(state, func, c.args);
@@ -260,6 +276,29 @@ void BM_CompileCold(benchmark::State& state) {
   }
 }
 
+// A registration that makes a stencil thunk (a signature never seen, each time), and the same
+// registration staying interpreted: their difference is the stencil thunk's cost.
+void BM_CompileStencil(benchmark::State& state, bool stencils) {
+  JitOptions options;
+  options.hot_after_calls = 0;
+  if (!stencils) options.policy = JitPolicy::kNever;
+  const int64_t made = JitEngine::Default().Stats().stencil_thunks_made;
+  int64_t n = 0;
+  for (auto _ : state) {
+    ScopedJitOptions scope(options);
+    Function f = MakeFunction("bench_stencil", reinterpret_cast<void*>(&BenchNativeI64x3),
+                              NthSignature(next_signature++));
+    benchmark::DoNotOptimize(f.get());
+    ++n;
+    state.PauseTiming();
+    f = Function();  // frees the code
+    state.ResumeTiming();
+  }
+  if (stencils && JitEngine::Default().Stats().stencil_thunks_made != made + n) {
+    state.SkipWithError("a registration made no stencil thunk");
+  }
+}
+
 // Like BM_CompileCold, but every signature has a parameter shape no earlier compile had (the
 // bits of n + 2 below its leading one pick i64 or f64 per parameter), so each compile also runs
 // the ABI probe: the worst case, once per shape per process.
@@ -405,6 +444,8 @@ const bool kRegistered = [] {
     benchmark::RegisterBenchmark(("BM_Call/hot_inlined/" + sig).c_str(),
                                  [&c](benchmark::State& s) { HotInlinedCase(s, c); });
 #endif
+    benchmark::RegisterBenchmark(("BM_Call/stencil/" + sig).c_str(),
+                                 [&c](benchmark::State& s) { StencilCase(s, c); });
     benchmark::RegisterBenchmark(("BM_Call/jit/" + sig).c_str(),
                                  [&c](benchmark::State& s) { JitCase(s, c); });
     benchmark::RegisterBenchmark(("BM_Call/hot/" + sig).c_str(),
@@ -416,6 +457,10 @@ const bool kRegistered = [] {
     benchmark::RegisterBenchmark(("BM_Call/operator/" + sig).c_str(),
                                  [&c](benchmark::State& s) { OperatorCase(s, c); });
   }
+  benchmark::RegisterBenchmark("BM_Compile/stencil", BM_CompileStencil, true)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("BM_Register/interpreted", BM_CompileStencil, false)
+      ->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("BM_Compile/cold", BM_CompileCold)->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("BM_Compile/cold_new_shape", BM_CompileColdNewShape)
       ->Unit(benchmark::kMicrosecond);

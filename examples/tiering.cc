@@ -1,7 +1,9 @@
-// The tiering policy at work. A registered function is callable at once, on the interpreter; the
-// JIT compiles its thunk on a background thread (eagerly, after N calls, or never) and swaps the
-// function's entry point atomically. Thunks are cached per signature, so a second function of an
-// already compiled signature gets the thunk at registration.
+// The tiering policy at work. A function the stencil tier covers gets a thunk made at registration
+// (copy-and-patch, no LLVM). Any other is callable at once, on the interpreter; the JIT compiles
+// its thunk on a background thread (eagerly, after N calls, or never) and swaps the function's
+// entry point atomically. Thunks are cached per signature, so a second function of an already
+// compiled signature gets the thunk at registration. The LLVM policies are shown below with the
+// stencil tier off, on functions it would otherwise cover.
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -25,6 +27,9 @@ namespace {
 
 // Each policy below uses its own signature: the thunk cache is process-wide, and a function whose
 // signature is already compiled would skip the policy altogether.
+int64_t Twice(int64_t a) {
+  return 2 * a;
+}
 int64_t Add(int64_t a, int64_t b) {
   return a + b;
 }
@@ -58,12 +63,25 @@ int main() {
     }
   };
 
+  // The stencil tier (on by default): a thunk at registration, before any call.
+  std::printf("stencil tier:\n");
+  {
+    const int64_t made = jit.Stats().stencil_thunks_made;
+    Function twice = ffijit::MakeFunction("twice", &Twice);
+    std::printf("  twice registered: %lld stencil thunk made; twice(21) = %lld\n",
+                static_cast<long long>(jit.Stats().stencil_thunks_made - made),
+                static_cast<long long>(twice(21).cast<int64_t>()));
+    expect(jit.Stats().stencil_thunks_made == made + 1 && twice(21).cast<int64_t>() == 42,
+           "a stencil thunk at registration");
+  }
+
   // After N calls (the default policy, with N = 100 unless FFIJIT_JIT says otherwise). The N-th
   // call queues the compile; WaitIdle() here only makes the moment of the swap visible.
   std::printf("policy: after 3 calls\n");
   Function scale;
   {
-    ffijit::ScopedJitOptions after3({JitPolicy::kAfterCalls, 3});  // for registrations in scope
+    ffijit::ScopedJitOptions after3(
+        {JitPolicy::kAfterCalls, 3, 100000, false});  // for registrations in scope
     scale = ffijit::MakeFunction("scale", &Scale);
   }
   for (int call = 1; call <= 5; ++call) {
@@ -78,7 +96,7 @@ int main() {
   std::printf("policy: eager\n");
   Function add;
   {
-    ffijit::ScopedJitOptions eager({JitPolicy::kEager, 0});
+    ffijit::ScopedJitOptions eager({JitPolicy::kEager, 0, 100000, false});
     add = ffijit::MakeFunction("add", &Add);
   }
   int64_t first = add(20, 22).cast<int64_t>();  // never waits for LLVM
@@ -112,7 +130,7 @@ int main() {
   std::printf("thunk cache:\n");
   Function sub;
   {
-    ffijit::ScopedJitOptions after100({JitPolicy::kAfterCalls, 100});
+    ffijit::ScopedJitOptions after100({JitPolicy::kAfterCalls, 100, 100000, false});
     sub = ffijit::MakeFunction("sub", &Sub);
   }
   std::printf("  sub registered with add's signature: %s before its first call\n", tier(sub));

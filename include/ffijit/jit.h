@@ -49,10 +49,17 @@ enum class JitPolicy : uint8_t {
 // of line, LLVM's O2 pipeline; a native of LLVM IR (a JIT module's) inlined into it -- and
 // swapped in atomically. `hot_after_calls` counts calls on the
 // cold tier (0: never go hot). The default engine keeps at most JitEngineOptions::max_hot_thunks.
+//
+// The stencil tier comes first: unless the policy is kNever, a function whose plan the
+// copy-and-patch tier covers (scalars, pointers, strings, objects in registers; see the guide's
+// tiering chapter) gets a stencil thunk at registration, made in microseconds without LLVM; it
+// counts `hot_after_calls` calls for the hot tier. Such a function never takes the cold tier
+// (JitEngine::CompileNow still installs one). `stencils = false` skips the stencil tier.
 struct JitOptions {
   JitPolicy policy = JitPolicy::kAfterCalls;
   int64_t after_calls = 100;
   int64_t hot_after_calls = 100000;
+  bool stencils = true;
 };
 
 // Whether this build includes the ORC JIT.
@@ -97,6 +104,9 @@ struct JitStats {
   int64_t hot_compiled = 0;       // hot-tier thunks compiled
   int64_t hot_refused = 0;        // hot compiles refused by the cap or failed (logged)
   int64_t hot_inlined = 0;        // hot-tier thunks compiled with their native's body inlined
+  // The stencil tier (process-wide, whichever engine): thunks made, and not yet released.
+  int64_t stencil_thunks_made = 0;
+  int64_t stencil_thunks_live = 0;
 };
 
 struct JitEngineOptions {

@@ -47,7 +47,9 @@ void SetTierAttachHook(TierAttachHook hook) {
 }
 
 void ReleasePendingTier(void* pending) {
-  delete static_cast<PendingTier*>(pending);
+  auto* tier = static_cast<PendingTier*>(pending);
+  if (tier->early.release != nullptr) tier->early.release(tier->early.code);
+  delete tier;
 }
 
 TierAttachHook GetTierAttachHook() {

@@ -68,7 +68,7 @@ BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags);
 // takes a strong reference to `owner` before the tier hook sees it.
 BoundFunction* BindFunction(void* target, CallPlan plan, uint32_t flags, TVMFFIObject* owner);
 // True when `obj` is a BoundFunction (made by BindFunction), whatever its current safe_call.
-bool IsBoundFunction(const TVMFFIObject* obj);
+FFIJIT_JIT_PLUGIN_API bool IsBoundFunction(const TVMFFIObject* obj);
 
 // The interpreter's packed entry point: `handle` is the BoundFunction.
 FFIJIT_JIT_PLUGIN_API int InterpreterSafeCall(void* handle, const TVMFFIAny* args, int32_t num_args,
@@ -86,15 +86,25 @@ inline void SetSafeCall(BoundFunction* fn, TVMFFISafeCallType call) {
 // else can see it. The hook may set on_hot/calls_until_hot/tier_state or swap safe_call at once.
 // Without a hook every function stays on the interpreter, fully functional.
 using TierAttachHook = void (*)(BoundFunction* fn);
+
+// A thunk made at registration without LLVM (jit/stencils/), owned by the function's tier state
+// (PendingTier, then the plugin's orc::TierState) and released with it.
+struct EarlyThunk {
+  TVMFFISafeCallType entry = nullptr;  // the safe_call installed, or nullptr: no such thunk
+  void* code = nullptr;
+  void (*release)(void* code) = nullptr;
+};
 FFIJIT_JIT_PLUGIN_API void SetTierAttachHook(TierAttachHook hook);
 TierAttachHook GetTierAttachHook();
 
 // The tier state libffijit_jit's own attach hook gives a function while its LLVM plugin is not
 // loaded (orc_plugin/orc_plugin.cc): what jit/orc's hook would have read at registration, so
 // that the plugin, once loaded, attaches the function as if it had seen it then
-// (orc::AdoptPendingTier). release_tier_state is ReleasePendingTier.
+// (orc::AdoptPendingTier). release_tier_state is ReleasePendingTier. It also carries the thunk
+// a tier without LLVM made at registration (the stencil tier's), which the plugin adopts with it.
 struct PendingTier {
-  int64_t hot_after;  // JitOptions::hot_after_calls at registration (0: never hot)
+  int64_t hot_after = 0;  // JitOptions::hot_after_calls at registration (0: never hot)
+  EarlyThunk early;
 };
 FFIJIT_JIT_PLUGIN_API void ReleasePendingTier(void* pending);
 

@@ -17,6 +17,7 @@
 #include "orc_plugin/orc_plugin.h"
 #include "registration/host_entry_internal.h"
 #include "settings/jit_settings.h"
+#include "stencils/stencil_tier.h"
 
 #ifndef FFIJIT_ORC_PLUGIN_FILE
 #error "the build names the plugin's file (FFIJIT_ORC_PLUGIN_FILE)"
@@ -105,12 +106,15 @@ void AttachTierBeforeLoad(BoundFunction* fn) {
     return;
   }
   JitOptions options = JitOptionsForNewFunction();
+  if (stencils::AttachStencilTier(fn, options)) return;
   if (options.policy == JitPolicy::kEager ||
       (options.policy == JitPolicy::kAfterCalls && options.after_calls <= 1)) {
     if (const Api* api = TryApi(nullptr)) api->attach_tier(fn);
     return;
   }
-  fn->tier_state = new PendingTier{options.hot_after_calls > 0 ? options.hot_after_calls : 0};
+  auto* pending = new PendingTier();
+  pending->hot_after = options.hot_after_calls > 0 ? options.hot_after_calls : 0;
+  fn->tier_state = pending;
   fn->release_tier_state = &ReleasePendingTier;
   if (options.policy == JitPolicy::kNever) return;
   fn->calls_until_hot.store(options.after_calls, std::memory_order_relaxed);
@@ -118,6 +122,10 @@ void AttachTierBeforeLoad(BoundFunction* fn) {
 }
 
 const bool kHookInstalled = [] {
+  // A stencil thunk's count ran out: the hot tier needs the plugin (whose tiering installs its own
+  // report when it loads).
+  stencils::SetStencilHotCountHook(
+      [](void* handle) { OnHotBeforeLoad(static_cast<BoundFunction*>(handle)); });
   SetTierAttachHook(&AttachTierBeforeLoad);
   return true;
 }();

@@ -19,32 +19,6 @@ using orc::ThunkEntry;
 using orc::TierState;
 
 namespace orc {
-namespace {
-
-// Every live thunk address of every engine: IsJitCompiled and TierStateOf use it to recognise a
-// BoundFunction whose safe_call was swapped.
-std::mutex& LiveThunksMutex() {
-  static auto* mutex = new std::mutex();
-  return *mutex;
-}
-std::unordered_map<void*, int64_t>& LiveThunks() {
-  static auto* thunks = new std::unordered_map<void*, int64_t>();
-  return *thunks;
-}
-
-void NoteThunk(void* thunk, int64_t delta) {
-  std::lock_guard<std::mutex> lock(LiveThunksMutex());
-  auto& count = LiveThunks()[thunk];
-  count += delta;
-  if (count <= 0) LiveThunks().erase(thunk);
-}
-
-bool IsLiveThunk(void* thunk) {
-  std::lock_guard<std::mutex> lock(LiveThunksMutex());
-  return LiveThunks().count(thunk) != 0;
-}
-
-}  // namespace
 
 TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::string* why) {
   auto* obj = static_cast<TVMFFIObject*>(function);
@@ -52,15 +26,12 @@ TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::
     *why = "not a Function object";
     return nullptr;
   }
-  auto* fn = static_cast<BoundFunction*>(function);
-  auto call = reinterpret_cast<std::atomic<TVMFFISafeCallType>*>(&fn->cell.safe_call)
-                  ->load(std::memory_order_acquire);
-  // Only a BoundFunction runs the interpreter entry or one of our thunks; any other Function
-  // object is shorter than a BoundFunction and must not be read further.
-  if (call != &InterpreterSafeCall && !IsLiveThunk(reinterpret_cast<void*>(call))) {
+  // Any other Function object is shorter than a BoundFunction and must not be read further.
+  if (!IsBoundFunction(obj)) {
     *why = "not a function made by ffijit's registration";
     return nullptr;
   }
+  auto* fn = static_cast<BoundFunction*>(function);
   AdoptPendingTier(fn);
   if (fn->release_tier_state != &ReleaseTierState || fn->tier_state == nullptr) {
     *why = "the function was registered interpret-only";
@@ -115,7 +86,6 @@ details::JitEngineImpl::~JitEngineImpl() {
   // Entries still used by live functions would dangle: the contract is that the engine outlives
   // them. Drop what is left so the code is freed with the LLJIT.
   for (auto& [key, entry] : cache_) {
-    orc::NoteThunk(reinterpret_cast<void*>(entry->thunk), -entry->users);
     delete entry;
   }
 }
@@ -157,11 +127,17 @@ void details::JitEngineImpl::Install(BoundFunction* fn, ThunkEntry* entry) {
   // same field; its report then asks for the hot tier too (tiering.cc's OnHot), never for a
   // second cold compile.
   fn->calls_until_hot.store(state->hot_after, std::memory_order_relaxed);
-  // From the interpreter entry only: a hot-tier thunk installed meanwhile stays.
-  TVMFFISafeCallType interpreter = &InterpreterSafeCall;
-  reinterpret_cast<std::atomic<TVMFFISafeCallType>*>(&fn->cell.safe_call)
-      ->compare_exchange_strong(interpreter, entry->thunk, std::memory_order_release,
-                                std::memory_order_relaxed);
+  // From the interpreter entry, or the stencil thunk (an explicit CompileNow), only: a hot-tier
+  // thunk installed meanwhile stays.
+  auto* call = reinterpret_cast<std::atomic<TVMFFISafeCallType>*>(&fn->cell.safe_call);
+  TVMFFISafeCallType current = &InterpreterSafeCall;
+  if (!call->compare_exchange_strong(current, entry->thunk, std::memory_order_release,
+                                     std::memory_order_relaxed) &&
+      state->early.entry != nullptr) {
+    current = state->early.entry;
+    call->compare_exchange_strong(current, entry->thunk, std::memory_order_release,
+                                  std::memory_order_relaxed);
+  }
   installs_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -175,7 +151,6 @@ bool details::JitEngineImpl::TryInstallCached(BoundFunction* fn) {
     entry = it->second;
     entry->users++;
   }
-  orc::NoteThunk(reinterpret_cast<void*>(entry->thunk), 1);
   cache_hits_.fetch_add(1, std::memory_order_relaxed);
   Install(fn, entry);
   return true;
@@ -202,7 +177,6 @@ std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
   }
   for (size_t i = 0; i < fns.size(); ++i) {
     if (ready[i]) {
-      orc::NoteThunk(reinterpret_cast<void*>(ready[i]->thunk), 1);
       cache_hits_.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -258,7 +232,6 @@ std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
         for (size_t i : users) why[i] = result.failure;
         continue;
       }
-      orc::NoteThunk(reinterpret_cast<void*>(entry->thunk), static_cast<int64_t>(users.size()));
       for (size_t i : users) ready[i] = entry;
     }
   }
@@ -269,7 +242,6 @@ std::vector<std::string> details::JitEngineImpl::CompileAndInstall(
 }
 
 void details::JitEngineImpl::ReleaseEntry(ThunkEntry* entry) {
-  orc::NoteThunk(reinterpret_cast<void*>(entry->thunk), -1);
   {
     std::lock_guard<std::mutex> lock(cache_mutex_);
     if (--entry->users > 0) return;
@@ -354,7 +326,6 @@ std::string details::JitEngineImpl::CompileHotAndInstall(BoundFunction* fn) {
   auto* hot = new HotThunk{reinterpret_cast<TVMFFISafeCallType>(compiled.address), compiled.unit,
                            this, native_module, have_ir && attempt.inlined};
   if (native_module != nullptr) TVMFFIObjectIncRef(native_module);
-  orc::NoteThunk(compiled.address, 1);
   HotThunk* expected = nullptr;
   if (!state->hot.compare_exchange_strong(expected, hot, std::memory_order_acq_rel)) {
     ReleaseHot(hot);  // another compile got there first
@@ -369,7 +340,6 @@ std::string details::JitEngineImpl::CompileHotAndInstall(BoundFunction* fn) {
 }
 
 void details::JitEngineImpl::ReleaseHot(HotThunk* hot) {
-  orc::NoteThunk(reinterpret_cast<void*>(hot->thunk), -1);
   // The function is gone (or never ran this code): no call can be inside it.
   if (orc::UnitCompiler* compiler = CreatedCompiler()) compiler->Release(hot->unit);
   hot_live_.fetch_sub(1, std::memory_order_acq_rel);
@@ -471,6 +441,7 @@ JitStats details::JitEngineImpl::Stats() const {
   stats.hot_compiled = hot_compiled_.load(std::memory_order_relaxed);
   stats.hot_refused = hot_refused_.load(std::memory_order_relaxed);
   stats.hot_inlined = hot_inlined_.load(std::memory_order_relaxed);
+  orc::AddStencilStats(&stats);
   return stats;
 }
 

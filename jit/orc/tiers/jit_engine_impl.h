@@ -55,9 +55,15 @@ struct TierState {
   // Calls on the cold tier before the hot compile is queued (JitOptions::hot_after_calls at
   // registration); 0: never.
   int64_t hot_after = 0;
+  // The stencil thunk installed at registration (jit/stencils/), adopted from the PendingTier
+  // with the state; freed with it.
+  EarlyThunk early;
 };
 
 void ReleaseTierState(void* state);
+// The stencil tier's counters added to `stats` (tiering.cc: the one file of jit/orc that knows
+// the stencil tier).
+void AddStencilStats(JitStats* stats);
 // The function's TierState when it is a BoundFunction the attach hook saw, else nullptr (with the
 // reason in *why).
 TierState* TierStateOf(TVMFFIObjectHandle function, BoundFunction** bound, std::string* why);

@@ -1,11 +1,12 @@
-// Tiering: the registration-time attach hook, the hot-count report of cold-tier thunks, and the
-// default engine.
+// Tiering: the registration-time attach hook (the stencil tier first, where it covers the plan),
+// the hot-count reports of cold-tier and stencil thunks, and the default engine.
 
 #include <mutex>
 
 #include "orc/codegen/thunk_codegen.h"
 #include "orc/tiers/jit_engine_impl.h"
 #include "settings/jit_settings.h"
+#include "stencils/stencil_tier.h"
 
 namespace ffijit {
 namespace {
@@ -16,12 +17,12 @@ details::JitEngineImpl* EngineOf(const orc::TierState* state) {
   return details::JitEngineAccess::Of(JitEngine::Default());
 }
 
-// The interpreter's count reached zero: on the interpreter, the cold tier is next; a function
-// already on its cold-tier thunk (counted again by the interpreter when the thunk falls back to
-// it) goes hot.
+// A count reached zero: on the interpreter, the cold tier is next; a function already on its
+// cold-tier thunk (counted again by the interpreter when the thunk falls back to it) or on its
+// stencil thunk goes hot.
 void OnHot(BoundFunction* fn) {
   auto* state = static_cast<orc::TierState*>(fn->tier_state);
-  if (state->entry.load(std::memory_order_acquire) == nullptr) {
+  if (state->entry.load(std::memory_order_acquire) == nullptr && state->early.entry == nullptr) {
     details::JitEngineAccess::Of(JitEngine::Default())->Enqueue(fn);
   } else if (state->hot_after > 0) {
     EngineOf(state)->EnqueueHot(fn);
@@ -38,6 +39,15 @@ void orc::AttachTier(BoundFunction* fn) {
   JitOptions options = JitOptionsForNewFunction();
   state->hot_after = options.hot_after_calls > 0 ? options.hot_after_calls : 0;
   if (options.policy == JitPolicy::kNever) return;
+  // The stencil tier replaces the state just made with the PendingTier that holds its thunk.
+  fn->tier_state = nullptr;
+  fn->release_tier_state = nullptr;
+  if (stencils::AttachStencilTier(fn, options)) {
+    delete state;
+    return;
+  }
+  fn->tier_state = state;
+  fn->release_tier_state = &orc::ReleaseTierState;
   details::JitEngineImpl* impl = details::JitEngineAccess::Of(JitEngine::Default());
   if (impl->TryInstallCached(fn)) return;
   if (options.policy == JitPolicy::kEager || options.after_calls <= 1) {
@@ -53,6 +63,8 @@ namespace {
 // Installed when jit/orc loads (with libffijit_jit, or as its plugin on the first need of LLVM,
 // replacing libffijit_jit's lazy hook); the unit compiler itself is built on the first compile.
 const bool kHookInstalled = [] {
+  stencils::SetStencilHotCountHook(
+      [](void* handle) { orc::OnHotOfPendingTier(static_cast<BoundFunction*>(handle)); });
   SetTierAttachHook(&orc::AttachTier);
   return true;
 }();
@@ -70,6 +82,8 @@ void orc::AdoptPendingTier(BoundFunction* fn) {
   auto* pending = static_cast<PendingTier*>(fn->tier_state);
   auto* state = new TierState();
   state->hot_after = pending->hot_after;
+  state->early = pending->early;  // the thunk goes with it
+  pending->early = EarlyThunk{};
   fn->tier_state = state;
   fn->release_tier_state = &ReleaseTierState;
   ReleasePendingTier(pending);
@@ -97,7 +111,14 @@ void ReleaseTierState(void* opaque) {
   if (ThunkEntry* entry = state->entry.load(std::memory_order_acquire)) {
     entry->owner->ReleaseEntry(entry);
   }
+  if (state->early.release != nullptr) state->early.release(state->early.code);
   delete state;
+}
+
+void AddStencilStats(JitStats* stats) {
+  const stencils::StencilCounters counters = stencils::Counters();
+  stats->stencil_thunks_made = counters.made;
+  stats->stencil_thunks_live = counters.live;
 }
 
 }  // namespace orc

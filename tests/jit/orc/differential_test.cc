@@ -15,6 +15,9 @@
 #include "interpreter/bound_function.h"
 #include "random_case.h"
 #include "recorder.h"
+#if FFIJIT_HAVE_STENCILS
+#include "stencils/stencil_tier.h"
+#endif
 
 namespace ffijit::testing {
 namespace {
@@ -41,7 +44,7 @@ void ExpectSame(const Subject& subject, std::vector<TVMFFIAny>& args,
                 int64_t* failures) {
   BoundFunction* fn = subject.bound();
   ExpectAgree(context, *fn->plan,
-              {{"interpreter", Run(&InterpreterSafeCall, fn, args, native)},
+              {{"interpreter", testing::Run(&InterpreterSafeCall, fn, args, native)},
                {"jit", Run(fn->cell.safe_call, fn, args, native)}},
               failures);
 }
@@ -115,6 +118,57 @@ TEST(Differential, RandomSignaturesAndArgumentsOnTheHotTier) {
   JitEngine hot_engine(options);
   RunRandomCases(20261123, 250, 12, &hot_engine);
 }
+
+#if FFIJIT_HAVE_STENCILS
+// The copy-and-patch tier on the same random matrix: every signature it supports gets a stencil
+// thunk, which must agree with the interpreter on every call; the rest say why not.
+TEST(Differential, RandomSignaturesAndArgumentsOnTheStencilTier) {
+  const uint64_t kSeed = 20261128;
+  const int kSignatures = 600, kCallsPerSignature = 12;
+  CaseGenerator gen(kSeed);
+  int64_t unlowerable = 0;
+  std::vector<Signature> sigs = gen.LowerableSignatures(kSignatures, &unlowerable);
+  ScopedJitOptions never({JitPolicy::kNever, 0});
+  int64_t failures = 0, cases = 0, supported = 0, inline_calls = 0;
+  for (size_t s = 0; s < sigs.size(); ++s) {
+    Function f = MakeFunction("case" + std::to_string(s), RecorderAddress(), sigs[s]);
+    auto* fn = reinterpret_cast<BoundFunction*>(f.get());
+    std::string why;
+    stencils::StencilThunk* thunk = stencils::MakeStencilThunk(fn, false, &why);
+    if (thunk == nullptr) {
+      EXPECT_EQ(why, stencils::StencilUnsupportedReason(*fn->plan));
+      EXPECT_NE(why, "");
+      continue;
+    }
+    ++supported;
+    for (int c = 0; c < kCallsPerSignature; ++c) {
+      ObjectPool pool;
+      std::vector<TVMFFIAny> args = gen.RandomArguments(sigs[s], 0.6, pool);
+      CaseGenerator::NativeResults native = gen.RandomResults(*fn->plan);
+      const int64_t fallbacks = stencils::Counters().fallbacks;
+      CallOutcome stenciled = testing::Run(stencils::StencilThunkEntry(thunk), fn, args, native);
+      inline_calls += stencils::Counters().fallbacks == fallbacks;
+      ExpectAgree("seed " + std::to_string(kSeed) + " signature " + std::to_string(s) + " call " +
+                      std::to_string(c),
+                  *fn->plan,
+                  {{"interpreter", testing::Run(&InterpreterSafeCall, fn, args, native)},
+                   {"stencil", stenciled}},
+                  &failures);
+      ++cases;
+    }
+    stencils::ReleaseStencilThunk(thunk);
+  }
+  EXPECT_EQ(failures, 0) << "of " << cases << " cases";
+  // The generator mixes keywords, static tensor dims and long argument lists into some
+  // signatures; the stencils cover the rest (75% of this seed's signatures).
+  EXPECT_GT(supported, kSignatures / 2) << "signatures with a stencil thunk";
+  // Random arguments are mostly of the right form: many calls convert inline.
+  EXPECT_GT(inline_calls, cases / 5) << "calls the stencils converted without the interpreter";
+  std::printf("stencil tier: %lld of %d signatures supported, %lld of %lld calls inline\n",
+              static_cast<long long>(supported), kSignatures, static_cast<long long>(inline_calls),
+              static_cast<long long>(cases));
+}
+#endif
 
 }  // namespace
 }  // namespace ffijit::testing

@@ -63,8 +63,10 @@ std::string CompileError(JitEngine& engine, const Function& f) {
   return "";
 }
 
+// With the stencil tier off: these suites follow the LLVM tiers (tests/jit/stencils has its own).
 template <typename F>
 Function Make(const char* name, F* fn, JitOptions options) {
+  options.stencils = false;
   ScopedJitOptions scope(options);
   return MakeFunction(name, fn);
 }
