@@ -126,14 +126,13 @@ extern int FN_fallback(void* h, const Any* a, int32_t n, Any* r);
 #undef JUNK_FARGS
 #define JUNK_GARGS j0, j1, j2, j3, j4, j5
 #define JUNK_FARGS k0, k1, k2, k3, k4, k5, k6, k7
-#define DECLARE_JUNK                                                                          \
-  register uint64_t j0 __asm__("rdi"), j1 __asm__("rsi"), j2 __asm__("rdx"), j3 __asm__("rcx"), \
-      j4 __asm__("r8"), j5 __asm__("r9");                                                      \
-  register double k0 __asm__("xmm0"), k1 __asm__("xmm1"), k2 __asm__("xmm2"),                  \
-      k3 __asm__("xmm3"), k4 __asm__("xmm4"), k5 __asm__("xmm5"), k6 __asm__("xmm6"),          \
-      k7 __asm__("xmm7");                                                                      \
-  __asm__(""                                                                                   \
-          : "=r"(j0), "=r"(j1), "=r"(j2), "=r"(j3), "=r"(j4), "=r"(j5), "=x"(k0), "=x"(k1),     \
+#define DECLARE_JUNK                                                                              \
+  register uint64_t j0 __asm__("rdi"), j1 __asm__("rsi"), j2 __asm__("rdx"), j3 __asm__("rcx"),   \
+      j4 __asm__("r8"), j5 __asm__("r9");                                                         \
+  register double k0 __asm__("xmm0"), k1 __asm__("xmm1"), k2 __asm__("xmm2"), k3 __asm__("xmm3"), \
+      k4 __asm__("xmm4"), k5 __asm__("xmm5"), k6 __asm__("xmm6"), k7 __asm__("xmm7");             \
+  __asm__(""                                                                                      \
+          : "=r"(j0), "=r"(j1), "=r"(j2), "=r"(j3), "=r"(j4), "=r"(j5), "=x"(k0), "=x"(k1),       \
             "=x"(k2), "=x"(k3), "=x"(k4), "=x"(k5), "=x"(k6), "=x"(k7));
 #else
 #define DECLARE_JUNK
