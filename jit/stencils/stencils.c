@@ -83,10 +83,15 @@ enum {
   double f0, double f1, double f2, double f3, double f4, double f5, double f6, double f7
 #define FARGS f0, f1, f2, f3, f4, f5, f6, f7
 #define FTYPES double, double, double, double, double, double, double, double
+// `bad`: nonzero once a stencil has seen a value it does not convert. The scalar stencils only note
+// it (their loads are safe whatever the tag) and go on without a branch; the call stencil and any
+// stencil that must dereference or raise check it first and hand the call to the interpreter,
+// which starts over and raises the first error. The entry's argument count is not needed past the
+// entry (it is the arity, a hole).
 // `s`: the native's stack arguments, an array in the entry's frame (last, so that on x86-64 the
 // native parameters g0..g5 sit in the C ABI's argument registers already).
-#define PARAMS void *h, const Any *a, int32_t n, Any *r, GPARAMS, FPARAMS, uint64_t *s
-#define ARGS h, a, n, r, GARGS, FARGS, s
+#define PARAMS void *h, const Any *a, int32_t bad, Any *r, GPARAMS, FPARAMS, uint64_t *s
+#define ARGS h, a, bad, r, GARGS, FARGS, s
 // Stack slots a thunk may fill, and results it may take through out-pointers (more: the LLVM
 // tiers). The entry's frame holds both: the stack slots, then one 16-byte buffer per result.
 #define MAX_STACK 8
@@ -105,6 +110,12 @@ extern int FN_fallback(void* h, const Any* a, int32_t n, Any* r);
 
 #define NEXT() __attribute__((musttail)) return CONT_next(ARGS)
 #define FAIL() __attribute__((musttail)) return CONT_fail(ARGS)
+// Notes a value the stencil does not convert (see `bad`).
+#define NOTE_BAD(cond) bad |= (int32_t)(cond)
+// Before what must not run on a value already seen bad: the interpreter's.
+#define GUARD() \
+  if (__builtin_expect(bad != 0, 0)) FAIL()
+#define ARITY ((int32_t)(uintptr_t)HOLE_arity)
 #define ARG() ((const Any*)((const char*)a + (uintptr_t)HOLE_offset))
 
 // ---- Entries: the packed entry point itself (C ABI) ----
@@ -141,7 +152,7 @@ extern int FN_fallback(void* h, const Any* a, int32_t n, Any* r);
 int stencil_entry(void* h, const Any* a, int32_t n, Any* r) {
   if (__builtin_expect(n != (int32_t)(uintptr_t)HOLE_arity, 0)) return FN_fallback(h, a, n, r);
   DECLARE_JUNK
-  return CONT_next(h, a, n, r, JUNK_GARGS, JUNK_FARGS, 0);
+  return CONT_next(h, a, 0, r, JUNK_GARGS, JUNK_FARGS, 0);
 }
 
 // The same, counting calls down at handle + 56 (BoundFunction::calls_until_hot): the call that
@@ -157,7 +168,7 @@ int stencil_entry(void* h, const Any* a, int32_t n, Any* r) {
 int stencil_entry_counted(void* h, const Any* a, int32_t n, Any* r) {
   COUNT_DOWN()
   DECLARE_JUNK
-  return CONT_next(h, a, n, r, JUNK_GARGS, JUNK_FARGS, 0);
+  return CONT_next(h, a, 0, r, JUNK_GARGS, JUNK_FARGS, 0);
 }
 
 // Entries of a native with stack arguments or out-pointer results: the array the stencils fill,
@@ -167,24 +178,24 @@ int stencil_entry_frame(void* h, const Any* a, int32_t n, Any* r) {
   if (__builtin_expect(n != (int32_t)(uintptr_t)HOLE_arity, 0)) return FN_fallback(h, a, n, r);
   frame[SAVED_ARGS] = (uint64_t)(uintptr_t)a;
   DECLARE_JUNK
-  return CONT_next(h, a, n, r, JUNK_GARGS, JUNK_FARGS, frame);
+  return CONT_next(h, a, 0, r, JUNK_GARGS, JUNK_FARGS, frame);
 }
 int stencil_entry_frame_counted(void* h, const Any* a, int32_t n, Any* r) {
   uint64_t frame[FRAME_WORDS];
   COUNT_DOWN()
   frame[SAVED_ARGS] = (uint64_t)(uintptr_t)a;
   DECLARE_JUNK
-  return CONT_next(h, a, n, r, JUNK_GARGS, JUNK_FARGS, frame);
+  return CONT_next(h, a, 0, r, JUNK_GARGS, JUNK_FARGS, frame);
 }
 
 // Every error and every form the stencils do not convert: the interpreter, through FN_fallback.
 CHAIN int stencil_fail(PARAMS) {
-  return FN_fallback(h, a, n, r);
+  return FN_fallback(h, a, ARITY, r);
 }
 
 // The same from a thunk with structure arguments, where `a` may be a structure's element.
 CHAIN int stencil_fail_frame(PARAMS) {
-  return FN_fallback(h, (const Any*)(uintptr_t)s[SAVED_ARGS], n, r);
+  return FN_fallback(h, (const Any*)(uintptr_t)s[SAVED_ARGS], ARITY, r);
 }
 
 // A parameter inside a structure argument: the element its path reaches (FFIJITResolvePath, which
@@ -193,6 +204,7 @@ CHAIN int stencil_fail_frame(PARAMS) {
 // the caller's array back after it.
 extern const Any* FN_resolve_path(void* h, int32_t param, const Any* arg);
 CHAIN int stencil_resolve(PARAMS) {
+  GUARD();
   const Any* element = FN_resolve_path(h, (int32_t)(uintptr_t)HOLE_index, ARG());
   if (__builtin_expect(element == 0, 0)) return -1;
   a = element;
@@ -210,14 +222,12 @@ CHAIN int stencil_restore(PARAMS) {
 
 // An Int or a Bool (tags 1 and 2) whose value lies in [min, max], a range of 2^bits values
 // starting at min: (x - min) >> bits is zero.
-#define INT_BODY(REG, min, bits)                                                         \
-  const Any* v = ARG();                                                                  \
-  uint64_t x = v->u;                                                                     \
-  if (__builtin_expect(((uint32_t)(v->type_index - kInt) > 1u) |                         \
-                           ((bits) < 64 && ((x - (uint64_t)(min)) >> ((bits)&63)) != 0), \
-                       0))                                                               \
-    FAIL();                                                                              \
-  REG = x;                                                                               \
+#define INT_BODY(REG, min, bits)                                          \
+  const Any* v = ARG();                                                   \
+  uint64_t x = v->u;                                                      \
+  NOTE_BAD(((uint32_t)(v->type_index - kInt) > 1u) |                      \
+           ((bits) < 64 && ((x - (uint64_t)(min)) >> ((bits)&63)) != 0)); \
+  REG = x;                                                                \
   NEXT();
 
 #define BODY_i8(REG) INT_BODY(REG, INT8_MIN, 8)
@@ -228,16 +238,16 @@ CHAIN int stencil_restore(PARAMS) {
 #define BODY_u16(REG) INT_BODY(REG, 0, 16)
 #define BODY_u32(REG) INT_BODY(REG, 0, 32)
 #define BODY_u64(REG) INT_BODY(REG, 0, 63)
-#define BODY_bool(REG)                                                    \
-  const Any* v = ARG();                                                   \
-  if (__builtin_expect((uint32_t)(v->type_index - kInt) > 1u, 0)) FAIL(); \
-  REG = v->i != 0;                                                        \
+#define BODY_bool(REG)                             \
+  const Any* v = ARG();                            \
+  NOTE_BAD((uint32_t)(v->type_index - kInt) > 1u); \
+  REG = v->i != 0;                                 \
   NEXT();
 // void*: OpaquePtr (4) or None (0, passed as NULL): the only tags with no bit but bit 2 set.
-#define BODY_ptr(REG)                                                  \
-  const Any* v = ARG();                                                \
-  if (__builtin_expect((v->type_index & ~kOpaquePtr) != 0, 0)) FAIL(); \
-  REG = v->type_index == kNone ? 0 : v->u;                             \
+#define BODY_ptr(REG)                           \
+  const Any* v = ARG();                         \
+  NOTE_BAD((v->type_index & ~kOpaquePtr) != 0); \
+  REG = v->type_index == kNone ? 0 : v->u;      \
   NEXT();
 // const char*: a non-NULL RawStr, or a Str object (its data after the header) with no NUL inside,
 // or a SmallStr (its bytes in the Any itself) of at most 7 bytes with no NUL inside. A NULL, a
@@ -284,41 +294,38 @@ CHAIN int stencil_restore(PARAMS) {
 
 // DLDataType (4 bytes, zero-extended) and DLDevice (8 bytes): their own tags only (a string to
 // parse is the interpreter's).
-#define BODY_dtype(REG)                                        \
-  const Any* v = ARG();                                        \
-  if (__builtin_expect(v->type_index != kDataType, 0)) FAIL(); \
-  REG = (uint32_t)v->u;                                        \
+#define BODY_dtype(REG)                 \
+  const Any* v = ARG();                 \
+  NOTE_BAD(v->type_index != kDataType); \
+  REG = (uint32_t)v->u;                 \
   NEXT();
-#define BODY_device(REG)                                     \
-  const Any* v = ARG();                                      \
-  if (__builtin_expect(v->type_index != kDevice, 0)) FAIL(); \
-  REG = v->u;                                                \
+#define BODY_device(REG)              \
+  const Any* v = ARG();               \
+  NOTE_BAD(v->type_index != kDevice); \
+  REG = v->u;                         \
   NEXT();
 // DLTensor*: a Tensor object (its DLTensor after the header) or a non-NULL DLTensorPtr, checked as
 // the interpreter checks it inline: the element type (when the plan checks it), the rank (ndim >= 0
 // for any rank), a shape when ndim > 0. Static dims are not checked here (such plans are not the
 // stencils'). DLTensor: ndim at 16, dtype at 20, shape at 24 (DLPack's ABI).
-#define BODY_tensor(REG)                                                                        \
-  const Any* v = ARG();                                                                         \
-  int32_t tag = v->type_index;                                                                  \
-  const char* t = (const char*)v->p;                                                            \
-  if (tag == kTensor) {                                                                         \
-    if (__builtin_expect(t == 0 || HEADER_TYPE(t) != kTensor, 0)) FAIL();                       \
-    t += OBJECT_CELL;                                                                           \
-  } else if (__builtin_expect(tag != kDLTensorPtr || t == 0, 0)) {                              \
-    FAIL();                                                                                     \
-  }                                                                                             \
-  int32_t ndim = *(const int32_t*)(t + 16);                                                     \
-  uint32_t dtype = *(const uint32_t*)(t + 20);                                                  \
-  const void* shape = *(const void* const*)(t + 24);                                            \
-  int32_t rank_plus_one = (int32_t)(uintptr_t)HOLE_rank_plus_one;                               \
-  if (__builtin_expect(                                                                         \
-          ((int32_t)(uintptr_t)HOLE_check_dtype && dtype != (uint32_t)(uintptr_t)HOLE_dtype) || \
-              (rank_plus_one == 0 ? ndim < 0 : ndim != rank_plus_one - 1) ||                    \
-              (shape == 0 && ndim != 0),                                                        \
-          0))                                                                                   \
-    FAIL();                                                                                     \
-  REG = (uint64_t)(uintptr_t)t;                                                                 \
+#define BODY_tensor(REG)                                                                         \
+  const Any* v = ARG();                                                                          \
+  int32_t tag = v->type_index;                                                                   \
+  const char* t = (const char*)v->p;                                                             \
+  if (tag == kTensor) {                                                                          \
+    if (__builtin_expect(t == 0 || HEADER_TYPE(t) != kTensor, 0)) FAIL();                        \
+    t += OBJECT_CELL;                                                                            \
+  } else if (__builtin_expect(tag != kDLTensorPtr || t == 0, 0)) {                               \
+    FAIL();                                                                                      \
+  }                                                                                              \
+  int32_t ndim = *(const int32_t*)(t + 16);                                                      \
+  uint32_t dtype = *(const uint32_t*)(t + 20);                                                   \
+  const void* shape = *(const void* const*)(t + 24);                                             \
+  int32_t rank_plus_one = (int32_t)(uintptr_t)HOLE_rank_plus_one;                                \
+  NOTE_BAD(((int32_t)(uintptr_t)HOLE_check_dtype & (dtype != (uint32_t)(uintptr_t)HOLE_dtype)) | \
+           (rank_plus_one == 0 ? ndim < 0 : ndim != rank_plus_one - 1) |                         \
+           (shape == 0 && ndim != 0));                                                           \
+  REG = (uint64_t)(uintptr_t)t;                                                                  \
   NEXT();
 // const TVMFFIAny*: the packed value itself, when it keeps the value-validity contract (the
 // library's details::FindAnyDefect, FN_any_defect: 0 for a well-formed value).
@@ -438,43 +445,48 @@ DEFINE_STACK(obj)
 DEFINE_STACK(dtype)
 DEFINE_STACK(tensor)
 DEFINE_STACK(any)
-// A TVMFFIAny-sized struct on the stack: two slots.
-CHAIN int stencil_stack_bytes(PARAMS){BODY_bytes(s[SLOT], s[SLOT + 1])} DEFINE_STACK(device)
-    DEFINE_STACK(out)
+DEFINE_STACK(device)
+DEFINE_STACK(out)
+// A TVMFFIByteArray on the stack: two slots.
+CHAIN int stencil_stack_bytes(PARAMS) {
+  BODY_bytes(s[SLOT], s[SLOT + 1])
+}
 
-    // Floats: a Float, or an Int/Bool converted with one rounding from the exact value (as the
-    // interpreter). The register holds a double; an f32 sits in its low 32 bits (upper ones zero),
-    // where the native reads a float.
-    typedef union {
+// Floats: a Float, or an Int/Bool converted with one rounding from the exact value (as the
+// interpreter). The register holds a double; an f32 sits in its low 32 bits (upper ones zero),
+// where the native reads a float.
+typedef union {
   uint64_t bits;
   double d;
 } Word;
-#define BODY_f64(REG)                                             \
-  const Any* v = ARG();                                           \
-  int32_t tag = v->type_index;                                    \
-  if (__builtin_expect(tag == kFloat, 1)) {                       \
-    REG = v->d;                                                   \
-  } else {                                                        \
-    if (__builtin_expect((uint32_t)(tag - kInt) > 1u, 0)) FAIL(); \
-    REG = (double)v->i;                                           \
-  }                                                               \
+// Both readings of the value (a Float's bits, an Int/Bool converted with one rounding, as the
+// interpreter converts it), selected by mask: a branch here would cost the chain a taken jump.
+static inline uint64_t select_bits(int32_t tag, uint64_t if_float, uint64_t if_int) {
+  uint64_t take_float = -(uint64_t)(tag == kFloat);
+  // Opaque to the optimizer, which would otherwise turn the select back into a branch.
+  __asm__("" : "+r"(take_float));
+  return (if_float & take_float) | (if_int & ~take_float);
+}
+#define BODY_f64(REG)                                     \
+  const Any* v = ARG();                                   \
+  int32_t tag = v->type_index;                            \
+  NOTE_BAD(tag != kFloat && (uint32_t)(tag - kInt) > 1u); \
+  Word from_int;                                          \
+  from_int.d = (double)v->i;                              \
+  Word w = {select_bits(tag, v->u, from_int.bits)};       \
+  REG = w.d;                                              \
   NEXT();
-#define BODY_f32(REG)                                             \
-  const Any* v = ARG();                                           \
-  int32_t tag = v->type_index;                                    \
-  float f;                                                        \
-  if (__builtin_expect(tag == kFloat, 1)) {                       \
-    f = (float)v->d;                                              \
-  } else {                                                        \
-    if (__builtin_expect((uint32_t)(tag - kInt) > 1u, 0)) FAIL(); \
-    f = (float)v->i;                                              \
-  }                                                               \
-  union {                                                         \
-    float f;                                                      \
-    uint32_t bits;                                                \
-  } narrow = {f};                                                 \
-  Word w = {narrow.bits};                                         \
-  REG = w.d;                                                      \
+// An f32 in the register's low 32 bits (upper ones zero), where the native reads a float.
+#define BODY_f32(REG)                                          \
+  const Any* v = ARG();                                        \
+  int32_t tag = v->type_index;                                 \
+  NOTE_BAD(tag != kFloat && (uint32_t)(tag - kInt) > 1u);      \
+  union {                                                      \
+    float f;                                                   \
+    uint32_t bits;                                             \
+  } from_float = {(float)v->d}, from_int = {(float)v->i};      \
+  Word w = {select_bits(tag, from_float.bits, from_int.bits)}; \
+  REG = w.d;                                                   \
   NEXT();
 
 // f16/bf16: a Float or an Int/Bool rounded once from the exact value by the library's own
@@ -570,12 +582,14 @@ extern int FN_propagate_status(void* h, int32_t status);
 #define CALL_INT(type, kind, ns)                  \
   DECLARE(type, kind, ns)                         \
   CHAIN int stencil_call_##kind##_s##ns(PARAMS) { \
+    GUARD();                                      \
     int64_t x = (int64_t)CALL(kind, ns);          \
     return box(r, kInt, (uint64_t)x);             \
   }
 #define CALLS(ns)                                                                               \
   DECLARE(void, void, ns)                                                                       \
   CHAIN int stencil_call_void_s##ns(PARAMS) {                                                   \
+    GUARD();                                                                                    \
     CALL(void, ns);                                                                             \
     return box(r, kNone, 0);                                                                    \
   }                                                                                             \
@@ -590,27 +604,32 @@ extern int FN_propagate_status(void* h, int32_t status);
      byte (nonzero: true), as the interpreter reads it. */                                      \
   DECLARE(uint64_t, u64, ns)                                                                    \
   CHAIN int stencil_call_u64_s##ns(PARAMS) {                                                    \
+    GUARD();                                                                                    \
     uint64_t raw[2] = {CALL(u64, ns), 0};                                                       \
     if (__builtin_expect(raw[0] >> 63, 0)) return FN_box_result(h, 0, raw, r);                  \
     return box(r, kInt, raw[0]);                                                                \
   }                                                                                             \
   DECLARE(uint8_t, bool, ns)                                                                    \
   CHAIN int stencil_call_bool_s##ns(PARAMS) {                                                   \
+    GUARD();                                                                                    \
     return box(r, kBool, CALL(bool, ns) != 0);                                                  \
   }                                                                                             \
   DECLARE(void*, ptr, ns)                                                                       \
   CHAIN int stencil_call_ptr_s##ns(PARAMS) {                                                    \
+    GUARD();                                                                                    \
     void* p = CALL(ptr, ns);                                                                    \
     return box(r, p ? kOpaquePtr : kNone, (uint64_t)(uintptr_t)p);                              \
   }                                                                                             \
   DECLARE(double, f64, ns)                                                                      \
   CHAIN int stencil_call_f64_s##ns(PARAMS) {                                                    \
+    GUARD();                                                                                    \
     Word w;                                                                                     \
     w.d = CALL(f64, ns);                                                                        \
     return box(r, kFloat, w.bits);                                                              \
   }                                                                                             \
   DECLARE(float, f32, ns)                                                                       \
   CHAIN int stencil_call_f32_s##ns(PARAMS) {                                                    \
+    GUARD();                                                                                    \
     Word w;                                                                                     \
     w.d = (double)CALL(f32, ns);                                                                \
     return box(r, kFloat, w.bits);                                                              \
@@ -618,6 +637,7 @@ extern int FN_propagate_status(void* h, int32_t status);
   /* The status convention without results: 0 is success (None), else the native's error. */    \
   DECLARE(int, status, ns)                                                                      \
   CHAIN int stencil_call_status_s##ns(PARAMS) {                                                 \
+    GUARD();                                                                                    \
     int status = CALL(status, ns);                                                              \
     if (__builtin_expect(status != 0, 0)) return FN_propagate_status(h, status);                \
     return box(r, kNone, 0);                                                                    \
@@ -653,40 +673,50 @@ extern int FN_box_results(void* h, const uint64_t (*raw)[2], Any* out);
   DECLARE(double, ssew, ns)                                                           \
   DECLARE(Pair, pair, ns)                                                             \
   CHAIN int stencil_call_one_gpr_s##ns(PARAMS) {                                      \
+    GUARD();                                                                          \
     uint64_t raw[2];                                                                  \
     RAW_gpr(ns, raw) return FN_box_result(h, 0, raw, r);                              \
   }                                                                                   \
   CHAIN int stencil_call_one_sse_s##ns(PARAMS) {                                      \
+    GUARD();                                                                          \
     uint64_t raw[2];                                                                  \
     RAW_sse(ns, raw) return FN_box_result(h, 0, raw, r);                              \
   }                                                                                   \
   CHAIN int stencil_call_one_pair_s##ns(PARAMS) {                                     \
+    GUARD();                                                                          \
     uint64_t raw[2];                                                                  \
     RAW_pair(ns, raw) return FN_box_result(h, 0, raw, r);                             \
   }                                                                                   \
   CHAIN int stencil_call_packs_gpr_s##ns(PARAMS) {                                    \
+    GUARD();                                                                          \
     RAW_gpr(ns, RESULTS) return FN_box_results(h, (const uint64_t(*)[2])RESULTS, r);  \
   }                                                                                   \
   CHAIN int stencil_call_packs_sse_s##ns(PARAMS) {                                    \
+    GUARD();                                                                          \
     RAW_sse(ns, RESULTS) return FN_box_results(h, (const uint64_t(*)[2])RESULTS, r);  \
   }                                                                                   \
   CHAIN int stencil_call_packs_pair_s##ns(PARAMS) {                                   \
+    GUARD();                                                                          \
     RAW_pair(ns, RESULTS) return FN_box_results(h, (const uint64_t(*)[2])RESULTS, r); \
   }                                                                                   \
   CHAIN int stencil_call_packs_void_s##ns(PARAMS) {                                   \
+    GUARD();                                                                          \
     CALL(void, ns);                                                                   \
     return FN_box_results(h, (const uint64_t(*)[2])RESULTS, r);                       \
   }                                                                                   \
   CHAIN int stencil_call_packs_status_s##ns(PARAMS) {                                 \
+    GUARD();                                                                          \
     int status = CALL(status, ns);                                                    \
     if (__builtin_expect(status != 0, 0)) return FN_propagate_status(h, status);      \
     return FN_box_results(h, (const uint64_t(*)[2])RESULTS, r);                       \
   }                                                                                   \
   CHAIN int stencil_call_outone_void_s##ns(PARAMS) {                                  \
+    GUARD();                                                                          \
     CALL(void, ns);                                                                   \
     return FN_box_result(h, 0, RESULTS, r);                                           \
   }                                                                                   \
   CHAIN int stencil_call_outone_status_s##ns(PARAMS) {                                \
+    GUARD();                                                                          \
     int status = CALL(status, ns);                                                    \
     if (__builtin_expect(status != 0, 0)) return FN_propagate_status(h, status);      \
     return FN_box_result(h, 0, RESULTS, r);                                           \
