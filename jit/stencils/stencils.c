@@ -459,34 +459,26 @@ typedef union {
   uint64_t bits;
   double d;
 } Word;
-// Both readings of the value (a Float's bits, an Int/Bool converted with one rounding, as the
-// interpreter converts it), selected by mask: a branch here would cost the chain a taken jump.
-static inline uint64_t select_bits(int32_t tag, uint64_t if_float, uint64_t if_int) {
-  uint64_t take_float = -(uint64_t)(tag == kFloat);
-  // Opaque to the optimizer, which would otherwise turn the select back into a branch.
-  __asm__("" : "+r"(take_float));
-  return (if_float & take_float) | (if_int & ~take_float);
-}
-#define BODY_f64(REG)                                     \
-  const Any* v = ARG();                                   \
-  int32_t tag = v->type_index;                            \
-  NOTE_BAD(tag != kFloat && (uint32_t)(tag - kInt) > 1u); \
-  Word from_int;                                          \
-  from_int.d = (double)v->i;                              \
-  Word w = {select_bits(tag, v->u, from_int.bits)};       \
-  REG = w.d;                                              \
+// A Float is the common case: the branch to the Int conversion is not taken (a select of both
+// readings costs more, and cvtsi2sd's write of the low lane depends on the register's old value).
+#define BODY_f64(REG)                                             \
+  const Any* v = ARG();                                           \
+  int32_t tag = v->type_index;                                    \
+  NOTE_BAD(tag != kFloat && (uint32_t)(tag - kInt) > 1u);         \
+  REG = __builtin_expect(tag == kFloat, 1) ? v->d : (double)v->i; \
   NEXT();
 // An f32 in the register's low 32 bits (upper ones zero), where the native reads a float.
-#define BODY_f32(REG)                                          \
-  const Any* v = ARG();                                        \
-  int32_t tag = v->type_index;                                 \
-  NOTE_BAD(tag != kFloat && (uint32_t)(tag - kInt) > 1u);      \
-  union {                                                      \
-    float f;                                                   \
-    uint32_t bits;                                             \
-  } from_float = {(float)v->d}, from_int = {(float)v->i};      \
-  Word w = {select_bits(tag, from_float.bits, from_int.bits)}; \
-  REG = w.d;                                                   \
+#define BODY_f32(REG)                                                       \
+  const Any* v = ARG();                                                     \
+  int32_t tag = v->type_index;                                              \
+  NOTE_BAD(tag != kFloat && (uint32_t)(tag - kInt) > 1u);                   \
+  float f = __builtin_expect(tag == kFloat, 1) ? (float)v->d : (float)v->i; \
+  union {                                                                   \
+    float f;                                                                \
+    uint32_t bits;                                                          \
+  } narrow = {f};                                                           \
+  Word w = {narrow.bits};                                                   \
+  REG = w.d;                                                                \
   NEXT();
 
 // f16/bf16: a Float or an Int/Bool rounded once from the exact value by the library's own
