@@ -405,7 +405,9 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
   CodeBlock block = AllocateWritable(code_end + kMaxVeneers * kVeneerSize,
                                      reinterpret_cast<const void*>(&StencilFallback), why);
   if (block.base == nullptr) return nullptr;
+  // Addresses are the executable view's (`base`); bytes go through the writable one (`write`).
   uint8_t* const base = block.base;
+  uint8_t* const write = block.write;
   size_t veneers_used = 0;
   struct Far {
     uint64_t target;
@@ -416,9 +418,9 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
     for (const Far& f : veneers) {
       if (f.target == target) return f.veneer;
     }
-    uint8_t* v = base + code_end + veneers_used++ * kVeneerSize;
-    WriteVeneer(v, target);
-    veneers.push_back({target, reinterpret_cast<uint64_t>(v)});
+    const size_t at = code_end + veneers_used++ * kVeneerSize;
+    WriteVeneer(write + at, target);
+    veneers.push_back({target, reinterpret_cast<uint64_t>(base + at)});
     return veneers.back().veneer;
   };
   auto fail = [&](const std::string& reason) -> StencilThunk* {
@@ -429,7 +431,7 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
 
   const uint64_t fail_at = reinterpret_cast<uint64_t>(base + pieces[fail_index].at);
   for (const Piece& piece : pieces) {
-    uint8_t* const code = base + piece.at;
+    uint8_t* const code = write + piece.at;
     std::memcpy(code, piece.stencil->code, piece.size);
     for (uint16_t k = 0; k < piece.stencil->num_patches; ++k) {
       const Patch& patch = piece.stencil->patches[k];
@@ -513,7 +515,7 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
       }
       value += static_cast<uint64_t>(patch.addend);
       uint8_t* const place = code + patch.offset;
-      const uint64_t p = reinterpret_cast<uint64_t>(place);
+      const uint64_t p = reinterpret_cast<uint64_t>(base + piece.at + patch.offset);
       switch (patch.reloc) {
         case Reloc::kAbs32: {
           if (value > UINT32_MAX) return fail("a stencil constant out of 32-bit range");

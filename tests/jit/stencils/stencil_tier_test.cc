@@ -505,6 +505,29 @@ TEST(StencilTier, CodeIsWxorXAndFreedOnRelease) {
   EXPECT_EQ(stencils::LiveCodeBlocks(), blocks_before);
 }
 
+// Thunks share chunks of pages (a mapping per thunk would cost a page and one of the kernel's
+// limited mappings each): a hundred thunks map at most two more chunks, and no mapping of the
+// process is writable and executable at once.
+TEST(StencilTier, ThunksShareChunksAndNoMappingIsWritableAndExecutable) {
+  const int64_t chunks_before = stencils::MappedCodeChunks();
+  std::vector<std::unique_ptr<Subject>> subjects;
+  for (int i = 0; i < 100; ++i) subjects.push_back(Make("id_i64_pool", &Id<int64_t>));
+  EXPECT_LE(stencils::MappedCodeChunks(), chunks_before + 2);
+  for (const auto& s : subjects) {
+    TVMFFIAny arg = Int(7), result{};
+    ASSERT_EQ(StencilThunkEntry(s->thunk)(s->bound(), &arg, 1, &result), 0);
+    EXPECT_EQ(result.v_int64, 7);
+  }
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%*x-%*x %4s", perms) == 1) {
+      EXPECT_FALSE(perms[1] == 'w' && perms[2] == 'x') << line;
+    }
+  }
+}
+
 int64_t Untiered(int64_t a, int32_t b) {
   return a * b;
 }
