@@ -124,11 +124,16 @@ class InitFiniPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
 
  private:
   static void Record(llvm::jitlink::LinkGraph& g, LinkRecords* records) {
-    std::unordered_map<uint64_t, std::string> names;  // address -> a symbol there, for messages
+    // Address -> a function there, for messages: the first name of those at the address (the
+    // graph's symbol sets have no stable order), never an ELF mapping symbol such as `$x`.
+    std::unordered_map<uint64_t, std::string> names;
     for (llvm::jitlink::Symbol* symbol : g.defined_symbols()) {
       if (!symbol->hasName()) continue;
       const std::string name = symbol->getName().str();
-      if (symbol->isCallable()) names.emplace(symbol->getAddress().getValue(), name);
+      if (symbol->isCallable() && name[0] != '$') {
+        auto [at, fresh] = names.emplace(symbol->getAddress().getValue(), name);
+        if (!fresh && name < at->second) at->second = name;
+      }
       if (symbol->getScope() != llvm::jitlink::Scope::Local) {
         records->symbols[name] = SymbolInfo{symbol->getSize(), symbol->isCallable()};
       }

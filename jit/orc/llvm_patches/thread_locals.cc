@@ -80,11 +80,22 @@ llvm::Error LinkError(std::string text) {
   return llvm::make_error<llvm::StringError>(std::move(text), llvm::inconvertibleErrorCode());
 }
 
-// A name for a thread-local block in messages: its first named symbol.
+// A name for a thread-local block in messages: the named symbol at its lowest offset (the first
+// name breaks a tie), never an ELF mapping symbol such as AArch64's `$d`, which marks data and
+// names no variable. The graph's symbol sets have no stable order, so the choice must not depend
+// on it.
 std::string BlockName(llvm::jitlink::LinkGraph& g, llvm::jitlink::Block& block) {
-  for (llvm::jitlink::Symbol* symbol : g.defined_symbols()) {
-    if (&symbol->getBlock() == &block && symbol->hasName()) return symbol->getName().str();
+  const llvm::jitlink::Symbol* best = nullptr;
+  for (const llvm::jitlink::Symbol* symbol : g.defined_symbols()) {
+    if (&symbol->getBlock() != &block || !symbol->hasName() || symbol->getName().starts_with("$")) {
+      continue;
+    }
+    if (best == nullptr || symbol->getOffset() < best->getOffset() ||
+        (symbol->getOffset() == best->getOffset() && symbol->getName() < best->getName())) {
+      best = symbol;
+    }
   }
+  if (best != nullptr) return best->getName().str();
   return "<anonymous thread-local in " + block.getSection().getName().str() + ">";
 }
 
