@@ -990,7 +990,7 @@ class Report:
             generated = self.overhead_ratio("ffijit generated")
             if generated is not None:
                 verdict = "met" if generated <= 1.5 else "NOT met"
-                lines.append(f"issue target, ffijit generated overhead <= 1.5x handwritten's: "
+                lines.append(f"target, ffijit generated overhead <= 1.5x handwritten's: "
                              f"{generated:.2f}x, {verdict}")
         elif any((p, SUM_ROW) in self.medians for p in self.paths):
             lines.append(f"`{SUM_ROW}`: the native alone was not measured (needs handwritten)")
@@ -1015,7 +1015,7 @@ class Report:
                          f"processes (perf_counter around the import)"
                          + (f"; `import ctypes` {ctypes_ms:.1f} ms" if ctypes_ms is not None
                             else "")
-                         + f"; issue target <= 20 ms: {verdict}")
+                         + f"; target <= 20 ms: {verdict}")
         lines.append(f"loop only (`for _ in repeat(None, n): pass`): {self.loop_ns:.1f} ns per "
                      f"iteration, included in every number above")
         lines.append(f"FFIJIT_JIT={ENTRY_POLICY} for the run: only compile_entry() made entries "
