@@ -25,6 +25,12 @@ def compiler_env():
     return {key: value for key, value in os.environ.items() if key != "LD_PRELOAD"}
 
 
+def python_env(**extra):
+    # A Python process that imports ffijit gets the environment as it is (a sanitizer lane's
+    # preloaded runtime must come first in it too).
+    return dict(os.environ, **extra)
+
+
 def test_version_is_the_cmake_project_version():
     with open(os.path.join(SOURCE_ROOT, "CMakeLists.txt")) as cmake_lists:
         version = re.search(r"^project\(ffijit VERSION ([0-9.]+)", cmake_lists.read(), re.M)
@@ -329,7 +335,7 @@ except AttributeError as e:
 
 def test_import_loads_none_of_the_deferred_modules():
     done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, *_DEFERRED_IMPORTS],
-                          capture_output=True, text=True, env=compiler_env())
+                          capture_output=True, text=True, env=python_env())
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     # Modules the interpreter itself imported before ffijit (site, a sanitizer lane's preload)
@@ -337,7 +343,7 @@ def test_import_loads_none_of_the_deferred_modules():
     preloaded = subprocess.run(
         [sys.executable, "-c",
          "import sys; print(' '.join(m for m in sys.argv[1:] if m in sys.modules))",
-         *_DEFERRED_IMPORTS], capture_output=True, text=True, env=compiler_env()).stdout.split()
+         *_DEFERRED_IMPORTS], capture_output=True, text=True, env=python_env()).stdout.split()
     assert [m for m in lines[0].split() if m not in preloaded] == []
     assert lines[1] == "ffijit TvmFfiAbi True"
     assert lines[2] == "module 'ffijit' has no attribute 'no_such_name'"
@@ -359,7 +365,7 @@ v = ffijit.function(ctypes.cast(ctypes.CDLL(lib).py_add3, ctypes.c_void_p),
 print(f(1, 2, 3), g(3, 4, 5), h(5, 6, 7), v(1, 1, 1))
 """
     done = subprocess.run([sys.executable, "-c", probe, natives_path], capture_output=True,
-                          text=True, env=compiler_env())
+                          text=True, env=python_env())
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["14", "26", "38", "6"]  # a + 2b + 3c
 
@@ -384,7 +390,7 @@ print(f(1, 2, 3), function.is_jit_compiled, mapped("libLLVM"), mapped("libffijit
 @needs_jit
 def test_llvm_is_loaded_by_the_first_compile_not_before(natives_path):
     done = subprocess.run([sys.executable, "-c", _MAPS_PROBE, natives_path], capture_output=True,
-                          text=True, env=compiler_env())
+                          text=True, env=python_env())
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["False False", "14 False False False",
                                         "14 True True True"]
@@ -419,7 +425,7 @@ def test_a_missing_llvm_plugin_leaves_functions_interpreted_and_says_why(tmp_pat
     jit = _mapped_path("libffijit_jit.so")
     for name in ("libffijit_jit.so", "libffijit_reflect.so", "libffijit_runtime.so"):
         shutil.copy(os.path.join(os.path.dirname(jit), name), tmp_path / name)
-    env = dict(compiler_env(), LD_LIBRARY_PATH=str(tmp_path))
+    env = python_env(LD_LIBRARY_PATH=str(tmp_path))
     done = subprocess.run([sys.executable, "-c", _NO_PLUGIN_PROBE, natives_path],
                           capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
