@@ -4,9 +4,10 @@
 //
 // A stencil thunk obeys the CallPlan exactly as the LLVM thunks do: it converts the common forms
 // of each argument inline (the same checks), and sends every other form and every error to the
-// interpreter (the fallback), so errors have one source. It covers plans whose every argument is
-// one native parameter in a register of a supported conversion, and whose result is void, a
-// scalar, or a status; StencilUnsupportedReason says why any other plan is not.
+// interpreter (the fallback), so errors have one source. It covers plans whose parameters sit in
+// registers or the first stack slots (structure leaves included) and whose results are any kind,
+// up to eight (the guide's section 7.8 lists it); StencilUnsupportedReason says why any other plan
+// is not.
 #ifndef FFIJIT_JIT_STENCILS_STENCIL_TIER_H_
 #define FFIJIT_JIT_STENCILS_STENCIL_TIER_H_
 

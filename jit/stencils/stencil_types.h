@@ -1,4 +1,4 @@
-// The shapes of the generated stencil tables (stencils_<arch>.h, written at build time by
+// The shapes of the generated stencil tables (stencils_generated.h, written at build time by
 // extract_stencils.py): a stencil's bytes and the holes the tier patches in each copy.
 #ifndef FFIJIT_JIT_STENCILS_STENCIL_TYPES_H_
 #define FFIJIT_JIT_STENCILS_STENCIL_TYPES_H_
