@@ -8,18 +8,6 @@
 #include "ffijit/error.h"
 
 namespace ffijit::testing {
-namespace {
-
-const char* const kTexts[] = {"", "x", "seven77", "eight888", "a longer string than that"};
-
-void Check(int status, const char* what) {
-  if (status != 0) {
-    TVMFFIObjectHandle error = nullptr;
-    TVMFFIErrorMoveFromRaised(&error);
-    if (error) TVMFFIObjectDecRef(error);
-    throw std::runtime_error(std::string("test setup failed: ") + what);
-  }
-}
 
 TVMFFIAny Int(int64_t v) {
   TVMFFIAny a{};
@@ -42,6 +30,19 @@ TVMFFIAny FloatValue(double v) {
 TVMFFIAny NoneValue() {
   return TVMFFIAny{};
 }
+namespace {
+
+const char* const kTexts[] = {"", "x", "seven77", "eight888", "a longer string than that"};
+
+void Check(int status, const char* what) {
+  if (status != 0) {
+    TVMFFIObjectHandle error = nullptr;
+    TVMFFIErrorMoveFromRaised(&error);
+    if (error) TVMFFIObjectDecRef(error);
+    throw std::runtime_error(std::string("test setup failed: ") + what);
+  }
+}
+
 TVMFFIAny PtrValue(uint64_t bits) {
   TVMFFIAny a{};
   a.type_index = kTVMFFIOpaquePtr;

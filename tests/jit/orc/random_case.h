@@ -13,6 +13,12 @@
 
 namespace ffijit::testing {
 
+// Packed values of the plain kinds, as a caller builds them.
+TVMFFIAny Int(int64_t v);
+TVMFFIAny BoolValue(bool v);
+TVMFFIAny FloatValue(double v);
+TVMFFIAny NoneValue();
+
 // Objects made for a case; released when the pool dies.
 class ObjectPool {
  public:

@@ -61,32 +61,11 @@ int Status(int64_t code) {
   return static_cast<int>(code);
 }
 
-TVMFFIAny Int(int64_t v) {
-  TVMFFIAny a{};
-  a.type_index = kTVMFFIInt;
-  a.v_int64 = v;
-  return a;
-}
-TVMFFIAny Bool(bool v) {
-  TVMFFIAny a{};
-  a.type_index = kTVMFFIBool;
-  a.v_int64 = v;
-  return a;
-}
-TVMFFIAny Float(double v) {
-  TVMFFIAny a{};
-  a.type_index = kTVMFFIFloat;
-  a.v_float64 = v;
-  return a;
-}
 TVMFFIAny Ptr(void* p) {
   TVMFFIAny a{};
   a.type_index = kTVMFFIOpaquePtr;
   a.v_ptr = p;
   return a;
-}
-TVMFFIAny None() {
-  return TVMFFIAny{};
 }
 
 // A function of `fn` that stays on the interpreter, and its stencil thunk (no count).
@@ -155,11 +134,11 @@ std::vector<TVMFFIAny> IntegerEdges() {
                     INT64_MAX}) {
     values.push_back(Int(v));
   }
-  values.push_back(Bool(true));
-  values.push_back(Bool(false));
-  values.push_back(Float(1.5));
-  values.push_back(Float(-0.0));
-  values.push_back(None());
+  values.push_back(BoolValue(true));
+  values.push_back(BoolValue(false));
+  values.push_back(FloatValue(1.5));
+  values.push_back(FloatValue(-0.0));
+  values.push_back(NoneValue());
   values.push_back(Ptr(nullptr));
   return values;
 }
@@ -196,21 +175,21 @@ TEST(StencilTier, IntegersAndBoolAtTheirEdges) {
 TEST(StencilTier, FloatsFromEveryForm) {
   auto f64 = Make("id_f64", &Id<double>);
   auto f32 = Make("id_f32", &Id<float>);
-  std::vector<TVMFFIAny> values = {Float(0.0),
-                                   Float(-0.0),
-                                   Float(1.0 / 3),
-                                   Float(1e300),
-                                   Float(-1e-300),
-                                   Float(NAN),
-                                   Float(INFINITY),
-                                   Float(3.4028235677973366e38),
+  std::vector<TVMFFIAny> values = {FloatValue(0.0),
+                                   FloatValue(-0.0),
+                                   FloatValue(1.0 / 3),
+                                   FloatValue(1e300),
+                                   FloatValue(-1e-300),
+                                   FloatValue(NAN),
+                                   FloatValue(INFINITY),
+                                   FloatValue(3.4028235677973366e38),
                                    Int(0),
                                    Int(-7),
                                    Int(INT64_MAX),
                                    Int(INT64_MIN),
                                    Int((int64_t{1} << 53) + 1),
-                                   Bool(true),
-                                   None(),
+                                   BoolValue(true),
+                                   NoneValue(),
                                    Ptr(nullptr)};
   for (const TVMFFIAny& v : values) {
     char what[64];
@@ -225,7 +204,7 @@ TEST(StencilTier, FloatsFromEveryForm) {
 TEST(StencilTier, PointersStringsAndObjects) {
   auto ptr = Make("id_ptr", &Id<void*>);
   int x = 0;
-  for (const TVMFFIAny& v : {Ptr(&x), Ptr(nullptr), None(), Int(5), Float(1)}) {
+  for (const TVMFFIAny& v : {Ptr(&x), Ptr(nullptr), NoneValue(), Int(5), FloatValue(1)}) {
     ExpectSame(*ptr, {v}, "ptr tag " + std::to_string(v.type_index),
                v.type_index == kTVMFFIOpaquePtr || v.type_index == kTVMFFINone ? Path::kInline
                                                                                : Path::kFallback);
@@ -241,7 +220,7 @@ TEST(StencilTier, PointersStringsAndObjects) {
                                     pool.String(std::string("x\0", 2)),
                                     pool.RawStr("raw text"),
                                     pool.Bytes("bytes"),
-                                    None(),
+                                    NoneValue(),
                                     Int(3)};
   TVMFFIAny raw_null{};
   raw_null.type_index = kTVMFFIRawStr;
@@ -258,8 +237,8 @@ TEST(StencilTier, PointersStringsAndObjects) {
                i < 4 || i == 6 ? Path::kInline : Path::kFallback);
   }
   auto obj = Make("type_of", &TypeOf);
-  for (const TVMFFIAny& v :
-       {pool.String("a longer string object"), pool.Array({Int(1)}), None(), Int(1), str_null}) {
+  for (const TVMFFIAny& v : {pool.String("a longer string object"), pool.Array({Int(1)}),
+                             NoneValue(), Int(1), str_null}) {
     ExpectSame(*obj, {v}, "object tag " + std::to_string(v.type_index),
                v.type_index >= kTVMFFIStaticObjectBegin && v.v_obj != nullptr ? Path::kInline
                                                                               : Path::kFallback);
@@ -304,7 +283,7 @@ TEST(StencilTier, Tensors) {
       {ptr(&negative), false},
       {ptr(&scalar), false},
       {ptr(nullptr), false},
-      {None(), false},
+      {NoneValue(), false},
       {Int(1), false},
       {pool.String("not a tensor object"), false}};
   Signature checked;
@@ -356,11 +335,12 @@ TEST(StencilTier, HalfFloatsAndAnyViews) {
     std::string why;
     s.thunk = MakeStencilThunk(s.bound(), false, &why);
     ASSERT_NE(s.thunk, nullptr) << why;
-    for (const TVMFFIAny& v : {Float(1.0), Float(-2.5e-8), Float(65520.0), Float(1e10), Float(NAN),
-                               Int(2049), Int(-1), Int(INT64_MAX), Bool(true)}) {
+    for (const TVMFFIAny& v :
+         {FloatValue(1.0), FloatValue(-2.5e-8), FloatValue(65520.0), FloatValue(1e10),
+          FloatValue(NAN), Int(2049), Int(-1), Int(INT64_MAX), BoolValue(true)}) {
       ExpectSame(s, {v}, "half value tag " + std::to_string(v.type_index), Path::kInline);
     }
-    for (const TVMFFIAny& v : {None(), Ptr(nullptr), pool.String("1.0")}) {
+    for (const TVMFFIAny& v : {NoneValue(), Ptr(nullptr), pool.String("1.0")}) {
       ExpectSame(s, {v}, "half value tag " + std::to_string(v.type_index), Path::kFallback);
     }
   }
@@ -369,7 +349,7 @@ TEST(StencilTier, HalfFloatsAndAnyViews) {
   null_str.type_index = kTVMFFIStr;
   TVMFFIAny long_small = pool.String("abc");
   long_small.small_str_len = 9;
-  for (const TVMFFIAny& v : {Int(5), None(), Float(2), pool.String("a longer string"),
+  for (const TVMFFIAny& v : {Int(5), NoneValue(), FloatValue(2), pool.String("a longer string"),
                              pool.Array({Int(1)}), Ptr(nullptr)}) {
     ExpectSame(*any, {v}, "any tag " + std::to_string(v.type_index), Path::kInline);
   }
@@ -399,16 +379,11 @@ TEST(StencilTier, BytesInRegistersAndOnTheStack) {
   TVMFFIAny long_small = pool.Bytes("ab");
   long_small.small_str_len = 8;
   const std::vector<std::pair<TVMFFIAny, bool>> values = {
-      {pool.Bytes("ab"), true},
-      {pool.Bytes("a longer byte string"), true},
-      {pool.String("str"), true},
-      {pool.String("a longer string object"), true},
-      {array_ptr, true},
-      {null_array, false},
-      {pool.RawStr("raw"), false},
-      {long_small, false},
-      {None(), false},
-      {Int(1), false}};
+      {pool.Bytes("ab"), true},    {pool.Bytes("a longer byte string"), true},
+      {pool.String("str"), true},  {pool.String("a longer string object"), true},
+      {array_ptr, true},           {null_array, false},
+      {pool.RawStr("raw"), false}, {long_small, false},
+      {NoneValue(), false},        {Int(1), false}};
   auto sum = Make("bytes_sum", &BytesSum);
   auto late = Make("bytes_late", &BytesLate);
   for (size_t i = 0; i < values.size(); ++i) {
@@ -425,20 +400,26 @@ TEST(StencilTier, SeveralRegistersAndResults) {
   ExpectSame(*sum, {Int(1), Int(-2), Int(3), Int(-400), Int(5), Int(6)}, "sum6 range");
   ExpectSame(*sum, {Int(1), Int(-2), Int(3), Int(-4), Int(-5), Int(6)}, "sum6 unsigned");
   auto mix = Make("mix", &Mix);
-  ExpectSame(*mix, {Float(1.5), Float(2.25), Int(-3), Float(8), Int(4), Bool(true)}, "mix",
-             Path::kInline);
-  ExpectSame(*mix, {Int(1), Bool(true), Int(7), Float(1e40), Float(-1), Int(0)}, "mix forms");
-  ExpectSame(*mix, {Float(1.5), Float(2.25), Float(3), Float(8), Int(4), Bool(true)}, "mix error");
+  ExpectSame(*mix,
+             {FloatValue(1.5), FloatValue(2.25), Int(-3), FloatValue(8), Int(4), BoolValue(true)},
+             "mix", Path::kInline);
+  ExpectSame(*mix, {Int(1), BoolValue(true), Int(7), FloatValue(1e40), FloatValue(-1), Int(0)},
+             "mix forms");
+  ExpectSame(
+      *mix,
+      {FloatValue(1.5), FloatValue(2.25), FloatValue(3), FloatValue(8), Int(4), BoolValue(true)},
+      "mix error");
   auto many = Make("many", &Many);
   EXPECT_GT(many->bound()->plan->num_stack, 0);
-  std::vector<TVMFFIAny> good = {Int(1),     Int(-2),    Int(3),     Int(-4),     Int(5),
-                                 Int(6),     Int(7),     Bool(true), Int(-9),     Int(10),
-                                 Float(1.5), Float(2.5), Float(3.5), Float(4.5),  Float(5.5),
-                                 Float(6.5), Float(7.5), Float(8.5), Float(9.25), Float(10.5)};
+  std::vector<TVMFFIAny> good = {
+      Int(1),          Int(-2),         Int(3),          Int(-4),          Int(5),
+      Int(6),          Int(7),          BoolValue(true), Int(-9),          Int(10),
+      FloatValue(1.5), FloatValue(2.5), FloatValue(3.5), FloatValue(4.5),  FloatValue(5.5),
+      FloatValue(6.5), FloatValue(7.5), FloatValue(8.5), FloatValue(9.25), FloatValue(10.5)};
   ExpectSame(*many, good, "many", Path::kInline);
   for (size_t i = 0; i < good.size(); ++i) {
     std::vector<TVMFFIAny> bad = good;
-    bad[i] = i < 10 ? Int(1000000) : None();  // out of range for the narrow ones; wrong form
+    bad[i] = i < 10 ? Int(1000000) : NoneValue();  // out of range for the narrow ones; wrong form
     ExpectSame(*many, bad, "many, argument " + std::to_string(i));
     bad[i] = Ptr(nullptr);
     ExpectSame(*many, bad, "many, argument " + std::to_string(i) + " a pointer", Path::kFallback);
@@ -538,7 +519,7 @@ TEST(StencilTier, AnUncountedThunkNeverAsksForTheHotTier) {
   auto s = Make("untiered", &Untiered);
   ASSERT_EQ(s->bound()->calls_until_hot.load(), 0);
   const int64_t hot_before = JitEngine::Default().Stats().hot_compiled;
-  for (int i = 0; i < 5; ++i) ExpectSame(*s, {Int(1), Float(2)}, "fallback", Path::kFallback);
+  for (int i = 0; i < 5; ++i) ExpectSame(*s, {Int(1), FloatValue(2)}, "fallback", Path::kFallback);
   JitEngine::Default().WaitIdle();
   EXPECT_FALSE(IsHotCompiled(s->function));
   EXPECT_EQ(JitEngine::Default().Stats().hot_compiled, hot_before);
