@@ -7,15 +7,19 @@ The paths (columns), all timed in one process:
                     generic C entry (argument conversion by ArgPack); it has no generated entry;
   ffijit generated  the same after compile_now() and compile_entry(): the JIT-generated
                     METH_FASTCALL entry converts the arguments and calls the thunk;
+  ffijit stencil    an ffijit Function on its stencil thunk, after use_entry("stencil"): the
+                    copy-and-patch entry stores the arguments' Anys and calls that thunk (nothing
+                    of it from LLVM);
   ffijit module fn  an attribute of a TVM FFI module (ffijit_bench_module.so, `__tvm_ffi_<name>`
                     safe_calls) opened with ffijit.load_module: packed arguments, no signature;
   ffijit interp     an ffijit Function made with interpret_only=True (generic entry, interpreter);
   ctypes, cffi abi, cffi api (cffi API mode is compiled at run time into a temporary directory and
                     skipped, with the reason printed, when that fails).
 ffijit Functions reach Python as builtin function objects whose __self__ is the ffijit.Function.
-So that only compile_entry() gives a function its generated entry, the benchmark sets
-FFIJIT_JIT=after:1000000000 before importing ffijit (whatever the environment said), and checks
-after timing that the generic and interp functions still have no entry.
+So that only compile_entry() and use_entry() give a function its generated entry and no thunk goes
+hot during the run, the benchmark sets FFIJIT_JIT=after:1000000000 and FFIJIT_JIT_HOT=never before
+importing ffijit (whatever the environment said), and checks after timing that every column still
+runs the entry its title says.
 
 The signatures (rows) are the five natives of bench/call_natives.c, a no-argument floor and
 `sum_f64_1000`: a numpy float64 array of 1,000 elements summed by the native (a 1-D ndarray f64
@@ -50,7 +54,9 @@ first compile can pay one-time JIT setup, such as building the LLVM engine), whi
 apart; and over functions whose signature already had one (each generated function gets a twin,
 a second Function of the same native and signature, whose entry shares the compiled code). The
 ffijit generic column's compile_now() calls run before, so the engine the thunks use exists by
-then.
+then. Stencil entries (the ffijit stencil column's) are made for each function, never shared: one
+median over the column's functions, each made by use_entry("stencil") as a function's first call
+makes it.
 
 Callbacks, a second table (--callbacks-only times it alone): libc's qsort sorting 1,000 int32
 with a Python comparator made by ffijit.callback, ctypes.CFUNCTYPE and cffi's ffi.callback; rows
@@ -87,8 +93,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEBIAN_PYTHON = "/usr/bin/python3"
 NATIVES_LIB = "libffijit_bench_natives.so"
 MODULE_LIB = "ffijit_bench_module.so"
-# Only compile_entry() gives a Function its generated entry (see the docstring).
+# Only compile_entry() and use_entry() give a Function its generated entry, and no thunk goes hot
+# (see the docstring).
 ENTRY_POLICY = "after:1000000000"
+HOT_POLICY = "never"
 
 SUM_LENGTH = 1000
 SUM_ROW = f"sum_f64_{SUM_LENGTH}"
@@ -113,8 +121,11 @@ EXPECTED = {
     "str": ord("a"),
     SUM_ROW: float(SUM_LENGTH * (SUM_LENGTH - 1) // 2),  # 0 + 1 + ... + 999, exact in float64
 }
-PATHS = ["handwritten", "ffijit generic", "ffijit generated", "ffijit module fn", "ffijit interp",
-         "ctypes", "cffi abi", "cffi api"]
+PATHS = ["handwritten", "ffijit generic", "ffijit generated", "ffijit stencil", "ffijit module fn",
+         "ffijit interp", "ctypes", "cffi abi", "cffi api"]
+# The entry each ffijit column's functions must run (Function.entry) when timed.
+ENTRY_OF_PATH = {"ffijit generic": "generic", "ffijit interp": "generic",
+                 "ffijit generated": "llvm", "ffijit stencil": "stencil"}
 NATIVE_SYMBOLS = {
     "no_args": "BenchNativeNoArgs",
     "i64_i64_i64": "BenchNativeI64x3",
@@ -279,6 +290,7 @@ def handwritten_cases(fx, args):
 def import_ffijit(args):
     # Read by ffijit when it is imported: no Function gets its entry by being called.
     os.environ["FFIJIT_JIT"] = ENTRY_POLICY
+    os.environ["FFIJIT_JIT_HOT"] = HOT_POLICY
     if args.ffijit_path:
         sys.path.insert(0, os.path.abspath(args.ffijit_path))
     try:
@@ -306,7 +318,8 @@ def ffijit_call_args(ffijit, fx, sig):
 
 
 def ffijit_cases(fx, args, mode, entry_compile_us):
-    """mode: "generic" (compile_now), "generated" (compile_now + compile_entry) or "interp"."""
+    """mode: "generic" (compile_now), "generated" (compile_now + compile_entry), "stencil" (the
+    stencil thunk + use_entry("stencil")) or "interp"."""
     ffijit = import_ffijit(args)
     cases = {}
     for sig in SIGNATURES:
@@ -314,8 +327,15 @@ def ffijit_cases(fx, args, mode, entry_compile_us):
             address = fx.address(NATIVE_SYMBOLS[sig])
             fn = ffijit.function(address, FFIJIT_SIGNATURES[sig], interpret_only=mode == "interp")
             obj = function_object(fn)
-            if mode != "interp":
+            if mode in ("generic", "generated"):
                 obj.compile_now()
+            if mode == "generic":
+                obj.use_entry("generic")  # else its first call would make its stencil entry
+            if mode == "stencil":
+                obj.use_entry("stencil")
+                if obj.entry != "stencil":
+                    raise RuntimeError(f"use_entry('stencil') returned but the entry is {obj.entry}")
+                entry_compile_us.append((sig, obj.entry_compile_us, False))
             if mode == "generated":
                 obj.compile_entry()
                 if not obj.has_entry:
@@ -816,6 +836,7 @@ def main():
     notes = []
     table = {}  # path -> {signature: (fn, args) | error string}
     entry_compile_us = []  # (signature, µs) of the generated column, in compile order
+    stencil_entry_us = []  # (signature, µs) of the stencil column
     callback_calls = {}
     callback_samples = {}
     samples, loop_samples = {}, []
@@ -826,6 +847,7 @@ def main():
             "handwritten": lambda: handwritten_cases(fx, args),
             "ffijit generic": lambda: ffijit_cases(fx, args, "generic", None),
             "ffijit generated": lambda: ffijit_cases(fx, args, "generated", entry_compile_us),
+            "ffijit stencil": lambda: ffijit_cases(fx, args, "stencil", stencil_entry_us),
             "ffijit module fn": lambda: ffijit_module_cases(fx, args),
             "ffijit interp": lambda: ffijit_cases(fx, args, "interp", None),
             "ctypes": lambda: ctypes_cases(fx, args),
@@ -885,7 +907,7 @@ def main():
     paths = [p for p in PATHS if any((p, s) in medians for s in SIGNATURES)]
     loop_ns = statistics.median(loop_samples)
     report = Report(args, medians, round_ratios(samples), round_overhead_ratios(samples), paths,
-                    loop_ns, notes, entry_compile_us,
+                    loop_ns, notes, entry_compile_us, stencil_entry_us,
                     CallbackReport(callback_samples, callback_calls), import_ms)
     report.print()
     if args.markdown:
@@ -922,14 +944,14 @@ def import_times_ms(args):
 
 
 def check_entries(cases):
-    """After timing: the generic and interp columns must not have run a generated entry."""
+    """After timing: every ffijit column's functions still run the entry its title says."""
     problems = []
     for (path, sig), fn, _ in cases:
-        if path not in ("ffijit generic", "ffijit interp", "ffijit generated"):
+        if path not in ENTRY_OF_PATH:
             continue
-        has_entry = bool(getattr(function_object(fn), "has_entry", False))
-        if has_entry != (path == "ffijit generated"):
-            problems.append(f"{path} / {sig}: has_entry is {has_entry} after the run: this "
+        entry = getattr(function_object(fn), "entry", None)
+        if entry != ENTRY_OF_PATH[path]:
+            problems.append(f"{path} / {sig}: the entry is {entry} after the run: this "
                             f"column's number is not what its title says")
     return problems
 
@@ -938,7 +960,7 @@ def check_entries(cases):
 
 class Report:
     def __init__(self, args, medians, round_ratios, overhead_ratios, paths, loop_ns, notes,
-                 entry_compile_us, callbacks, import_ms):
+                 entry_compile_us, stencil_entry_us, callbacks, import_ms):
         self.callbacks = callbacks
         self.args = args
         self.medians = medians
@@ -948,6 +970,7 @@ class Report:
         self.loop_ns = loop_ns
         self.notes = notes
         self.entry_compile_us = entry_compile_us
+        self.stencil_entry_us = stencil_entry_us
         self.import_ms = import_ms
         self.header = (f"Python call paths, ns/call (median of {args.reps} interleaved rounds; "
                        f"ratio: median of the rounds' ratios to handwritten); Python {platform.python_version()} at "
@@ -1008,6 +1031,11 @@ class Report:
                 lines.append(f"generated entries of a signature already compiled (the code is "
                              f"shared): median {statistics.median(shared):.1f} µs over "
                              f"{len(shared)} functions (max {max(shared):.1f})")
+        if self.stencil_entry_us:
+            made = [us for _, us, _ in self.stencil_entry_us]
+            lines.append(f"stencil entries (ffijit stencil), each made for its function: median "
+                         f"{statistics.median(made):.1f} µs over {len(made)} signatures (min "
+                         f"{min(made):.1f}, max {max(made):.1f})")
         if self.import_ms.get("ffijit") is not None:
             ffijit_ms, ctypes_ms = self.import_ms["ffijit"], self.import_ms.get("ctypes")
             verdict = "met" if ffijit_ms <= 20 else "NOT met"
@@ -1018,8 +1046,11 @@ class Report:
                          + f"; target <= 20 ms: {verdict}")
         lines.append(f"loop only (`for _ in repeat(None, n): pass`): {self.loop_ns:.1f} ns per "
                      f"iteration, included in every number above")
-        lines.append(f"FFIJIT_JIT={ENTRY_POLICY} for the run: only compile_entry() made entries "
-                     "(ffijit generated); ffijit generic and interp run the generic entry.")
+        lines.append(f"FFIJIT_JIT={ENTRY_POLICY} FFIJIT_JIT_HOT={HOT_POLICY} for the run: only "
+                     "compile_entry() and use_entry() made entries (ffijit generated, ffijit "
+                     "stencil); ffijit generic and interp run the generic entry; generic and "
+                     "generated's functions run their cold LLVM thunks, ffijit stencil's its "
+                     "stencil thunk.")
         lines.append(WRAPPER_NOTE)
         return lines
 
@@ -1056,7 +1087,8 @@ class Report:
     def write_summary(self, path):
         """Each target of the Python paths against what this run measured, one row each."""
         rows = []
-        for name, target in [("ffijit generated", 1.1), ("ffijit generic", 2.0)]:
+        for name, target in [("ffijit generated", 1.1), ("ffijit stencil", 1.2),
+                             ("ffijit generic", 2.0)]:
             span = self.ratio_range(name)
             if span:
                 rows.append((f"{name} / handwritten, every signature",
@@ -1076,6 +1108,10 @@ class Report:
             later = statistics.median(shared)
             rows.append(("a later entry of the same signature", f"{later:.1f} µs", "≤ 1 ms",
                          later <= 1000))
+        if self.stencil_entry_us:
+            made = statistics.median(us for _, us, _ in self.stencil_entry_us)
+            rows.append(("a signature's first stencil entry (made)", f"{made:.1f} µs", "≤ 50 µs",
+                         made <= 50))
         deref = self.callbacks.ratio("ffijit", "qsort_deref")
         if deref is not None:
             rows.append(("a Python callback call / cffi's (qsort comparator, both pointers read)",
@@ -1098,6 +1134,8 @@ class Report:
                        "entry_compile_us": [
                            {"signature": sig, "us": us, "shared": seen}
                            for sig, us, seen in self.entry_compile_us],
+                       "stencil_entry_us": [
+                           {"signature": sig, "us": us} for sig, us, _ in self.stencil_entry_us],
                        "callback_ns_per_call": {
                            p: {r: self.callbacks.medians[(p, r)] for r in CALLBACK_ROWS
                                if (p, r) in self.callbacks.medians} for p in CALLBACK_PATHS},
@@ -1188,7 +1226,8 @@ class CallbackReport:
 
 
 # Colors for the non-handwritten paths, in PATHS order (ffijit blues/greens, the others warm).
-CHART_COLORS = ["#6baed6", "#08519c", "#41ab5d", "#9e9ac8", "#fd8d3c", "#e6550d", "#a63603"]
+CHART_COLORS = ["#6baed6", "#08519c", "#41ab5d", "#74c476", "#9e9ac8", "#fd8d3c", "#e6550d",
+                "#a63603"]
 
 
 def ratio_chart_svg(groups, paths, title, subtitle):

@@ -98,12 +98,40 @@ typedef struct FFIJITHostModel {
   const void** lock_holder;
   uint64_t* lock_calls;
   int32_t self_name_offset;
+  /* Optional, stencil entries only (count_reached NULL: no count). The entry counts calls down
+   * in the int64_t `self` holds at self_count_offset; the call that brings it to zero goes to
+   * count_reached, with the entry's four arguments, instead of running: the host's way to a
+   * better entry (an LLVM one) once a function is called often. */
+  int32_t self_count_offset;
+  void* (*count_reached)(void* self, void* const* args, intptr_t nargs, void* kwnames);
+  /* Optional, stencil entries only: how an exact int of at most one 32-bit digit is read in place
+   * (int_value is called for every other one). kFFIJITHostIntOpaque (0): never. */
+  int32_t int_layout;        /* an FFIJITHostIntLayout */
+  int32_t int_size_offset;   /* the int's size or tag word (a signed pointer-sized word) */
+  int32_t int_digits_offset; /* its first digit (a uint32_t) */
 } FFIJITHostModel;
+
+/*! How an exact int's size and digits lie in the object (FFIJITHostModel::int_layout). */
+typedef enum {
+  kFFIJITHostIntOpaque = 0, /* not described: int_value reads every int */
+  /* The word at int_size_offset is the digit count, negated for a negative int (CPython up to
+   * 3.11): with a count of -1, 0 or 1 the value is count * digit. */
+  kFFIJITHostIntSizedDigits = 1,
+  /* The word at int_size_offset is a tag: its low two bits the sign (0 positive, 1 zero,
+   * 2 negative), the digit count from bit 3 (CPython 3.12 on): with at most one digit the value
+   * is (1 - sign) * digit. */
+  kFFIJITHostIntTaggedDigits = 2
+} FFIJITHostIntLayout;
 
 /*! Flags of FFIJITHostEntryCompile. */
 typedef enum {
   /* Call release_lock before the function and acquire_lock after it. */
-  kFFIJITHostEntryReleaseLock = 1
+  kFFIJITHostEntryReleaseLock = 1,
+  /* Made from the copy-and-patch stencils (microseconds, no LLVM) instead of compiled by LLVM:
+   * the same checks and conversions, but the Anys are stored and the function's current packed
+   * entry (whatever tier it is on) is called through its handle rather than compiled in. Covers
+   * up to 16 arguments, their tensors' slots within 2048 bytes. */
+  kFFIJITHostEntryStencil = 2
 } FFIJITHostEntryFlags;
 
 /*! A compiled entry: its code and one strong reference to its function. */
@@ -116,7 +144,8 @@ typedef struct FFIJITHostEntry FFIJITHostEntry;
  * self_function_offset and str_flags_offset), or a tensor_slot_size that is not a multiple of 8
  * in 0..65536. A RuntimeError says why when there can be none: `func` was not made from metadata,
  * an argument is of a kind the entry does not convert (structures, bytes, objects), a build without
- * LLVM.
+ * LLVM (without the stencil tier, for kFFIJITHostEntryStencil, which also refuses more arguments
+ * or tensor slot bytes than it covers). A stencil entry's code is its own (never shared).
  */
 FFIJIT_JIT_API int FFIJITHostEntryCompile(TVMFFIObjectHandle func, const FFIJITHostModel* model,
                                           int flags, FFIJITHostEntry** out);

@@ -1,10 +1,11 @@
 // The host-entry C API (ffijit/host_entry.h): argument checks and ownership; the compile itself is
-// the build's (details::CompileHostEntry).
+// the build's (details::CompileHostEntry), or the stencil tier's (kFFIJITHostEntryStencil).
 #include <memory>
 #include <string>
 
 #include "ffijit/error.h"
 #include "registration/host_entry_internal.h"
+#include "stencils/host_stencil_entry.h"
 
 using ffijit::details::RequireNonNull;
 
@@ -72,6 +73,15 @@ void RequireCompleteModel(const FFIJITHostModel& m) {
     }
     require_offset(m.self_name_offset, "self_name_offset", false);
   }
+  if (m.count_reached != nullptr) require_offset(m.self_count_offset, "self_count_offset", false);
+  if (m.int_layout != kFFIJITHostIntOpaque) {
+    if (m.int_layout != kFFIJITHostIntSizedDigits && m.int_layout != kFFIJITHostIntTaggedDigits) {
+      throw ffijit::ValueError("FFIJITHostEntryCompile: the host model's int_layout " +
+                               std::to_string(m.int_layout) + " is not an FFIJITHostIntLayout");
+    }
+    require_offset(m.int_size_offset, "int_size_offset", false);
+    require_offset(m.int_digits_offset, "int_digits_offset", false);
+  }
   require_offset(m.str_flags_offset, "str_flags_offset", true);
   if (m.str_flags_offset != -1) {
     require_offset(m.str_length_offset, "str_length_offset", false);
@@ -98,7 +108,7 @@ int FFIJITHostEntryCompile(TVMFFIObjectHandle func, const FFIJITHostModel* model
     RequireNonNull(model, "FFIJITHostEntryCompile", "model");
     RequireNonNull(out, "FFIJITHostEntryCompile", "out");
     *out = nullptr;
-    if ((flags & ~kFFIJITHostEntryReleaseLock) != 0) {
+    if ((flags & ~(kFFIJITHostEntryReleaseLock | kFFIJITHostEntryStencil)) != 0) {
       throw ffijit::ValueError("FFIJITHostEntryCompile: unknown flags " + std::to_string(flags));
     }
     auto* obj = static_cast<TVMFFIObject*>(func);
@@ -113,7 +123,9 @@ int FFIJITHostEntryCompile(TVMFFIObjectHandle func, const FFIJITHostModel* model
                                  bound->plan->declaration +
                                  "`: it was made interpret-only (kept off the JIT)");
     }
-    FFIJITHostEntry* entry = ffijit::details::CompileHostEntry(bound, *model, flags);
+    FFIJITHostEntry* entry = (flags & kFFIJITHostEntryStencil) != 0
+                                 ? ffijit::stencils::MakeStencilHostEntry(bound, *model, flags)
+                                 : ffijit::details::CompileHostEntry(bound, *model, flags);
     TVMFFIObjectIncRef(obj);
     entry->function = obj;
     *out = entry;

@@ -1,5 +1,5 @@
-// The copy-and-patch thunk tier: chooses the stencils of a plan, lays them out, patches their
-// holes (relocations of the build-time object) and publishes the code W^X.
+// The copy-and-patch thunk tier: chooses the stencils of a plan and the values of their holes;
+// stencil_link.cc lays them out, patches them and publishes the code W^X.
 #include "stencils/stencil_tier.h"
 
 #include <atomic>
@@ -11,6 +11,7 @@
 #include "interpreter/bound_function.h"
 #include "interpreter/float16.h"
 #include "stencils/code_memory.h"
+#include "stencils/stencil_link.h"
 #include "stencils/stencil_types.h"
 #include "stencils_generated.h"  // written by extract_stencils.py at build time
 
@@ -264,40 +265,6 @@ const Stencil* CallStencil(const CallPlan& plan) {
   }
 }
 
-// One copied stencil of a thunk.
-struct Piece {
-  const Stencil* stencil;
-  size_t at = 0;           // offset in the thunk
-  size_t size = 0;         // bytes copied (the trailing jump dropped when it is elided)
-  int64_t offset = 0;      // kOffset: the packed argument's byte offset
-  int64_t type_index = 0;  // kTypeIndex
-  int64_t slot = 0;        // kSlot
-  int64_t index = 0;       // kIndex
-  uint64_t rank_plus_one = 0, check_dtype = 0, dtype = 0;  // a tensor parameter's checks
-  size_t next = 0;  // kNext: the offset of the following piece
-};
-
-// Veneers: an absolute jump to a far function, for a branch whose displacement does not reach it.
-constexpr size_t kVeneerSize = gen::kMachine == Machine::kX86_64 ? 14 : 16;
-void WriteVeneer(uint8_t* at, uint64_t target) {
-  if constexpr (gen::kMachine == Machine::kX86_64) {
-    const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};  // jmp *0(%rip)
-    std::memcpy(at, jmp, 6);
-    std::memcpy(at + 6, &target, 8);
-  } else {
-    const uint32_t insns[2] = {0x58000050u, 0xd61f0200u};  // ldr x16, #8; br x16
-    std::memcpy(at, insns, 8);
-    std::memcpy(at + 8, &target, 8);
-  }
-}
-
-bool IsFunctionHole(Hole h) {
-  return h == Hole::kFallback || h == Hole::kTarget || h == Hole::kBoxResult ||
-         h == Hole::kBoxResults || h == Hole::kResolvePath || h == Hole::kAnyDefect ||
-         h == Hole::kF16FromDouble || h == Hole::kF16FromInt || h == Hole::kBF16FromDouble ||
-         h == Hole::kBF16FromInt || h == Hole::kPropagateStatus || h == Hole::kMemchr;
-}
-
 }  // namespace
 
 bool StencilsAvailable() {
@@ -335,14 +302,16 @@ std::string StencilUnsupportedReason(const CallPlan& plan) {
   return "";
 }
 
-StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::string* why) {
+size_t AppendThunkPieces(const BoundFunction* fn, bool count_calls, bool with_entry,
+                         std::vector<Piece>* out, std::string* why) {
   const CallPlan& plan = *fn->plan;
   *why = StencilUnsupportedReason(plan);
-  if (!why->empty()) return nullptr;
-
+  if (!why->empty()) return LinkTargets::kNone;
   // The chain: entry, one stencil per parameter, the call; then the fallback stencil.
-  std::vector<Piece> pieces;
-  if (NeedsFrame(plan)) {
+  std::vector<Piece>& pieces = *out;
+  const size_t first = pieces.size();
+  if (!with_entry) {
+  } else if (NeedsFrame(plan)) {
     pieces.push_back(
         {count_calls ? &gen::k_stencil_entry_frame_counted : &gen::k_stencil_entry_frame});
   } else {
@@ -385,196 +354,86 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
     piece.index = static_cast<int64_t>(i);
     pieces.push_back(piece);
   }
+  for (size_t i = first; i < pieces.size(); ++i) pieces[i].falls_through = true;
   pieces.push_back({CallStencil(plan)});
-  const size_t fail_index = pieces.size();
   pieces.push_back({HasPaths(plan) ? &gen::k_stencil_fail_frame : &gen::k_stencil_fail});
+  return pieces.size() - 1;
+}
 
-  size_t at = 0;
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    Piece& piece = pieces[i];
-    piece.at = at;
-    piece.size = piece.stencil->size;
-    // The chain's next stencil follows directly: its trailing jump falls through instead.
-    if (i + 1 < fail_index) piece.size -= piece.stencil->tail_jump;
-    at += piece.size;
-    if (gen::kMachine == Machine::kAArch64) at = (at + 3) & ~size_t{3};
+bool ThunkHoleValue(const BoundFunction* fn, bool count_calls, Hole hole, uint64_t* value) {
+  switch (hole) {
+    case Hole::kArity:
+      *value = static_cast<uint64_t>(fn->plan->num_args());
+      return true;
+    case Hole::kHeaderTypeOffset:
+      *value = offsetof(TVMFFIObject, type_index);
+      return true;
+    case Hole::kHeaderSize:
+      *value = sizeof(TVMFFIObject);
+      return true;
+    case Hole::kResolvePath:
+      *value = reinterpret_cast<uint64_t>(&FFIJITResolvePath);
+      return true;
+    case Hole::kAnyDefect:
+      *value = reinterpret_cast<uint64_t>(&AnyDefectCode);
+      return true;
+    case Hole::kF16FromDouble:
+      *value = reinterpret_cast<uint64_t>(&FFIJITDoubleToF16Bits);
+      return true;
+    case Hole::kF16FromInt:
+      *value = reinterpret_cast<uint64_t>(&FFIJITInt64ToF16Bits);
+      return true;
+    case Hole::kBF16FromDouble:
+      *value = reinterpret_cast<uint64_t>(&FFIJITDoubleToBF16Bits);
+      return true;
+    case Hole::kBF16FromInt:
+      *value = reinterpret_cast<uint64_t>(&FFIJITInt64ToBF16Bits);
+      return true;
+    case Hole::kFallback:
+      *value = reinterpret_cast<uint64_t>(count_calls ? &StencilFallbackCounted : &StencilFallback);
+      return true;
+    case Hole::kTarget:
+      *value = reinterpret_cast<uint64_t>(fn->target);
+      return true;
+    case Hole::kBoxResult:
+      *value = reinterpret_cast<uint64_t>(&FFIJITBoxResult);
+      return true;
+    case Hole::kBoxResults:
+      *value = reinterpret_cast<uint64_t>(&FFIJITBoxResults);
+      return true;
+    case Hole::kPropagateStatus:
+      *value = reinterpret_cast<uint64_t>(&FFIJITPropagateStatus);
+      return true;
+    case Hole::kMemchr:
+      *value = reinterpret_cast<uint64_t>(
+          static_cast<const void* (*)(const void*, int, size_t)>(&std::memchr));
+      return true;
+    default:
+      return false;
   }
-  for (size_t i = 0; i + 1 < fail_index; ++i) pieces[i].next = pieces[i + 1].at;
-  const size_t code_end = (at + 15) & ~size_t{15};
-  constexpr size_t kMaxVeneers = 12;  // one per function hole kind
-  CodeBlock block = AllocateWritable(code_end + kMaxVeneers * kVeneerSize,
-                                     reinterpret_cast<const void*>(&StencilFallback), why);
-  if (block.base == nullptr) return nullptr;
-  // Addresses are the executable view's (`base`); bytes go through the writable one (`write`).
-  uint8_t* const base = block.base;
-  uint8_t* const write = block.write;
-  size_t veneers_used = 0;
-  struct Far {
-    uint64_t target;
-    uint64_t veneer;
+}
+
+StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::string* why) {
+  std::vector<Piece> pieces;
+  LinkTargets targets;
+  targets.fail = AppendThunkPieces(fn, count_calls, /*with_entry=*/true, &pieces, why);
+  if (targets.fail == LinkTargets::kNone) return nullptr;
+  struct Context {
+    const BoundFunction* fn;
+    bool count_calls;
+  } context{fn, count_calls};
+  auto hole_value = [](const void* opaque, Hole hole, uint64_t* value) {
+    const auto& c = *static_cast<const Context*>(opaque);
+    return ThunkHoleValue(c.fn, c.count_calls, hole, value);
   };
-  std::vector<Far> veneers;
-  auto veneer_for = [&](uint64_t target) -> uint64_t {
-    for (const Far& f : veneers) {
-      if (f.target == target) return f.veneer;
-    }
-    const size_t at = code_end + veneers_used++ * kVeneerSize;
-    WriteVeneer(write + at, target);
-    veneers.push_back({target, reinterpret_cast<uint64_t>(base + at)});
-    return veneers.back().veneer;
-  };
-  auto fail = [&](const std::string& reason) -> StencilThunk* {
-    Free(block);
-    *why = reason;
+  LinkedCode code;
+  if (!LinkStencils(pieces, targets, hole_value, &context, nullptr, 0,
+                    reinterpret_cast<const void*>(&StencilFallback), &code, why)) {
     return nullptr;
-  };
-
-  const uint64_t fail_at = reinterpret_cast<uint64_t>(base + pieces[fail_index].at);
-  for (const Piece& piece : pieces) {
-    uint8_t* const code = write + piece.at;
-    std::memcpy(code, piece.stencil->code, piece.size);
-    for (uint16_t k = 0; k < piece.stencil->num_patches; ++k) {
-      const Patch& patch = piece.stencil->patches[k];
-      if (patch.offset >= piece.size) continue;  // in the dropped trailing jump
-      uint64_t value = 0;
-      switch (patch.hole) {
-        case Hole::kArity:
-          value = static_cast<uint64_t>(plan.num_args());
-          break;
-        case Hole::kOffset:
-          value = static_cast<uint64_t>(piece.offset);
-          break;
-        case Hole::kTypeIndex:
-          value = static_cast<uint64_t>(piece.type_index);
-          break;
-        case Hole::kSlot:
-          value = static_cast<uint64_t>(piece.slot);
-          break;
-        case Hole::kIndex:
-          value = static_cast<uint64_t>(piece.index);
-          break;
-        case Hole::kRankPlusOne:
-          value = piece.rank_plus_one;
-          break;
-        case Hole::kCheckDtype:
-          value = piece.check_dtype;
-          break;
-        case Hole::kDtype:
-          value = piece.dtype;
-          break;
-        case Hole::kHeaderTypeOffset:
-          value = offsetof(TVMFFIObject, type_index);
-          break;
-        case Hole::kHeaderSize:
-          value = sizeof(TVMFFIObject);
-          break;
-        case Hole::kResolvePath:
-          value = reinterpret_cast<uint64_t>(&FFIJITResolvePath);
-          break;
-        case Hole::kAnyDefect:
-          value = reinterpret_cast<uint64_t>(&AnyDefectCode);
-          break;
-        case Hole::kF16FromDouble:
-          value = reinterpret_cast<uint64_t>(&FFIJITDoubleToF16Bits);
-          break;
-        case Hole::kF16FromInt:
-          value = reinterpret_cast<uint64_t>(&FFIJITInt64ToF16Bits);
-          break;
-        case Hole::kBF16FromDouble:
-          value = reinterpret_cast<uint64_t>(&FFIJITDoubleToBF16Bits);
-          break;
-        case Hole::kBF16FromInt:
-          value = reinterpret_cast<uint64_t>(&FFIJITInt64ToBF16Bits);
-          break;
-        case Hole::kNext:
-          value = reinterpret_cast<uint64_t>(base + piece.next);
-          break;
-        case Hole::kFail:
-          value = fail_at;
-          break;
-        case Hole::kFallback:
-          value =
-              reinterpret_cast<uint64_t>(count_calls ? &StencilFallbackCounted : &StencilFallback);
-          break;
-        case Hole::kTarget:
-          value = reinterpret_cast<uint64_t>(fn->target);
-          break;
-        case Hole::kBoxResult:
-          value = reinterpret_cast<uint64_t>(&FFIJITBoxResult);
-          break;
-        case Hole::kBoxResults:
-          value = reinterpret_cast<uint64_t>(&FFIJITBoxResults);
-          break;
-        case Hole::kPropagateStatus:
-          value = reinterpret_cast<uint64_t>(&FFIJITPropagateStatus);
-          break;
-        case Hole::kMemchr:
-          value = reinterpret_cast<uint64_t>(
-              static_cast<const void* (*)(const void*, int, size_t)>(&std::memchr));
-          break;
-      }
-      value += static_cast<uint64_t>(patch.addend);
-      uint8_t* const place = code + patch.offset;
-      const uint64_t p = reinterpret_cast<uint64_t>(base + piece.at + patch.offset);
-      switch (patch.reloc) {
-        case Reloc::kAbs32: {
-          if (value > UINT32_MAX) return fail("a stencil constant out of 32-bit range");
-          const uint32_t v = static_cast<uint32_t>(value);
-          std::memcpy(place, &v, 4);
-          break;
-        }
-        case Reloc::kAbs32S: {
-          const int64_t s = static_cast<int64_t>(value);
-          if (s < INT32_MIN || s > INT32_MAX) return fail("a stencil constant out of range");
-          const int32_t v = static_cast<int32_t>(s);
-          std::memcpy(place, &v, 4);
-          break;
-        }
-        case Reloc::kPcRel32: {
-          int64_t d = static_cast<int64_t>(value - p);
-          if ((d < INT32_MIN || d > INT32_MAX) && IsFunctionHole(patch.hole)) {
-            // value = target + addend (-4): branch to a veneer instead.
-            const uint64_t target = value - static_cast<uint64_t>(patch.addend);
-            d = static_cast<int64_t>(veneer_for(target) + static_cast<uint64_t>(patch.addend) - p);
-          }
-          if (d < INT32_MIN || d > INT32_MAX) return fail("a stencil branch out of range");
-          const int32_t v = static_cast<int32_t>(d);
-          std::memcpy(place, &v, 4);
-          break;
-        }
-        case Reloc::kMovwG0:
-        case Reloc::kMovwG1:
-        case Reloc::kMovwG2:
-        case Reloc::kMovwG3: {
-          const int shift = 16 * (static_cast<int>(patch.reloc) - static_cast<int>(Reloc::kMovwG0));
-          uint32_t insn;
-          std::memcpy(&insn, place, 4);
-          insn = (insn & ~(0xffffu << 5)) | static_cast<uint32_t>((value >> shift) & 0xffff) << 5;
-          std::memcpy(place, &insn, 4);
-          break;
-        }
-        case Reloc::kBranch26: {
-          int64_t d = static_cast<int64_t>(value - p);
-          constexpr int64_t kReach = int64_t{1} << 27;
-          if ((d < -kReach || d >= kReach) && IsFunctionHole(patch.hole)) {
-            d = static_cast<int64_t>(veneer_for(value) - p);
-          }
-          if (d < -kReach || d >= kReach || (d & 3) != 0) {
-            return fail("a stencil branch out of range");
-          }
-          uint32_t insn;
-          std::memcpy(&insn, place, 4);
-          insn = (insn & 0xfc000000u) | (static_cast<uint32_t>(d >> 2) & 0x03ffffffu);
-          std::memcpy(place, &insn, 4);
-          break;
-        }
-      }
-    }
   }
-  if (!Seal(block, why)) return fail(*why);
   made.fetch_add(1, std::memory_order_relaxed);
   live.fetch_add(1, std::memory_order_relaxed);
-  return new StencilThunk{block, code_end};
+  return new StencilThunk{code.block, code.code_size};
 }
 
 TVMFFISafeCallType StencilThunkEntry(const StencilThunk* thunk) {

@@ -13,11 +13,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ffijit/c_api.h"
 #include "ffijit/jit.h"
 #include "orc_plugin/plugin_export.h"
 #include "plan/call_plan.h"
+#include "stencils/stencil_types.h"
 
 namespace ffijit {
 struct BoundFunction;
@@ -33,6 +35,16 @@ std::string StencilUnsupportedReason(const CallPlan& plan);
 
 // One function's stencil thunk: its code (the native's address is patched in).
 struct StencilThunk;
+
+struct Piece;
+// Appends fn's thunk to *out: its entry (unless `with_entry` is false: a caller that calls the
+// chain itself sets up what the entry would), one stencil per parameter and out-pointer and the
+// call (each falling through to the next), then the fallback stencil, whose index it returns.
+// LinkTargets::kNone and *why when the plan is unsupported.
+size_t AppendThunkPieces(const BoundFunction* fn, bool count_calls, bool with_entry,
+                         std::vector<Piece>* out, std::string* why);
+// The value of a thunk stencil's hole other than the pieces' own (stencil_link.h).
+bool ThunkHoleValue(const BoundFunction* fn, bool count_calls, Hole hole, uint64_t* value);
 
 // Makes fn's thunk (fn's plan and target; `count_calls`: it counts calls down at
 // BoundFunction::calls_until_hot and falls back on the call that reaches zero, which reports it

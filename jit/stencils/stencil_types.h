@@ -26,9 +26,11 @@ enum class Reloc : uint8_t {
 enum class Hole : uint8_t {
   kArity,             // the number of packed arguments
   kOffset,            // the byte offset of the stencil's packed argument in the caller's array
+                      // (in a host entry: in the entry's frame)
   kTypeIndex,         // an object parameter's type index
   kSlot,              // a stack parameter's 8-byte slot
-  kIndex,             // an out-pointer's result index, a structure element's parameter index
+  kIndex,             // an out-pointer's result index, a structure element's parameter index,
+                      // a host entry tensor's number (at its call: how many tensors)
   kRankPlusOne,       // a tensor parameter's rank + 1 (0: any rank)
   kCheckDtype,        // 1 when a tensor parameter's element type is checked, else 0
   kDtype,             // the element type it must have (DLDataType's 4 bytes)
@@ -48,6 +50,9 @@ enum class Hole : uint8_t {
   kF16FromInt,        // FFIJITInt64ToF16Bits
   kBF16FromDouble,    // FFIJITDoubleToBF16Bits
   kBF16FromInt,       // FFIJITInt64ToBF16Bits
+  kObjectOffset,      // a host entry argument's byte offset in the host's object array
+  kHostData,          // a host entry's model data (host_stencil_data.h), placed after its code
+  kChain,             // the thunk chain a host entry calls (copied after its own stencils)
 };
 
 struct Patch {

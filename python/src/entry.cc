@@ -1,6 +1,7 @@
 // Generated Python entries: CPython's object model described to the JIT (ffijit/host_entry.h), the
-// counting entry that compiles a function's entry once Python has called it often enough, and the
-// switch of a Function's builtin to it.
+// counting entry that gives a function its entry once Python has called it (a stencil entry on the
+// first call, the LLVM entry once called often enough), and the switch of a Function's builtin to
+// either.
 //
 // A generated entry converts exact ints, floats, bools, None, ASCII strs, Devices, DataTypes and
 // numpy arrays (at ndarray parameters) inline, exactly as ArgPack does, and hands every other call
@@ -20,6 +21,11 @@ FFIJITHostModel g_model;
 // Calls from Python before a function's entry is compiled (from FFIJIT_JIT, read at import); 0:
 // never, 1: on the first call.
 int64_t g_entry_after_calls = 0;
+// Whether a function's first entry is its stencil entry (made on its first call; the JIT policy
+// after:N with the stencil tier), and the calls from Python on it before the LLVM entry is compiled
+// (JitOptions::hot_after_calls; never: INT64_MAX).
+bool g_stencil_entries = false;
+int64_t g_llvm_entry_after_calls = 0;
 
 PyObject* NewReference(PyObject* obj) {
   return Py_NewRef(obj);
@@ -58,32 +64,105 @@ PyCFunction AsMethod(Entry entry) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(entry));
 }
 
-// Counts the calls of a Function not yet on its generated entry; the call that brings the count
-// to zero compiles it (or learns that there can be none) and switches to it for later calls.
+// Counts the calls of a Function not yet on a generated entry; the call that brings the count to
+// zero makes its stencil entry (the first call, with stencil entries) or compiles its LLVM entry
+// (or learns that there can be none) and switches to it for later calls. A function whose stencil
+// entry is refused counts on to the LLVM entry.
 PyObject* CountingEntry(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                         PyObject* kwnames) {
   auto* function = reinterpret_cast<PyFFIFunction*>(self);
   if (--function->calls_until_entry <= 0) {
     std::string why;
+    EntryState* state = EntryStateOf(function->base.handle);
+    if (g_stencil_entries && state->stencil_refusal.empty() && state->stencil == nullptr) {
+      if (InstallStencilEntry(function, &why)) return GenericEntry(self, args, nargs, kwnames);
+      function->calls_until_entry = g_entry_after_calls - 1;
+      if (function->calls_until_entry > 0) return GenericEntry(self, args, nargs, kwnames);
+    }
     if (!InstallEntry(function, &why)) function->method.ml_meth = AsMethod(GenericEntry);
   }
   return GenericEntry(self, args, nargs, kwnames);
+}
+
+// A stencil entry's count ran out: the LLVM entry now (this call takes the generic path). Refused,
+// the stencil entry stays (its count, below zero, never reaches zero again).
+PyObject* EntryCountReached(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                            PyObject* kwnames) {
+  std::string why;
+  InstallEntry(reinterpret_cast<PyFFIFunction*>(self), &why);
+  return GenericEntry(self, args, nargs, kwnames);
+}
+
+// The reason an entry was refused, from the error FFIJITHostEntryCompile raised; nothing stays
+// raised.
+std::string RefusalFromFFI(const char* otherwise) {
+  RaiseFromFFI();
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject* text = value != nullptr ? PyObject_Str(value) : nullptr;
+  const char* utf8 = text != nullptr ? PyUnicode_AsUTF8(text) : nullptr;
+  std::string refusal = utf8 != nullptr ? utf8 : otherwise;
+  Py_XDECREF(text);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  PyErr_Clear();
+  return refusal;
 }
 
 }  // namespace
 
 void ChooseFirstEntry(PyFFIFunction* function) {
   EntryState* state = EntryStateOf(function->base.handle);
-  if (g_entry_after_calls == 0 || state == nullptr || !state->refusal.empty()) return;
+  if (g_entry_after_calls == 0 || state == nullptr) return;
+  std::string why;
   if (state->entry != nullptr) {  // compiled for another wrapper of the function
-    std::string why;
     InstallEntry(function, &why);
     return;
   }
+  if (g_stencil_entries && state->stencil != nullptr) {  // made for another wrapper
+    InstallStencilEntry(function, &why);
+    return;
+  }
+  if (!state->refusal.empty()) return;
   // Even `eager` compiles on a call, never here: wrappers are made in the middle of conversions,
-  // where the compile's release of the GIL would let other threads in.
-  function->calls_until_entry = g_entry_after_calls;
+  // where the compile's release of the GIL would let other threads in. A stencil entry is made on
+  // the first call too: a wrapper nobody calls costs no code.
+  function->calls_until_entry =
+      g_stencil_entries && state->stencil_refusal.empty() ? 1 : g_entry_after_calls;
   function->method.ml_meth = AsMethod(CountingEntry);
+}
+
+bool InstallStencilEntry(PyFFIFunction* function, std::string* why) {
+  EntryState* state = EntryStateOf(function->base.handle);
+  if (state == nullptr) {
+    *why =
+        "no stencil entry: the function was not made from metadata by ffijit.function or "
+        "ffijit.register";
+    return false;
+  }
+  if (state->stencil == nullptr) {
+    if (!state->stencil_refusal.empty()) {
+      *why = state->stencil_refusal;
+      return false;
+    }
+    const int flags =
+        kFFIJITHostEntryStencil | (function->release_gil ? kFFIJITHostEntryReleaseLock : 0);
+    if (FFIJITHostEntryCompile(function->base.handle, &g_model, flags, &state->stencil) != 0) {
+      state->stencil = nullptr;
+      state->stencil_refusal = RefusalFromFFI("the stencil entry could not be made");
+      *why = state->stencil_refusal;
+      return false;
+    }
+  }
+  function->calls_until_entry = g_llvm_entry_after_calls;
+  function->method.ml_meth = reinterpret_cast<PyCFunction>(FFIJITHostEntryAddress(state->stencil));
+  return true;
+}
+
+void InstallGenericEntry(PyFFIFunction* function) {
+  function->calls_until_entry = -1;
+  function->method.ml_meth = AsMethod(GenericEntry);
 }
 
 bool InstallEntry(PyFFIFunction* function, std::string* why) {
@@ -112,18 +191,7 @@ bool InstallEntry(PyFFIFunction* function, std::string* why) {
       entry = state->entry;
     }
     if (rc != 0) {
-      // The reason, as the raised error's message; nothing stays raised.
-      RaiseFromFFI();
-      PyObject *type, *value, *traceback;
-      PyErr_Fetch(&type, &value, &traceback);
-      PyObject* text = value != nullptr ? PyObject_Str(value) : nullptr;
-      const char* utf8 = text != nullptr ? PyUnicode_AsUTF8(text) : nullptr;
-      state->refusal = utf8 != nullptr ? utf8 : "the generated entry failed to compile";
-      Py_XDECREF(text);
-      Py_XDECREF(type);
-      Py_XDECREF(value);
-      Py_XDECREF(traceback);
-      PyErr_Clear();
+      state->refusal = RefusalFromFFI("the generated entry failed to compile");
       *why = state->refusal;
       return false;
     }
@@ -178,7 +246,23 @@ bool InitEntries(PyObject*) {
   m.lock_holder = &g_lock_holder;
   m.lock_calls = &g_lock_calls;
   m.self_name_offset = static_cast<int32_t>(offsetof(PyFFIFunction, lock_name));
+  m.self_count_offset = static_cast<int32_t>(offsetof(PyFFIFunction, calls_until_entry));
+  // Small ints read in place, where this CPython's digits are the 30-bit ones the layouts name.
+#if PYLONG_BITS_IN_DIGIT == 30
+#if PY_VERSION_HEX >= 0x030C0000
+  m.int_layout = kFFIJITHostIntTaggedDigits;
+  m.int_size_offset = static_cast<int32_t>(offsetof(PyLongObject, long_value.lv_tag));
+  m.int_digits_offset = static_cast<int32_t>(offsetof(PyLongObject, long_value.ob_digit));
+#else
+  m.int_layout = kFFIJITHostIntSizedDigits;
+  m.int_size_offset = static_cast<int32_t>(offsetof(PyVarObject, ob_size));
+  m.int_digits_offset = static_cast<int32_t>(offsetof(PyLongObject, ob_digit));
+#endif
+#endif
+  m.count_reached = As<void* (*)(void*, void* const*, intptr_t, void*)>(EntryCountReached);
   const JitOptions options = DefaultJitOptions();
+  g_stencil_entries = options.stencils && options.policy == JitPolicy::kAfterCalls;
+  g_llvm_entry_after_calls = options.hot_after_calls > 0 ? options.hot_after_calls : INT64_MAX;
   switch (options.policy) {
     case JitPolicy::kNever:
       g_entry_after_calls = 0;

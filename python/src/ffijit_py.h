@@ -421,8 +421,10 @@ PyObject* GenericEntry(PyObject* self, PyObject* const* args, Py_ssize_t nargs, 
 // ---- generated entries (entry.cc) ----
 // One function's generated entry, kept with what the front end knows of it (its traits).
 struct EntryState {
-  FFIJITHostEntry* entry = nullptr;  // owned
-  std::string refusal;               // why it has none; "" while not tried
+  FFIJITHostEntry* entry = nullptr;    // the LLVM entry, owned
+  std::string refusal;                 // why it has none; "" while not tried
+  FFIJITHostEntry* stencil = nullptr;  // the stencil entry, owned
+  std::string stencil_refusal;         // why it has none; "" while not tried
 };
 // The entry state of a function made by _make_function; NULL for any other.
 EntryState* EntryStateOf(TVMFFIObject* handle);
@@ -431,6 +433,10 @@ void ChooseFirstEntry(PyFFIFunction* function);
 // Switches `function` to its generated entry, compiling it once per function; false with the
 // reason in *why when it has none.
 bool InstallEntry(PyFFIFunction* function, std::string* why);
+// The same for its stencil entry (made in microseconds), which counts calls on to the LLVM entry.
+bool InstallStencilEntry(PyFFIFunction* function, std::string* why);
+// Pins `function` to the generic entry (no entry is made for it later).
+void InstallGenericEntry(PyFFIFunction* function);
 bool InitEntries(PyObject* module);
 
 // Reads a Python str/bytes argument as UTF-8 bytes (for names, paths, metadata).

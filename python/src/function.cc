@@ -58,10 +58,12 @@ size_t g_traits_sweep_at = 64;
 void RecordTraits(TVMFFIObject* handle, FunctionTraits traits) {
   if (g_function_traits->size() >= g_traits_sweep_at) {
     for (auto it = g_function_traits->begin(); it != g_function_traits->end();) {
-      // The table's reference, and the generated entry's.
-      const uint64_t own = it->second.entry.entry != nullptr ? 2 : 1;
+      // The table's reference, and each generated entry's.
+      const uint64_t own = 1 + (it->second.entry.entry != nullptr ? 1 : 0) +
+                           (it->second.entry.stencil != nullptr ? 1 : 0);
       if (it->first != handle && FFIJITHeaderStrongCount(it->first) == own) {
         FFIJITHostEntryRelease(it->second.entry.entry);
+        FFIJITHostEntryRelease(it->second.entry.stencil);
         TVMFFIObjectDecRef(it->first);
         it = g_function_traits->erase(it);
       } else {
@@ -290,18 +292,67 @@ PyObject* FunctionCompileEntry(PyObject* self, PyObject*) {
   Py_RETURN_NONE;
 }
 
-PyObject* FunctionHasEntry(PyObject* self, void*) {
+// The generated entry calls from Python run now, or nullptr (the generic entry, or the counting
+// one before it).
+const FFIJITHostEntry* CurrentEntry(PyObject* self, const char** kind) {
   EntryState* state = EntryStateOf(HandleOf(self));
-  auto* function = reinterpret_cast<PyFFIFunction*>(self);
-  return PyBool_FromLong(state != nullptr && state->entry != nullptr &&
-                         reinterpret_cast<void*>(function->method.ml_meth) ==
-                             FFIJITHostEntryAddress(state->entry));
+  if (state == nullptr) return nullptr;
+  const void* running =
+      reinterpret_cast<const void*>(reinterpret_cast<PyFFIFunction*>(self)->method.ml_meth);
+  if (state->entry != nullptr && running == FFIJITHostEntryAddress(state->entry)) {
+    *kind = "llvm";
+    return state->entry;
+  }
+  if (state->stencil != nullptr && running == FFIJITHostEntryAddress(state->stencil)) {
+    *kind = "stencil";
+    return state->stencil;
+  }
+  return nullptr;
+}
+
+PyObject* FunctionHasEntry(PyObject* self, void*) {
+  const char* kind = nullptr;
+  return PyBool_FromLong(CurrentEntry(self, &kind) != nullptr);
+}
+
+PyObject* FunctionEntryKind(PyObject* self, void*) {
+  const char* kind = "generic";
+  CurrentEntry(self, &kind);
+  return PyUnicode_FromString(kind);
 }
 
 PyObject* FunctionEntryCompileMicros(PyObject* self, void*) {
-  EntryState* state = EntryStateOf(HandleOf(self));
-  if (state == nullptr || state->entry == nullptr) Py_RETURN_NONE;
-  return PyFloat_FromDouble(static_cast<double>(FFIJITHostEntryCompileNanos(state->entry)) / 1e3);
+  const char* kind = nullptr;
+  const FFIJITHostEntry* entry = CurrentEntry(self, &kind);
+  if (entry == nullptr) Py_RETURN_NONE;
+  return PyFloat_FromDouble(static_cast<double>(FFIJITHostEntryCompileNanos(entry)) / 1e3);
+}
+
+PyObject* FunctionUseEntry(PyObject* self, PyObject* kind) {
+  auto* function = reinterpret_cast<PyFFIFunction*>(self);
+  const char* name = PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : nullptr;
+  if (name == nullptr) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "use_entry() takes 'generic', 'stencil' or 'llvm', not %.200s",
+                 Py_TYPE(kind)->tp_name);
+    return nullptr;
+  }
+  std::string why;
+  if (std::strcmp(name, "generic") == 0) {
+    InstallGenericEntry(function);
+  } else if (std::strcmp(name, "stencil") == 0) {
+    if (!InstallStencilEntry(function, &why)) {
+      PyErr_SetString(PyExc_RuntimeError, why.c_str());
+      return nullptr;
+    }
+  } else if (std::strcmp(name, "llvm") == 0) {
+    return FunctionCompileEntry(self, nullptr);
+  } else {
+    PyErr_Format(PyExc_ValueError, "use_entry() takes 'generic', 'stencil' or 'llvm', not %R",
+                 kind);
+    return nullptr;
+  }
+  Py_RETURN_NONE;
 }
 
 }  // namespace
@@ -364,6 +415,11 @@ PyMethodDef kFunctionMethods[] = {
      "by the JIT policy, after FFIJIT_JIT's count of calls from Python) and switches calls to\n"
      "it. RuntimeError says why when there can be none (an argument the entry does not convert\n"
      "inline, a function not made from metadata by ffijit, a build without LLVM)."},
+    {"use_entry", FunctionUseEntry, METH_O,
+     "use_entry(kind)\n--\n\nSwitches calls from Python to one entry now: 'generic' (the generic\n"
+     "conversion, kept from then on), 'stencil' (the stencil entry, made in microseconds; it\n"
+     "counts calls on to the LLVM entry as the JIT policy says) or 'llvm' (as compile_entry()).\n"
+     "RuntimeError says why a function can have no such entry."},
     {"of", FunctionOfPython, METH_O | METH_STATIC,
      "of(obj)\n--\n\nThe ffijit.Function behind `obj` (a function ffijit made, or a Function\n"
      "itself), else None: how to recognise an ffijit function."},
@@ -378,9 +434,11 @@ PyGetSetDef kFunctionGetSet[] = {
     {"releases_gil", FunctionReleasesGil, nullptr,
      "True when calls release the GIL around the native.", nullptr},
     {"has_entry", FunctionHasEntry, nullptr,
-     "True while calls from Python run the generated entry.", nullptr},
+     "True while calls from Python run a generated entry (stencil or LLVM).", nullptr},
+    {"entry", FunctionEntryKind, nullptr,
+     "The entry calls from Python run now: 'generic', 'stencil' or 'llvm'.", nullptr},
     {"entry_compile_us", FunctionEntryCompileMicros, nullptr,
-     "How long the generated entry took to compile (µs), or None.", nullptr},
+     "How long the generated entry calls run now took to make (µs), or None.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot kFunctionSlots[] = {

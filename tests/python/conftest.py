@@ -39,13 +39,14 @@ def address(lib, symbol):
     return ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
 
 
-TIERS = ("interpreted", "compiled", "entry")
+TIERS = ("interpreted", "compiled", "entry", "stencil")
 
 
 @pytest.fixture(params=TIERS)
 def tier(request):
     """Every executor: the interpreter (interpret_only=True), the JIT thunk (compile_now()) called
-    through the generic Python entry, and the JIT thunk called through its generated entry."""
+    through the generic Python entry, the JIT thunk called through its generated (LLVM) entry, and
+    the stencil thunk called through the stencil entry."""
     import ffijit
     if request.param != "interpreted" and not ffijit.jit_available():
         pytest.skip("this build has no JIT (LLVM)")
@@ -62,9 +63,10 @@ def function_of(func):
 
 def make(tier, target, sig, **options):
     """An unregistered Function on `tier`: interpreted; compiled now (asserted) and called through
-    the generic entry (asserted: the tests do not run with FFIJIT_JIT=eager; after 100 calls from
-    Python the JIT policy gives it its generated entry); or compiled now with its generated entry
-    too (asserted), unless its signature can have none (then the generic entry)."""
+    the generic entry (pinned: the JIT policy would give it a stencil entry on its first call);
+    compiled now with its generated entry too (asserted); or on its stencil thunk (when the stencil
+    thunks cover it, else the interpreter) with its stencil entry (asserted). A signature that can
+    have no such entry takes the generic one."""
     import ffijit
     if tier == "interpreted":
         func = ffijit.function(target, sig, interpret_only=True, **options)
@@ -72,6 +74,15 @@ def make(tier, target, sig, **options):
         return func
     func = ffijit.function(target, sig, **options)
     function = function_of(func)
+    if tier == "stencil":
+        try:
+            function.use_entry("stencil")
+        except RuntimeError as refused:
+            assert ENTRY_REFUSAL.search(str(refused)), refused
+            function.use_entry("generic")
+        else:
+            assert function.entry == "stencil"
+        return func
     function.compile_now()
     assert function.is_jit_compiled
     if tier == "entry":
@@ -83,8 +94,9 @@ def make(tier, target, sig, **options):
             assert ENTRY_REFUSAL.search(str(refused)), refused
             assert not function.has_entry
         else:
-            assert function.has_entry
+            assert function.entry == "llvm"
     else:
+        function.use_entry("generic")
         assert not function.has_entry
     return func
 

@@ -1,9 +1,10 @@
-"""Generated Python entries (Function.compile_entry): the generic path's results and errors, faster.
+"""Generated Python entries (Function.compile_entry, use_entry): the generic path's results and
+errors, faster.
 
 A seeded random differential suite calls flat natives (natives.c's py_mix_* and friends) through
-three Functions of one signature: interpreted, the JIT thunk through the generic entry, and the
-JIT thunk through its generated entry, with valid and invalid Python arguments, and requires the
-same outcome from all three. Targeted tests cover when a function has an entry, the JIT policy's
+four Functions of one signature: interpreted, the JIT thunk through the generic entry, the JIT
+thunk through its LLVM entry, and the stencil thunk through its stencil entry, with valid and
+invalid Python arguments, and requires the same outcome from all four. Targeted tests cover when a function has an entry, the JIT policy's
 automatic entry, the GIL, numpy arrays, Functions passed to natives, and lifetime.
 """
 import collections
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 
 import ffijit
-from conftest import address, function_of, make, needs_jit, outcome
+from conftest import TIERS, address, function_of, make, needs_jit, outcome
 
 pytestmark = needs_jit
 
@@ -208,36 +209,40 @@ def test_random_calls_agree_on_every_tier(natives):
     entries = {}
     seen = collections.Counter()
     unexpected_keywords = 0
+    stencil_entries = 0
     for case in range(600):
         symbol, sig, args, kwargs = random_case(rng)
         target = address(natives, symbol)
         key = (symbol, json.dumps(sig))
         if key not in entries:
-            entries[key] = make("entry", target, sig)
-        entry = entries[key]
+            entries[key] = (make("entry", target, sig), make("stencil", target, sig))
+        entry, stencil = entries[key]
         interpreted = make("interpreted", target, sig)
-        # A fresh one each time: its 100th call from Python would give it its entry.
         compiled = make("compiled", target, sig)
         got = [normalized(outcome(lambda f=f: f(*args, **kwargs)))
-               for f in (interpreted, compiled, entry)]
+               for f in (interpreted, compiled, entry, stencil)]
         detail = f"case {case}: {symbol} {sig} args={args!r} kwargs={kwargs!r}"
         assert got[0] == got[1], f"{detail}\ninterpreted {got[0]}\ncompiled {got[1]}"
         assert got[0] == got[2], f"{detail}\ninterpreted {got[0]}\nentry {got[2]}"
-        assert not function_of(compiled).has_entry, detail
-        assert function_of(entry).has_entry, detail
+        assert got[0] == got[3], f"{detail}\ninterpreted {got[0]}\nstencil {got[3]}"
+        assert function_of(compiled).entry == "generic", detail
+        assert function_of(entry).entry == "llvm", detail
+        stencil_entries += function_of(stencil).entry == "stencil"
         seen[got[0][0] if got[0][0] == "ok" else got[0][0].__name__] += 1
         unexpected_keywords += "unexpected keyword argument" in str(got[0][1])
     # Both results and each kind of error were compared.
     assert seen["ok"] > 200 and seen["TypeError"] > 20 and seen["ValueError"] > 20, seen
     assert unexpected_keywords > 0
     assert len(entries) > 30
+    # Most calls ran a stencil entry (the others' signatures have none: the generic path).
+    assert stencil_entries > 400, stencil_entries
 
 
 def test_structure_results_on_every_tier(natives):
     """A structure result is an ffijit.Array / ffijit.Map, as any Array or Map result is."""
     sig = {"a": ["i64", "f64"], "r": ["i64", ["sdict", ["a", ["stuple", "f64", None]],
                                                     ["b", ["slist"]]]]}
-    for tier in ("interpreted", "compiled", "entry"):
+    for tier in TIERS:
         f = make(tier, address(natives, "py_split"), sig)
         result = f(5, 3.0)
         assert isinstance(result, ffijit.Array), (tier, type(result))
@@ -375,7 +380,7 @@ def test_compile_entry_before_compile_now(natives):
         narrow(300, 0, 0, 0)
 
 
-@pytest.mark.parametrize("tier", ["interpreted", "compiled", "entry"])
+@pytest.mark.parametrize("tier", TIERS)
 def test_every_python_call_form(natives, tier):
     add3 = make(tier, address(natives, "py_add3"), ADD3)
     function = function_of(add3)
@@ -391,7 +396,7 @@ def test_every_python_call_form(natives, tier):
     assert functools.partial(function, c=3)(1, 2) == 14
     with pytest.raises(TypeError, match="Expected 3 but got 2 arguments"):
         functools.partial(add3, 1)(2)
-    assert function.has_entry is (tier == "entry")
+    assert function.has_entry is (tier in ("entry", "stencil"))
 
 
 @pytest.mark.parametrize("symbol,sig,message", [
@@ -448,13 +453,14 @@ def test_the_policy_gives_a_called_function_its_entry(natives):
     if after is None or after < 2:
         pytest.skip(f"FFIJIT_JIT={os.environ.get('FFIJIT_JIT')} is not the after:N policy")
     add3 = ffijit.function(address(natives, "py_add3"), ADD3)
-    for i in range(after - 1):
-        assert add3(i, 1, 0) == i + 2
-    assert not function_of(add3).has_entry
+    assert function_of(add3).entry == "generic"
+    # The first call makes the stencil entry (the LLVM one comes once the function is hot:
+    # test_the_jit_policy_decides_when_entries_come).
+    assert add3(1, 1, 0) == 3
+    assert function_of(add3).entry == "stencil"
+    assert 0 < function_of(add3).entry_compile_us
     for i in range(after + 50):
         assert add3(i, 0, 1) == i + 3
-    assert function_of(add3).has_entry
-    assert function_of(add3).entry_compile_us > 0
     assert add3(c=1, b=1, a=1) == 6
 
 
@@ -462,20 +468,25 @@ _POLICY_PROBE = """
 import json, sys
 import ffijit
 add3 = ffijit.function((sys.argv[1], "py_add3"), {"a": ["i64"] * 3, "r": ["i64"]})
-seen = [add3.__self__.has_entry]
+seen = [add3.__self__.entry]
 for i in range(150):
     assert add3(i, 0, 0) == i
-    seen.append(add3.__self__.has_entry)
+    seen.append(add3.__self__.entry)
 print(json.dumps([seen[0], seen[1], seen[-1]]))
 """
 
 
-@pytest.mark.parametrize("policy, expected", [("eager", [False, True, True]),
-                                              ("never", [False, False, False]),
-                                              ("after:120", [False, False, True])])
-def test_the_jit_policy_decides_when_entries_come(natives_path, policy, expected):
+# With the after:N policy the first call makes the stencil entry, and FFIJIT_JIT_HOT's count of
+# calls on it the LLVM one; a policy without stencil entries counts FFIJIT_JIT's calls for the LLVM
+# entry (eager: one).
+@pytest.mark.parametrize("policy, hot, expected", [
+    ("eager", "after:100", ["generic", "llvm", "llvm"]),
+    ("never", "after:100", ["generic", "generic", "generic"]),
+    ("after:120", "after:100", ["generic", "stencil", "llvm"]),
+    ("after:120", "never", ["generic", "stencil", "stencil"])])
+def test_the_jit_policy_decides_when_entries_come(natives_path, policy, hot, expected):
     """FFIJIT_JIT is read once per process: each policy runs in a process of its own."""
-    env = dict(os.environ, FFIJIT_JIT=policy)
+    env = dict(os.environ, FFIJIT_JIT=policy, FFIJIT_JIT_HOT=hot)
     done = subprocess.run([sys.executable, "-c", _POLICY_PROBE, natives_path], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -505,11 +516,11 @@ ERROR_KINDS = [("TypeError", TypeError), ("ValueError", ValueError), ("KeyError"
 def test_errors_raised_by_the_native_through_an_entry(natives, release_gil):
     funcs = [make(tier, address(natives, "py_raise"), {"a": ["str", "str"], "r": []},
                   status_convention=True, release_gil=release_gil)
-             for tier in ("interpreted", "compiled", "entry")]
-    assert function_of(funcs[2]).has_entry
+             for tier in TIERS]
+    assert [function_of(f).entry for f in funcs[2:]] == ["llvm", "stencil"]
     for kind, expected in ERROR_KINDS:
         got = [outcome(lambda f=f: f(kind, f"the {kind} message")) for f in funcs]
-        assert got[0] == got[1] == got[2]
+        assert got[0] == got[1] == got[2] == got[3]
         assert issubclass(got[2][0], expected) and "the " + kind + " message" in got[2][1], got
 
 
@@ -568,8 +579,7 @@ def test_an_entry_releases_the_gil_when_asked(natives):
 # ---- numpy arrays ----
 
 def _tiers(natives, symbol, sig):
-    return [make(tier, address(natives, symbol), sig)
-            for tier in ("interpreted", "compiled", "entry")]
+    return [make(tier, address(natives, symbol), sig) for tier in TIERS]
 
 
 @pytest.mark.parametrize("make_array", [
@@ -593,10 +603,10 @@ def _tiers(natives, symbol, sig):
         "ndim1", "ndim3", "dims", "bytes", "tensor", "list", "scalar"])
 def test_arrays_at_an_ndarray_parameter(natives, make_array):
     funcs = _tiers(natives, "py_sum_f32", {"a": [SUM_MATRIX], "r": ["f64"]})
-    assert function_of(funcs[2]).has_entry
+    assert [function_of(f).entry for f in funcs[2:]] == ["llvm", "stencil"]
     array = make_array()
     got = [outcome(lambda f=f: f(array)) for f in funcs]
-    assert got[0] == got[1] == got[2]
+    assert got[0] == got[1] == got[2] == got[3]
     if isinstance(array, np.ndarray) and not array.flags.writeable:
         # ffijit tensors are writable: a read-only array is refused, whatever numpy's version.
         assert got[2][0] is ValueError and "read-only" in got[2][1], got

@@ -18,28 +18,6 @@
 
 namespace ffijit::orc {
 
-std::string HostEntryUnsupportedReason(const CallPlan& plan) {
-  // A host entry checks its arguments in packed order, the other executors in native order: with
-  // the leaves permuted, the first error reported would differ.
-  for (size_t n = 0; n < plan.params.size(); ++n) {
-    if (n > 0 && plan.params[n].position < plan.params[n - 1].position) {
-      return "its arguments' leaves are out of native order";
-    }
-  }
-  for (size_t i = 0; i < plan.args.size(); ++i) {
-    const NativeParam* p = FlatParamOf(plan, i);
-    if (p == nullptr) {
-      return "argument #" + std::to_string(i) + " `" + plan.args[i].type_text +
-             "` is a structure (host entries convert flat arguments only)";
-    }
-    if (FormOf(p->conversion) == InlineForm::kNone) {
-      return "argument #" + std::to_string(i) + " `" + p->type_text +
-             "` has no inline conversion in a host entry";
-    }
-  }
-  return "";
-}
-
 std::string HostEntryEmitter::Emit(const std::string& symbol) {
   entry_type_ = llvm::FunctionType::get(ptr_, {ptr_, ptr_, i64_, ptr_}, false);
   fn_ = llvm::Function::Create(entry_type_, llvm::Function::ExternalLinkage, symbol, module_);

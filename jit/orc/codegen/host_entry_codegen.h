@@ -8,6 +8,7 @@
 
 #include "ffijit/host_entry.h"
 #include "plan/call_plan.h"
+#include "plan/host_forms.h"
 
 namespace llvm {
 class Function;
@@ -15,9 +16,6 @@ class Module;
 }  // namespace llvm
 
 namespace ffijit::orc {
-
-// "" when EmitHostEntry can compile an entry for `plan`, otherwise why not.
-std::string HostEntryUnsupportedReason(const CallPlan& plan);
 
 // Emits the entry of the function `function` (a BoundFunction calling per `plan`) as `symbol`
 // into `module`; "" on success, else the reason (and the module holds no trace of the entry).

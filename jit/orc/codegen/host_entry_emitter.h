@@ -17,53 +17,9 @@
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "plan/call_plan.h"
+#include "plan/host_forms.h"
 
 namespace ffijit::orc {
-
-// What the entry does for one argument, by its parameter's conversion.
-enum class InlineForm {
-  kInt,       // an exact int (the thunk range-checks the narrow ones)
-  kFloat,     // an exact float, or an exact int
-  kBool,      // True or False
-  kPointer,   // None (NULL), or a pointer object through model.pointer_to_any
-  kStr,       // an exact str, through model.str_data
-  kDevice,    // the host's Device object
-  kDataType,  // the host's DataType object
-  kTensor,    // anything model.borrow_tensor accepts
-  kNone,      // no inline conversion: the function gets no entry
-};
-
-inline InlineForm FormOf(Conversion c) {
-  if (IsIntegerConversion(c)) return InlineForm::kInt;
-  if (IsFloatConversion(c)) return InlineForm::kFloat;
-  switch (c) {
-    case Conversion::kBool:
-      return InlineForm::kBool;
-    case Conversion::kOpaquePtr:
-      return InlineForm::kPointer;
-    case Conversion::kStr:
-      return InlineForm::kStr;
-    case Conversion::kDevice:
-      return InlineForm::kDevice;
-    case Conversion::kDataType:
-      return InlineForm::kDataType;
-    case Conversion::kTensor:
-      return InlineForm::kTensor;
-    default:
-      return InlineForm::kNone;
-  }
-}
-
-// The parameter of packed argument `i` when it is one flat parameter, else nullptr.
-inline const NativeParam* FlatParamOf(const CallPlan& plan, size_t i) {
-  const PackedArg& arg = plan.args[i];
-  if (arg.num_params != 1) return nullptr;
-  const NativeParam& p = plan.params[static_cast<size_t>(arg.first_param)];
-  return p.path_size == 0 && p.position == static_cast<int32_t>(i) ? &p : nullptr;
-}
-
-// Strs shorter than this are scanned for a NUL in line, longer ones by memchr.
-inline constexpr uint64_t kShortStrBytes = 32;
 
 // TVMFFIAny's layout, as c_api.h declares it for both revisions.
 inline constexpr int64_t kAnySize = sizeof(TVMFFIAny);

@@ -95,7 +95,7 @@ FFIJITHostEntry* CompileHostEntry(const BoundFunction* fn, const FFIJITHostModel
   const CallPlan& plan = *fn->plan;
   const std::string refused =
       "FFIJITHostEntryCompile: no host entry for `" + plan.declaration + "`: ";
-  std::string why = orc::HostEntryUnsupportedReason(plan);
+  std::string why = HostEntryUnsupportedReason(plan);
   if (!why.empty()) throw RuntimeError(refused + why);
   const auto start = std::chrono::steady_clock::now();
   auto finish = [&](EntryCode* code) {

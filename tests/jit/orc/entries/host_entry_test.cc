@@ -157,10 +157,15 @@ FFIJITHostModel ToyModel() {
 
 using Entry = void* (*)(void* self, void* const* args, intptr_t nargs, void* kwnames);
 
-class HostEntry : public ::testing::Test {
+// The toy's functions and entries, released after each test. `tier_`: 0 (LLVM) or
+// kFFIJITHostEntryStencil, added to every compile's flags.
+class ToyEntries {
  protected:
-  void SetUp() override { g_toy = &toy_; }
-  void TearDown() override {
+  void Start(int tier) {
+    tier_ = tier;
+    g_toy = &toy_;
+  }
+  void Finish() {
     for (FFIJITHostEntry* e : entries_) FFIJITHostEntryRelease(e);
     for (TVMFFIObjectHandle f : functions_) TVMFFIObjectDecRef(f);
     g_toy = nullptr;
@@ -174,7 +179,7 @@ class HostEntry : public ::testing::Test {
   Entry Compile(TVMFFIObjectHandle f, int flags = 0) { return Compile(f, ToyModel(), flags); }
   Entry Compile(TVMFFIObjectHandle f, FFIJITHostModel model, int flags = 0) {
     FFIJITHostEntry* entry = nullptr;
-    if (FFIJITHostEntryCompile(f, &model, flags, &entry) != 0) {
+    if (FFIJITHostEntryCompile(f, &model, flags | tier_, &entry) != 0) {
       ADD_FAILURE() << Error::MoveFromRaised().what();
       return nullptr;
     }
@@ -188,12 +193,20 @@ class HostEntry : public ::testing::Test {
     return static_cast<ToyObject*>(entry(nullptr, args, sizeof...(objects), nullptr));
   }
 
+  int tier_ = 0;
   Toy toy_;
   std::vector<TVMFFIObjectHandle> functions_;
   std::vector<FFIJITHostEntry*> entries_;
 };
 
-TEST_F(HostEntry, ConvertsCallsAndBoxes) {
+// Every test on both tiers.
+class HostEntry : public ToyEntries, public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override { Start(GetParam()); }
+  void TearDown() override { Finish(); }
+};
+
+TEST_P(HostEntry, ConvertsCallsAndBoxes) {
   Entry add3 = Compile(
       Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})"));
   ASSERT_NE(add3, nullptr);
@@ -218,7 +231,7 @@ TEST_F(HostEntry, ConvertsCallsAndBoxes) {
   EXPECT_EQ(toy_.fallbacks, 0);
 }
 
-TEST_F(HostEntry, BoolAndNoneResultsAreNewReferences) {
+TEST_P(HostEntry, BoolAndNoneResultsAreNewReferences) {
   Entry negative =
       Compile(Make(reinterpret_cast<void*>(&toy_is_negative), R"({"a":["i64"],"r":["i1"],"v":1})"));
   EXPECT_EQ(Call(negative, toy_.Int(-5)), &toy_.yes);
@@ -230,7 +243,7 @@ TEST_F(HostEntry, BoolAndNoneResultsAreNewReferences) {
   EXPECT_EQ(toy_.none.refcount, 2);
 }
 
-TEST_F(HostEntry, AnythingElseGoesToTheFallbackUntouched) {
+TEST_P(HostEntry, AnythingElseGoesToTheFallbackUntouched) {
   TVMFFIObjectHandle f =
       Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})");
   Entry add3 = Compile(f);
@@ -253,7 +266,7 @@ TEST_F(HostEntry, AnythingElseGoesToTheFallbackUntouched) {
   EXPECT_EQ(toy_.raised, 0);
 }
 
-TEST_F(HostEntry, ConversionErrorsAreThePackedCallsErrors) {
+TEST_P(HostEntry, ConversionErrorsAreThePackedCallsErrors) {
   TVMFFIObjectHandle f = Make(reinterpret_cast<void*>(&toy_mix),
                               R"({"a":["i32","f64","i1","Device"],"r":["f64"],"v":1})");
   Entry mix = Compile(f);
@@ -279,7 +292,7 @@ TEST_F(HostEntry, ConversionErrorsAreThePackedCallsErrors) {
   EXPECT_EQ(from_entry.message(), from_call.message());
 }
 
-TEST_F(HostEntry, ReleasesTheLockAroundTheCall) {
+TEST_P(HostEntry, ReleasesTheLockAroundTheCall) {
   Entry add3 = Compile(
       Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})"),
       kFFIJITHostEntryReleaseLock);
@@ -293,7 +306,7 @@ TEST_F(HostEntry, ReleasesTheLockAroundTheCall) {
 
 // A call that keeps the lock records, while it runs, the name `self` holds and one more call;
 // the previous holder comes back after it. A call that releases the lock records nothing.
-TEST_F(HostEntry, RecordsWhichCallHoldsTheLock) {
+TEST_P(HostEntry, RecordsWhichCallHoldsTheLock) {
   struct NamedSelf {
     intptr_t refcount;
     const char* name;
@@ -328,7 +341,7 @@ TEST_F(HostEntry, RecordsWhichCallHoldsTheLock) {
 
   model.lock_calls = nullptr;  // lock_holder without lock_calls
   FFIJITHostEntry* entry = nullptr;
-  EXPECT_NE(FFIJITHostEntryCompile(f, &model, 0, &entry), 0);
+  EXPECT_NE(FFIJITHostEntryCompile(f, &model, tier_, &entry), 0);
   EXPECT_NE(std::string(Error::MoveFromRaised().what()).find("lock_calls is NULL"),
             std::string::npos);
 }
@@ -339,7 +352,7 @@ struct ToySelf {
   TVMFFIObjectHandle function;
 };
 
-TEST_F(HostEntry, SharedBySignature) {
+TEST_P(HostEntry, SharedBySignature) {
   FFIJITHostModel model = ToyModel();
   model.self_function_offset = offsetof(ToySelf, function);
   const char* three_ints = R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})";
@@ -347,12 +360,24 @@ TEST_F(HostEntry, SharedBySignature) {
   ToySelf sub{1, Make(reinterpret_cast<void*>(&toy_sub3), three_ints)};
   FFIJITHostEntry* add_entry = nullptr;
   FFIJITHostEntry* sub_entry = nullptr;
-  ASSERT_EQ(FFIJITHostEntryCompile(add.function, &model, 0, &add_entry), 0);
-  ASSERT_EQ(FFIJITHostEntryCompile(sub.function, &model, 0, &sub_entry), 0);
+  ASSERT_EQ(FFIJITHostEntryCompile(add.function, &model, tier_, &add_entry), 0);
+  ASSERT_EQ(FFIJITHostEntryCompile(sub.function, &model, tier_, &sub_entry), 0);
+  void* args[] = {toy_.Int(100), toy_.Int(20), toy_.Int(3)};
+  if (tier_ == kFFIJITHostEntryStencil) {
+    // A stencil entry's code is its own: each calls its function, whatever self holds.
+    auto add_code = reinterpret_cast<Entry>(FFIJITHostEntryAddress(add_entry));
+    auto sub_code = reinterpret_cast<Entry>(FFIJITHostEntryAddress(sub_entry));
+    EXPECT_NE(add_code, sub_code);
+    EXPECT_EQ(static_cast<ToyObject*>(add_code(&sub, args, 3, nullptr))->i, 100 + 200 + 300);
+    EXPECT_EQ(static_cast<ToyObject*>(sub_code(&add, args, 3, nullptr))->i, 100 - 20 - 3);
+    FFIJITHostEntryRelease(add_entry);
+    EXPECT_EQ(static_cast<ToyObject*>(sub_code(&sub, args, 3, nullptr))->i, 77);
+    FFIJITHostEntryRelease(sub_entry);
+    return;
+  }
   // One code; each call reaches the native of the function its self holds.
   auto code = reinterpret_cast<Entry>(FFIJITHostEntryAddress(add_entry));
   EXPECT_EQ(FFIJITHostEntryAddress(sub_entry), FFIJITHostEntryAddress(add_entry));
-  void* args[] = {toy_.Int(100), toy_.Int(20), toy_.Int(3)};
   EXPECT_EQ(static_cast<ToyObject*>(code(&add, args, 3, nullptr))->i, 100 + 200 + 300);
   EXPECT_EQ(static_cast<ToyObject*>(code(&sub, args, 3, nullptr))->i, 100 - 20 - 3);
   // Another signature, other flags or another model: other code.
@@ -393,7 +418,7 @@ ToyStr InObject(const std::string& text, size_t skip = 0) {
   return str;
 }
 
-TEST_F(HostEntry, StrBytesReadInPlace) {
+TEST_P(HostEntry, StrBytesReadInPlace) {
   // Bytes 8-aligned in the object (scanned a word at a time), and unaligned (scanned by memchr).
   for (size_t skip : {0, 3}) {
     FFIJITHostModel model = ToyModel();
@@ -439,30 +464,225 @@ TEST_F(HostEntry, StrBytesReadInPlace) {
   }
 }
 
-TEST_F(HostEntry, InterpretOnlyFunctionsGetNone) {
+TEST_P(HostEntry, InterpretOnlyFunctionsGetNone) {
   FFIJITHostModel model = ToyModel();
   FFIJITHostEntry* entry = nullptr;
   TVMFFIObjectHandle f =
       Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})",
            kFFIJITInterpretOnly);
-  ASSERT_NE(FFIJITHostEntryCompile(f, &model, 0, &entry), 0);
+  ASSERT_NE(FFIJITHostEntryCompile(f, &model, tier_, &entry), 0);
   Error error = Error::MoveFromRaised();
   EXPECT_EQ(error.kind(), "RuntimeError");
   EXPECT_NE(error.message().find("interpret-only"), std::string::npos) << error.message();
 }
 
-TEST_F(HostEntry, RefusedWithTheReason) {
+TEST_P(HostEntry, RefusedWithTheReason) {
   FFIJITHostModel model = ToyModel();
   FFIJITHostEntry* entry = nullptr;
   TVMFFIObjectHandle structure =
       Make(reinterpret_cast<void*>(&toy_add3),
            R"({"a":[["sdict",["a","i64"]],"i64","i64"],"r":["i64"],"v":1})");
-  ASSERT_NE(FFIJITHostEntryCompile(structure, &model, 0, &entry), 0);
+  ASSERT_NE(FFIJITHostEntryCompile(structure, &model, tier_, &entry), 0);
   Error error = Error::MoveFromRaised();
   EXPECT_EQ(error.kind(), "RuntimeError");
   EXPECT_NE(error.message().find("argument #0"), std::string::npos) << error.message();
   EXPECT_NE(error.message().find("structure"), std::string::npos) << error.message();
   EXPECT_EQ(entry, nullptr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiers, HostEntry, ::testing::Values(0, kFFIJITHostEntryStencil),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return info.param == 0 ? std::string("Llvm") : std::string("Stencil");
+                         });
+
+// ---- what only stencil entries do ----
+
+class StencilHostEntry : public ToyEntries, public ::testing::Test {
+ protected:
+  void SetUp() override { Start(kFFIJITHostEntryStencil); }
+  void TearDown() override { Finish(); }
+};
+
+// An int as CPython lays it out: a size or tag word, then 30-bit digits.
+struct ToyLong {
+  intptr_t refcount;
+  const void* type;
+  int64_t size;
+  uint32_t digits[2];
+};
+
+TEST_F(StencilHostEntry, ReadsSmallIntsInPlace) {
+  int int_value_calls = 0;
+  static int* calls = nullptr;
+  calls = &int_value_calls;
+  const char* one_int = R"({"a":["i64"],"r":["i64"],"v":1})";
+  auto identity = +[](int64_t x) { return x; };
+  TVMFFIObjectHandle f = Make(reinterpret_cast<void*>(identity), one_int);
+  for (int layout : {kFFIJITHostIntSizedDigits, kFFIJITHostIntTaggedDigits}) {
+    FFIJITHostModel model = ToyModel();
+    model.int_layout = layout;
+    model.int_size_offset = offsetof(ToyLong, size);
+    model.int_digits_offset = offsetof(ToyLong, digits);
+    // Every int the host reads itself: two digits, value = digit0 + digit1 * 2**30, sign from the
+    // size word.
+    model.int_value = [](void* o) -> int64_t {
+      ++*calls;
+      auto* l = static_cast<ToyLong*>(o);
+      return int64_t{l->digits[0]} + (int64_t{l->digits[1]} << 30);
+    };
+    Entry entry = Compile(f, model);
+    ASSERT_NE(entry, nullptr);
+    auto call = [&](int64_t size, uint32_t digit0, uint32_t digit1 = 0) {
+      ToyLong value{1, &kIntType, size, {digit0, digit1}};
+      void* args[] = {&value};
+      return static_cast<ToyObject*>(entry(nullptr, args, 1, nullptr))->i;
+    };
+    int_value_calls = 0;
+    if (layout == kFFIJITHostIntSizedDigits) {
+      EXPECT_EQ(call(1, 12345), 12345);
+      EXPECT_EQ(call(-1, 77), -77);
+      EXPECT_EQ(call(0, 0), 0);
+      EXPECT_EQ(call(1, (1u << 30) - 1), (1 << 30) - 1);
+      EXPECT_EQ(int_value_calls, 0);
+      EXPECT_EQ(call(2, 5, 1), 5 + (int64_t{1} << 30));  // two digits: the host's
+    } else {
+      EXPECT_EQ(call(0 | (1 << 3), 12345), 12345);  // positive, one digit
+      EXPECT_EQ(call(2 | (1 << 3), 77), -77);       // negative
+      EXPECT_EQ(call(1, 0), 0);                     // zero
+      EXPECT_EQ(int_value_calls, 0);
+      EXPECT_EQ(call(0 | (2 << 3), 5, 1), 5 + (int64_t{1} << 30));
+    }
+    EXPECT_EQ(int_value_calls, 1);
+  }
+  FFIJITHostModel bad = ToyModel();
+  bad.int_layout = 7;
+  FFIJITHostEntry* entry = nullptr;
+  EXPECT_NE(FFIJITHostEntryCompile(f, &bad, kFFIJITHostEntryStencil, &entry), 0);
+  EXPECT_NE(std::string(Error::MoveFromRaised().what()).find("int_layout 7"), std::string::npos);
+  bad.int_layout = kFFIJITHostIntSizedDigits;
+  bad.int_size_offset = 5000;
+  EXPECT_NE(FFIJITHostEntryCompile(f, &bad, kFFIJITHostEntryStencil, &entry), 0);
+  EXPECT_NE(std::string(Error::MoveFromRaised().what()).find("int_size_offset 5000"),
+            std::string::npos);
+}
+
+// The count of calls in `self`: the call that brings it to zero goes to count_reached.
+struct CountingSelf {
+  intptr_t refcount;
+  int64_t count;
+};
+
+TEST_F(StencilHostEntry, CountsCallsDownToTheHost) {
+  static int reached = 0;
+  reached = 0;
+  FFIJITHostModel model = ToyModel();
+  model.self_count_offset = offsetof(CountingSelf, count);
+  model.count_reached = [](void*, void* const*, intptr_t nargs, void*) -> void* {
+    ++reached;
+    EXPECT_EQ(nargs, 3);
+    return &g_toy->fallback_result;
+  };
+  Entry add3 = Compile(
+      Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})"),
+      model);
+  CountingSelf self{1, 3};
+  void* args[] = {toy_.Int(1), toy_.Int(2), toy_.Int(3)};
+  EXPECT_EQ(static_cast<ToyObject*>(add3(&self, args, 3, nullptr))->i, 321);
+  EXPECT_EQ(static_cast<ToyObject*>(add3(&self, args, 3, nullptr))->i, 321);
+  EXPECT_EQ(add3(&self, args, 3, nullptr), &toy_.fallback_result);
+  EXPECT_EQ(reached, 1);
+  EXPECT_EQ(self.count, 0);
+  // Below zero it never reaches zero again.
+  EXPECT_EQ(static_cast<ToyObject*>(add3(&self, args, 3, nullptr))->i, 321);
+  EXPECT_EQ(reached, 1);
+  // A wrong count or keywords go to the fallback before anything is counted.
+  EXPECT_EQ(add3(&self, args, 2, nullptr), &toy_.fallback_result);
+  EXPECT_EQ(self.count, -1);
+  model.self_count_offset = -1;
+  FFIJITHostEntry* entry = nullptr;
+  EXPECT_NE(FFIJITHostEntryCompile(functions_.back(), &model, kFFIJITHostEntryStencil, &entry), 0);
+  EXPECT_NE(std::string(Error::MoveFromRaised().what()).find("self_count_offset -1"),
+            std::string::npos);
+}
+
+// A tensor: a DLTensor inside the host's object.
+char kTensorType;
+struct ToyTensor {
+  intptr_t refcount;
+  const void* type;
+  DLTensor tensor;
+  int64_t shape[1];
+  float data[4];
+};
+extern "C" double toy_sum4(DLTensor* t, int64_t scale) {
+  double total = 0;
+  for (int64_t i = 0; i < t->shape[0]; ++i) total += static_cast<const float*>(t->data)[i];
+  return total * static_cast<double>(scale);
+}
+
+TEST_F(StencilHostEntry, BorrowsTensorsAndReleasesThem) {
+  static int borrowed = 0, released = 0;
+  borrowed = released = 0;
+  FFIJITHostModel model = ToyModel();
+  model.tensor_slot_size = 16;
+  model.borrow_tensor = [](void* obj, void* slot) -> DLTensor* {
+    auto* t = static_cast<ToyTensor*>(obj);
+    if (t->type != &kTensorType) return nullptr;
+    ++borrowed;
+    *static_cast<void**>(slot) = obj;  // the slot holds what release_tensor gets back
+    return &t->tensor;
+  };
+  model.release_tensor = [](void* slot) {
+    EXPECT_EQ(static_cast<ToyTensor*>(*static_cast<void**>(slot))->type, &kTensorType);
+    ++released;
+  };
+  ToyTensor t{1, &kTensorType, {}, {4}, {1, 2, 3, 4}};
+  t.tensor.data = t.data;
+  t.tensor.device = DLDevice{kDLCPU, 0};
+  t.tensor.ndim = 1;
+  t.tensor.dtype = DLDataType{kDLFloat, 32, 1};
+  t.tensor.shape = t.shape;
+  // Any length (the stencil thunk's chain is entered) and length 4 only (a static dim: the
+  // stencil thunks do not check those, so the entry calls the function's packed entry).
+  for (const char* sig : {R"({"a":[["ndarray","f32",1,null],"i64"],"r":["f64"],"v":1})",
+                          R"({"a":[["ndarray","f32",1,4],"i64"],"r":["f64"],"v":1})"}) {
+    Entry sum = Compile(Make(reinterpret_cast<void*>(&toy_sum4), sig), model);
+    ASSERT_NE(sum, nullptr) << sig;
+    EXPECT_EQ(Call(sum, &t, toy_.Int(2))->d, 20.0) << sig;
+    ToyObject other{1, &kOtherType, {0}};
+    EXPECT_EQ(Call(sum, &other, toy_.Int(2)), &toy_.fallback_result) << sig;  // not a tensor
+    EXPECT_EQ(Call(sum, &t, &other), &toy_.fallback_result) << sig;  // checked before borrowing
+  }
+  EXPECT_EQ(borrowed, 2);
+  EXPECT_EQ(released, 2);
+  // Wrong shape: the thunk's error, with the tensor released.
+  int64_t five[1] = {5};
+  t.tensor.shape = five;
+  Entry sum = Compile(Make(reinterpret_cast<void*>(&toy_sum4),
+                           R"({"a":[["ndarray","f32",1,4],"i64"],"r":["f64"],"v":1})"),
+                      model);
+  EXPECT_EQ(Call(sum, &t, toy_.Int(1)), nullptr);
+  EXPECT_EQ(toy_.raised, 1);
+  EXPECT_EQ(borrowed, released);
+  // Slots beyond the entry's frame: refused.
+  model.tensor_slot_size = 4096;
+  FFIJITHostEntry* entry = nullptr;
+  EXPECT_NE(FFIJITHostEntryCompile(functions_.back(), &model, kFFIJITHostEntryStencil, &entry), 0);
+  EXPECT_NE(std::string(Error::MoveFromRaised().what()).find("slots need 4096 bytes"),
+            std::string::npos);
+}
+
+TEST_F(StencilHostEntry, RefusesMoreArgumentsThanItCovers) {
+  std::string sig = R"({"a":[)";
+  for (int i = 0; i < 17; ++i) sig += i == 0 ? R"("i64")" : R"(,"i64")";
+  sig += R"(],"r":["i64"],"v":1})";
+  TVMFFIObjectHandle f = Make(reinterpret_cast<void*>(&toy_add3), sig.c_str());
+  FFIJITHostModel model = ToyModel();
+  FFIJITHostEntry* entry = nullptr;
+  EXPECT_NE(FFIJITHostEntryCompile(f, &model, kFFIJITHostEntryStencil, &entry), 0);
+  Error error = Error::MoveFromRaised();
+  EXPECT_EQ(error.kind(), "RuntimeError");
+  EXPECT_NE(error.message().find("more than 16 arguments"), std::string::npos) << error.message();
 }
 
 }  // namespace
