@@ -41,10 +41,11 @@ HOLES = {
     "HOLE_dtype": "kDtype",
     "HOLE_header_size": "kHeaderSize",
     "HOLE_object": "kObjectOffset",
+    "HOLE_boxed": "kBoxed",
     "DATA_host": "kHostData",
     "CONT_next": "kNext",
+    "CONT_chain": "kNext",  # a host entry's switch into the thunk chain (other parameters)
     "CONT_fail": "kFail",
-    "CONT_chain": "kChain",
     "FN_fallback": "kFallback",
     "FN_box_result": "kBoxResult",
     "FN_box_results": "kBoxResults",
@@ -178,7 +179,7 @@ def main():
     # call stencils of one result kind by number of stack slots (k_call_<kind>_s).
     families = {}
     for name in names:
-        match = re.match(r"^stencil_(arg|call)_(\w+)_([gfsp])(\d+)$", name)
+        match = re.match(r"^stencil_(arg|call|hcall)_(\w+)_([gfsp])(\d+)$", name)
         if match:
             role, conv, cls, index = match.groups()
             families.setdefault("k_%s_%s_%s" % (role, conv, cls), []).append((int(index), name))

@@ -44,6 +44,45 @@ const Stencil* ArgumentStencil(InlineForm form) {
   return nullptr;
 }
 
+// The host call stencil for the plan's result (the native called and its result boxed by the
+// host), or nullptr: such results end in the thunk's call stencil.
+const Stencil* HostCallStencil(const CallPlan& plan) {
+  if (plan.convention == CallConvention::kStatus || plan.packs_results() || plan.num_stack < 0 ||
+      static_cast<size_t>(plan.num_stack) >= sizeof(gen::k_hcall_void_s) / sizeof(gen::k_hcall_void_s[0])) {
+    return nullptr;
+  }
+  const auto ns = static_cast<size_t>(plan.num_stack);
+  if (plan.results.empty()) return gen::k_hcall_void_s[ns];
+  if (plan.results.size() != 1 || !plan.results[0].by_return) return nullptr;
+  const Conversion c = plan.results[0].conversion;
+  if (plan.return_kind == ReturnKind::kSse) {
+    if (c == Conversion::kF64) return gen::k_hcall_f64_s[ns];
+    if (c == Conversion::kF32) return gen::k_hcall_f32_s[ns];
+    return nullptr;
+  }
+  if (plan.return_kind != ReturnKind::kGpr) return nullptr;
+  switch (c) {
+    case Conversion::kBool:
+      return gen::k_hcall_bool_s[ns];
+    case Conversion::kI8:
+      return gen::k_hcall_i8_s[ns];
+    case Conversion::kI16:
+      return gen::k_hcall_i16_s[ns];
+    case Conversion::kI32:
+      return gen::k_hcall_i32_s[ns];
+    case Conversion::kI64:
+      return gen::k_hcall_i64_s[ns];
+    case Conversion::kU8:
+      return gen::k_hcall_u8_s[ns];
+    case Conversion::kU16:
+      return gen::k_hcall_u16_s[ns];
+    case Conversion::kU32:
+      return gen::k_hcall_u32_s[ns];
+    default:
+      return nullptr;
+  }
+}
+
 FFIJITHostStencilData DataOf(const BoundFunction* fn, const FFIJITHostModel& m, int flags) {
   FFIJITHostStencilData d{};
   d.int_type = m.int_type;
@@ -145,8 +184,14 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
 
   // The chain: the entry, every argument but the tensors, the tensors (borrowed last), the call.
   std::vector<Piece> pieces;
-  pieces.push_back({model.count_reached != nullptr ? &gen::k_stencil_host_entry_counted
-                                                   : &gen::k_stencil_host_entry});
+  const bool counted = model.count_reached != nullptr;
+  if (tensors.empty()) {
+    pieces.push_back(
+        {counted ? &gen::k_stencil_host_entry_counted : &gen::k_stencil_host_entry});
+  } else {
+    pieces.push_back(
+        {counted ? &gen::k_stencil_host_entry_slots_counted : &gen::k_stencil_host_entry_slots});
+  }
   auto argument_piece = [&](size_t i) {
     Piece piece{ArgumentStencil(FormOf(FlatParamOf(plan, i)->conversion))};
     piece.object_offset = static_cast<int64_t>(sizeof(void*) * i);
@@ -163,31 +208,49 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
     piece.index = static_cast<int64_t>(t);
     pieces.push_back(piece);
   }
-  // The call: into a copy of the function's thunk chain when the stencil thunks cover its plan,
-  // else through its packed entry.
+  // The switch to the call: into a copy of the function's thunk chain when the stencil thunks
+  // cover its plan, else to its packed entry.
   LinkTargets targets;
   std::vector<Piece> thunk;
   std::string thunk_why;
-  targets.fail =
-      AppendThunkPieces(fn, /*count_calls=*/false, /*with_entry=*/false, &thunk, &thunk_why);
-  Piece call{targets.fail != LinkTargets::kNone ? &gen::k_stencil_host_call_chain
-                                                : &gen::k_stencil_host_call};
-  call.index = static_cast<int64_t>(tensors.size());
-  pieces.push_back(call);
+  targets.fail = AppendThunkPieces(fn, /*count_calls=*/false, /*with_entry=*/false, &thunk,
+                                   &thunk_why);
+  pieces.push_back({targets.fail != LinkTargets::kNone ? &gen::k_stencil_host_to_chain
+                                                       : &gen::k_stencil_host_to_packed});
   for (size_t i = 0; i + 1 < pieces.size(); ++i) pieces[i].falls_through = true;
+  pieces.front().index = static_cast<int64_t>(tensors.size());  // the entry releases them
+  struct Context {
+    const BoundFunction* fn;
+    bool boxed = false;
+  } context{fn};
   if (targets.fail != LinkTargets::kNone) {
-    targets.chain = pieces.size();
+    // The thunk's pieces end in its call and fallback stencils: the host's instead, where it has
+    // a call stencil for the result (which boxes it and takes back what the entry gave away).
+    Piece& call = thunk[thunk.size() - 2];
+    if (const Stencil* host_call = HostCallStencil(plan)) {
+      call.stencil = host_call;
+      call.index = static_cast<int64_t>(tensors.size());
+      context.boxed = true;
+    }
+    Piece& fail = thunk.back();
+    fail.stencil = &gen::k_stencil_host_fail;
+    fail.index = static_cast<int64_t>(tensors.size());
+    pieces.back().falls_through = true;
     targets.fail += pieces.size();
     pieces.insert(pieces.end(), thunk.begin(), thunk.end());
   }
 
   const FFIJITHostStencilData data = DataOf(fn, model, flags);
-  auto hole_value = [](const void* context, Hole hole, uint64_t* value) {
-    return ThunkHoleValue(static_cast<const BoundFunction*>(context), /*count_calls=*/false, hole,
-                          value);
+  auto hole_value = [](const void* opaque, Hole hole, uint64_t* value) {
+    const auto& c = *static_cast<const Context*>(opaque);
+    if (hole == Hole::kBoxed) {
+      *value = c.boxed ? 1 : 0;
+      return true;
+    }
+    return ThunkHoleValue(c.fn, /*count_calls=*/false, hole, value);
   };
   LinkedCode code;
-  if (!LinkStencils(pieces, targets, hole_value, fn, &data, sizeof data,
+  if (!LinkStencils(pieces, targets, hole_value, &context, &data, sizeof data,
                     reinterpret_cast<const void*>(&MakeStencilHostEntry), &code, &why)) {
     throw RuntimeError(refused + why);
   }

@@ -2,17 +2,21 @@
 // fastcall entry for one packed function, made in microseconds. Compiled by clang-19 at build time
 // with the thunk stencils (stencils.c) and extracted by the same tool.
 //
-// An entry is a chain: the C-ABI entry (keywords, argument count, the optional call count) calls
-// the first argument stencil with its frame; each argument stencil checks its object's exact type
-// and stores the TVMFFIAny the host's generic conversion makes of it, the tensor stencils borrow
-// the tensors once every other argument has passed, and the call stencil calls the function's
-// current packed entry (through its handle, so the hot tier serves it once there is one) and boxes
-// the result. Every miss calls the host's fallback with the entry's own arguments, before anything
-// is held (a tensor miss first releases the tensors borrowed before it): the host's generic path
-// then produces the result or the error, as for the LLVM entries, whose checks these are.
+// An entry is one chain in the thunks' convention (stencil_chain.h), called by a C-ABI entry
+// stencil that checks the keywords, the argument count and the optional call count, records which
+// call holds the host's lock, and, once the chain returns, boxes the result. The chain: one stencil
+// per argument, which checks its object's exact type and stores the TVMFFIAny the host's generic
+// conversion makes of it into the frame; the tensors, borrowed once every other argument has
+// passed; a switch stencil that points the chain's argument array at those Anys; then a copy of the
+// function's thunk chain, whose argument stencils read them into the native's registers and whose
+// call stencil calls the native and boxes its result (or, where the stencil thunks do not cover the
+// plan, a stencil that calls the function's packed entry). Every miss calls the host's fallback
+// with the entry's own arguments before anything is held (a tensor miss first releases the tensors
+// borrowed before it): the host's generic path then produces the result or the error, as for the
+// LLVM entries, whose checks these are.
 //
 // Holes (see stencils.c): HOLE_arity, HOLE_offset (the argument's Any in the frame), HOLE_object
-// (the argument's object in the host's array), HOLE_index (a tensor's number; at the call, how
+// (the argument's object in the host's array), HOLE_index (a tensor's number; at the entry, how
 // many tensors), CONT_next, and DATA_host, the entry's model data (host_stencil_data.h) placed
 // after its code, its address loaded PC-relative (x86-64) or absolute (AArch64).
 #include <stddef.h>
@@ -32,34 +36,62 @@ enum {
   kRawStr = 8,
 };
 
-// The data is reached through a register the entry loads once: on x86-64 by a PC-relative lea
-// (an address the compiler took itself would be a 32-bit absolute, which the data's is not).
+// The data is reached through a register loaded where it is needed: on x86-64 by a PC-relative
+// lea (an address the compiler took itself would be a 32-bit absolute, which the data's is not).
 extern const FFIJITHostStencilData DATA_host;
 #if defined(__x86_64__)
 #define LOAD_DATA(d) __asm__("leaq DATA_host(%%rip), %0" : "=r"(d))
 #else
 #define LOAD_DATA(d) d = &DATA_host
 #endif
-extern char HOLE_arity[], HOLE_offset[], HOLE_object[], HOLE_index[];
+#define DATA()                        \
+  const FFIJITHostStencilData* d;     \
+  LOAD_DATA(d)
+extern char HOLE_arity[], HOLE_offset[], HOLE_object[], HOLE_index[], HOLE_boxed[];
 #define ARITY ((intptr_t)(uint32_t)(uintptr_t)HOLE_arity)
 
-// The frame, in the entry's stack: the Anys, the result, the thunk chain's frame, then the
-// tensors' slots.
+// The frame `f`, in the entry's stack: the Anys, the result, the entry's `self`, the host's lock
+// state, the fallback's result, the thunk chain's own frame (stack slots, result buffers), then,
+// for an entry with tensor arguments only, the tensors' slots. (Kept small: a frame of kilobytes
+// between the entry's saved registers and its Anys measured about 2 ns slower per call.)
 #define MAX_ARGS FFIJIT_HOST_STENCIL_MAX_ARGS
+#define ANYS f
 #define RESULT ((Any*)(f + 2 * MAX_ARGS))
-#define THUNK_FRAME (f + 2 * MAX_ARGS + 2)
+#define SELF (f + 2 * MAX_ARGS + 2)
+#define OBJECTS (SELF + 1)
+#define LOCK_STATE (SELF + 2)
+#define FALLBACK_RESULT (SELF + 3)
+#define THUNK_FRAME_OFFSET (2 * MAX_ARGS + 2 + 4)
+#define THUNK_FRAME (f + THUNK_FRAME_OFFSET)
+#define FRAME_OF(s) ((s) - THUNK_FRAME_OFFSET)
 #define SLOTS ((char*)(THUNK_FRAME + FRAME_WORDS))
-#define HOST_FRAME_WORDS (2 * MAX_ARGS + 2 + FRAME_WORDS + FFIJIT_HOST_STENCIL_SLOT_BYTES / 8)
+#define HOST_FRAME_WORDS (THUNK_FRAME_OFFSET + FRAME_WORDS)
+#define HOST_FRAME_WORDS_WITH_SLOTS (HOST_FRAME_WORDS + FFIJIT_HOST_STENCIL_SLOT_BYTES / 8)
+// What the chain returns: the result, boxed (HOLE_boxed: a host call stencil ends it), or the
+// packed call's code (0 or a small negative one) with the result in RESULT; or FELL_BACK when the
+// host's fallback took the call (its result in FALLBACK_RESULT), which is neither.
+#define FELL_BACK ((intptr_t)INT32_MIN)
 
-// The host chain's parameters: the entry's `self` and objects, its frame, and its data.
-#define HPARAMS void *self, void *const *args, uint64_t *f, const FFIJITHostStencilData *d
-#define HARGS self, args, f, d
-extern void* CHAIN CONT_next(HPARAMS);
+// The argument stencils' chain: the host's objects and the frame alone, so that a call into the
+// host on a rare path has nothing else to keep. The switch stencil continues into the thunk chain
+// (CONT_chain, the same hole as CONT_next) with the thunks' parameters. Its stencils are compiled
+// returning `int` (stencils.c) and only pass on, by tail calls, what the last one returns: the
+// register holds the full word the host call and fail stencils below return.
+#define HPARAMS void *const *a, uint64_t *f
+#define HARGS a, f
+extern intptr_t CHAIN CONT_next(HPARAMS);
+extern intptr_t CHAIN CONT_chain(PARAMS);
+extern intptr_t CHAIN CONT_fail(PARAMS);
 #define NEXT() __attribute__((musttail)) return CONT_next(HARGS)
 // The host's generic path, with the arguments the entry was called with.
-#define GENERIC() return d->fallback(self, args, ARITY, 0)
+#define GENERIC()                                                                       \
+  do {                                                                                  \
+    *FALLBACK_RESULT =                                                                  \
+        (uint64_t)(uintptr_t)d->fallback((void*)(uintptr_t)*SELF, (void* const*)a, ARITY, 0); \
+    return FELL_BACK;                                                                   \
+  } while (0)
 
-#define OBJECT() (*(void* const*)((const char*)args + (uintptr_t)HOLE_object))
+#define OBJECT() (*(void* const*)((const char*)a + (uintptr_t)HOLE_object))
 #define TYPE_OF(obj) (*(const void* const*)((const char*)(obj) + d->type_offset))
 #define AT(obj, offset) ((const char*)(obj) + (offset))
 static inline __attribute__((always_inline)) void store(uint64_t* f, int32_t tag,
@@ -71,31 +103,96 @@ static inline __attribute__((always_inline)) void store(uint64_t* f, int32_t tag
 
 // ---- The entries (the host's fastcall shape, C ABI) ----
 
-void* stencil_host_entry(void* self, void* const* args, intptr_t nargs, void* kwnames) {
-  const FFIJITHostStencilData* d;
-  LOAD_DATA(d);
-  if (__builtin_expect(kwnames != 0 || nargs != ARITY, 0)) {
-    return d->fallback(self, args, nargs, kwnames);
-  }
-  uint64_t frame[HOST_FRAME_WORDS];
-  return CONT_next(self, args, frame, d);
+#define SLOT(t) (SLOTS + (size_t)(t) * (size_t)d->tensor_slot_size)
+static inline __attribute__((always_inline)) void release_tensors(const FFIJITHostStencilData* d,
+                                                                  uint64_t* f, uint32_t count) {
+  for (uint32_t t = 0; t < count; ++t) d->release_tensor(SLOT(t));
 }
 
-// The same, counting calls down in `self` (d->self_count_offset): the call that brings the count to
-// zero goes to d->count_reached instead. A plain load and store: a count lost to a concurrent call
-// (a host without a global lock) only delays it.
-void* stencil_host_entry_counted(void* self, void* const* args, intptr_t nargs, void* kwnames) {
-  const FFIJITHostStencilData* d;
-  LOAD_DATA(d);
-  if (__builtin_expect(kwnames != 0 || nargs != ARITY, 0)) {
-    return d->fallback(self, args, nargs, kwnames);
+static inline __attribute__((always_inline)) void* new_reference(const FFIJITHostStencilData* d,
+                                                                 void* obj) {
+  if (__builtin_expect(d->plain_refcount, 1)) {
+    ++*(intptr_t*)obj;
+    return obj;
   }
-  int64_t* count = (int64_t*)((char*)self + d->self_count_offset);
-  int64_t left = *count - 1;
-  *count = left;
+  return d->new_ref(obj);
+}
+
+// The chain run with the host's lock holder recorded around it (a call that keeps the lock), the
+// tensors (HOLE_index of them) released after it, then the result: the fallback's, or Int, Float,
+// None and Bool boxed here, anything else by the host, an error raised by it.
+#define RUN(d, self, args, frame_words) \
+  {                                     \
+    uint64_t frame[frame_words];        \
+    return run(d, self, args, frame);   \
+  }
+static inline __attribute__((always_inline)) void* run(const FFIJITHostStencilData* d, void* self,
+                                                       void* const* args, uint64_t* f) {
+  *SELF = (uint64_t)(uintptr_t)self;
+  *OBJECTS = (uint64_t)(uintptr_t)args;
+  const void* previous = 0;
+  // The common paths fall through (each taken branch costs the front end a little).
+  const int record = !d->release_lock_around_call && d->lock_holder != 0;
+  if (__builtin_expect(record, 1)) {
+    previous = __atomic_load_n(d->lock_holder, __ATOMIC_RELAXED);
+    __atomic_store_n(d->lock_holder, *(const void* const*)AT(self, d->self_name_offset),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(d->lock_calls, __atomic_load_n(d->lock_calls, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+  }
+  intptr_t returned = CONT_next(args, f);
+  if (__builtin_expect(record, 1)) __atomic_store_n(d->lock_holder, previous, __ATOMIC_RELAXED);
+  if (__builtin_expect(returned == FELL_BACK, 0)) return (void*)(uintptr_t)*FALLBACK_RESULT;
+  if ((uint32_t)(uintptr_t)HOLE_boxed) return (void*)returned;
+  int rc = (int)returned;
+  if (__builtin_expect(d->release_lock_around_call, 0)) {
+    d->acquire_lock((void*)(uintptr_t)*LOCK_STATE);
+  }
+  uint32_t tensors = (uint32_t)(uintptr_t)HOLE_index;
+  if (__builtin_expect(tensors != 0, 0)) release_tensors(d, f, tensors);
+  if (__builtin_expect(rc != 0, 0)) return d->raise_error(rc);
+  Any* result = RESULT;
+  int32_t tag = result->type_index;
+  if (tag == kInt) return d->new_int(result->i);
+  if (tag == kFloat) return d->new_float(result->d);
+  if (tag == kNone) return new_reference(d, d->none);
+  if (tag == kBool) return new_reference(d, result->i != 0 ? d->true_value : d->false_value);
+  return d->box_result(result);
+}
+
+#define ENTRY_CHECKS()                                                \
+  DATA();                                                             \
+  if (__builtin_expect(kwnames != 0 || nargs != ARITY, 0)) {          \
+    return d->fallback(self, args, nargs, kwnames);                   \
+  }
+// The call count, in `self` (d->self_count_offset): the call that brings it to zero goes to
+// d->count_reached instead. A plain load and store: a count lost to a concurrent call (a host
+// without a global lock) only delays it.
+#define COUNT_DOWN()                                                                    \
+  int64_t* count = (int64_t*)((char*)self + d->self_count_offset);                      \
+  int64_t left = *count - 1;                                                            \
+  *count = left;                                                                        \
   if (__builtin_expect(left == 0, 0)) return d->count_reached(self, args, nargs, kwnames);
-  uint64_t frame[HOST_FRAME_WORDS];
-  return CONT_next(self, args, frame, d);
+
+void* stencil_host_entry(void* self, void* const* args, intptr_t nargs, void* kwnames) {
+  ENTRY_CHECKS()
+  RUN(d, self, args, HOST_FRAME_WORDS)
+}
+void* stencil_host_entry_counted(void* self, void* const* args, intptr_t nargs, void* kwnames) {
+  ENTRY_CHECKS()
+  COUNT_DOWN()
+  RUN(d, self, args, HOST_FRAME_WORDS)
+}
+// Entries of functions with tensor arguments: their frame holds the tensors' slots too.
+void* stencil_host_entry_slots(void* self, void* const* args, intptr_t nargs, void* kwnames) {
+  ENTRY_CHECKS()
+  RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)
+}
+void* stencil_host_entry_slots_counted(void* self, void* const* args, intptr_t nargs,
+                                       void* kwnames) {
+  ENTRY_CHECKS()
+  COUNT_DOWN()
+  RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)
 }
 
 // ---- Arguments: one stencil per form (plan/host_forms.h) ----
@@ -120,7 +217,8 @@ void* stencil_host_entry_counted(void* self, void* const* args, intptr_t nargs, 
     }                                                                                   \
   }
 
-CHAIN void* stencil_host_int(HPARAMS) {
+CHAIN intptr_t stencil_host_int(HPARAMS) {
+  DATA();
   void* obj = OBJECT();
   if (__builtin_expect(TYPE_OF(obj) != d->int_type, 0)) GENERIC();
   INT_VALUE(obj, value)
@@ -129,7 +227,8 @@ CHAIN void* stencil_host_int(HPARAMS) {
 }
 
 // An exact float, or an exact int (the thunk converts it as it would the generic path's Int).
-CHAIN void* stencil_host_float(HPARAMS) {
+CHAIN intptr_t stencil_host_float(HPARAMS) {
+  DATA();
   void* obj = OBJECT();
   const void* type = TYPE_OF(obj);
   if (__builtin_expect(type == d->float_type, 1)) {
@@ -142,7 +241,8 @@ CHAIN void* stencil_host_float(HPARAMS) {
   NEXT();
 }
 
-CHAIN void* stencil_host_bool(HPARAMS) {
+CHAIN intptr_t stencil_host_bool(HPARAMS) {
+  DATA();
   void* obj = OBJECT();
   if (obj != d->true_value && obj != d->false_value) GENERIC();
   store(f, kBool, obj == d->true_value);
@@ -150,7 +250,8 @@ CHAIN void* stencil_host_bool(HPARAMS) {
 }
 
 // None (NULL), or whatever the host's pointer objects convert to.
-CHAIN void* stencil_host_ptr(HPARAMS) {
+CHAIN intptr_t stencil_host_ptr(HPARAMS) {
+  DATA();
   void* obj = OBJECT();
   if (obj == d->none) {
     store(f, kNone, 0);
@@ -164,7 +265,8 @@ CHAIN void* stencil_host_ptr(HPARAMS) {
 
 // An exact str as a borrowed C string: its bytes read in place when the object holds them (and
 // scanned for a NUL the native would stop at), else through d->str_data.
-CHAIN void* stencil_host_str(HPARAMS) {
+CHAIN intptr_t stencil_host_str(HPARAMS) {
+  DATA();
   void* obj = OBJECT();
   if (__builtin_expect(TYPE_OF(obj) != d->str_type, 0)) GENERIC();
   const char* data;
@@ -197,14 +299,16 @@ CHAIN void* stencil_host_str(HPARAMS) {
   NEXT();
 }
 
-CHAIN void* stencil_host_device(HPARAMS) {
+CHAIN intptr_t stencil_host_device(HPARAMS) {
+  DATA();
   void* obj = OBJECT();
   if (__builtin_expect(TYPE_OF(obj) != d->device_type, 0)) GENERIC();
   store(f, kDevice, *(const uint64_t*)AT(obj, d->device_value_offset));
   NEXT();
 }
 
-CHAIN void* stencil_host_dtype(HPARAMS) {
+CHAIN intptr_t stencil_host_dtype(HPARAMS) {
+  DATA();
   void* obj = OBJECT();
   if (__builtin_expect(TYPE_OF(obj) != d->dtype_type, 0)) GENERIC();
   store(f, kDataType, *(const uint32_t*)AT(obj, d->dtype_value_offset));
@@ -212,12 +316,8 @@ CHAIN void* stencil_host_dtype(HPARAMS) {
 }
 
 // Tensor number HOLE_index, borrowed into its slot; a miss releases the ones before it.
-#define SLOT(t) (SLOTS + (size_t)(t) * (size_t)d->tensor_slot_size)
-static inline __attribute__((always_inline)) void release_tensors(const FFIJITHostStencilData* d,
-                                                                  uint64_t* f, uint32_t count) {
-  for (uint32_t t = 0; t < count; ++t) d->release_tensor(SLOT(t));
-}
-CHAIN void* stencil_host_tensor(HPARAMS) {
+CHAIN intptr_t stencil_host_tensor(HPARAMS) {
+  DATA();
   uint32_t t = (uint32_t)(uintptr_t)HOLE_index;
   void* tensor = d->borrow_tensor(OBJECT(), SLOT(t));
   if (__builtin_expect(tensor == 0, 0)) {
@@ -228,72 +328,110 @@ CHAIN void* stencil_host_tensor(HPARAMS) {
   NEXT();
 }
 
-// ---- The call and its result ----
+// ---- The switch to the call ----
 
-static inline __attribute__((always_inline)) void* new_reference(const FFIJITHostStencilData* d,
-                                                                 void* obj) {
-  if (d->plain_refcount) {
-    ++*(intptr_t*)obj;
-    return obj;
-  }
-  return d->new_ref(obj);
+// Every argument converted: the host's lock released when the entry says so, then the Anys stand
+// in for the host's objects and the thunk chain copied next converts them for the native (the
+// argument array a structure element would stand in for is theirs too).
+CHAIN intptr_t stencil_host_to_chain(HPARAMS) {
+  DATA();
+  if (__builtin_expect(d->release_lock_around_call, 0)) *LOCK_STATE = (uint64_t)(uintptr_t)d->release_lock();
+  uint64_t* s = THUNK_FRAME;
+  s[SAVED_ARGS] = (uint64_t)(uintptr_t)ANYS;
+  DECLARE_JUNK
+  return CONT_chain(d->function, (const Any*)ANYS, 0, RESULT, JUNK_GARGS, JUNK_FARGS, s);
 }
 
+// The same where the stencil thunks do not cover the plan: the function's packed entry (whatever
+// tier it is on) is called with the Anys.
 typedef int (*SafeCall)(void* handle, const Any* args, int32_t num_args, Any* result);
-// The thunk chain copied after the host stencils (stencils.c's argument and call stencils).
-extern int CHAIN CONT_chain(PARAMS);
+CHAIN intptr_t stencil_host_to_packed(HPARAMS) {
+  DATA();
+  if (d->release_lock_around_call) *LOCK_STATE = (uint64_t)(uintptr_t)d->release_lock();
+  SafeCall call = *(const SafeCall*)AT(d->function, d->function_cell_offset);
+  return call(d->function, (const Any*)ANYS, (int32_t)ARITY, RESULT);
+}
 
-// The function (an entry's code is its own) called with the Anys by CALL, the host's lock
-// released or its holder recorded around it, the tensors (HOLE_index of them) released, then the
-// result: Int, Float, None and Bool boxed here, anything else by the host, an error raised by it.
-#define HOST_CALL(CALL)                                                                       \
-  Any* result = RESULT;                                                                       \
-  *(uint64_t*)result = 0;                                                                     \
-  result->u = 0;                                                                              \
-  int rc;                                                                                     \
-  if (d->release_lock_around_call) {                                                          \
-    void* state = d->release_lock();                                                          \
-    rc = CALL;                                                                                \
-    d->acquire_lock(state);                                                                   \
-  } else if (d->lock_holder != 0) {                                                           \
-    const void* previous = __atomic_load_n(d->lock_holder, __ATOMIC_RELAXED);                 \
-    __atomic_store_n(d->lock_holder, *(const void* const*)AT(self, d->self_name_offset),      \
-                     __ATOMIC_RELAXED);                                                       \
-    __atomic_store_n(d->lock_calls, __atomic_load_n(d->lock_calls, __ATOMIC_RELAXED) + 1,     \
-                     __ATOMIC_RELAXED);                                                       \
-    rc = CALL;                                                                                \
-    __atomic_store_n(d->lock_holder, previous, __ATOMIC_RELAXED);                             \
-  } else {                                                                                    \
-    rc = CALL;                                                                                \
+// ---- The end of the thunk chain in a host entry ----
+
+// The host's lock taken back (when the switch released it) and the tensors (HOLE_index of them)
+// released, once the native has returned or the call falls back.
+#define AFTER_CALL()                                                               \
+  DATA();                                                                          \
+  uint64_t* f = FRAME_OF(s);                                                       \
+  if (__builtin_expect(d->release_lock_around_call, 0)) {                          \
+    d->acquire_lock((void*)(uintptr_t)*LOCK_STATE);                                \
+  }                                                                                \
+  uint32_t tensors = (uint32_t)(uintptr_t)HOLE_index;                              \
+  if (__builtin_expect(tensors != 0, 0)) release_tensors(d, f, tensors);
+
+// A value the thunk stencils do not convert (`bad`, or a form they leave to the interpreter): the
+// host's generic path, which starts over and produces the result or the error the packed call
+// would (the thunk's checks are the packed call's).
+CHAIN intptr_t stencil_host_fail(PARAMS) {
+  AFTER_CALL()
+  *FALLBACK_RESULT = (uint64_t)(uintptr_t)d->fallback(
+      (void*)(uintptr_t)*SELF, (void* const*)(uintptr_t)*OBJECTS, ARITY, 0);
+  return FELL_BACK;
+}
+
+// The native called (its address patched in) and its result boxed by the host: one stencil per
+// result kind the host boxes directly and number of stack slots (the others end in the thunk's
+// own call stencil, and the entry boxes the Any it leaves).
+#define GUARD_HOST() \
+  if (__builtin_expect(bad != 0, 0)) __attribute__((musttail)) return CONT_fail(ARGS)
+#define HOST_CALL_INT(type, kind, ns)                                  \
+  DECLARE(type, kind, ns)                                              \
+  CHAIN intptr_t stencil_hcall_##kind##_s##ns(PARAMS) {                \
+    GUARD_HOST();                                                      \
+    int64_t value = (int64_t)CALL(kind, ns);                           \
+    AFTER_CALL()                                                       \
+    return (intptr_t)d->new_int(value);                                \
+  }
+#define HOST_CALLS(ns)                                                                        \
+  HOST_CALL_INT(int64_t, i64, ns)                                                             \
+  HOST_CALL_INT(int32_t, i32, ns)                                                             \
+  HOST_CALL_INT(int16_t, i16, ns)                                                             \
+  HOST_CALL_INT(int8_t, i8, ns)                                                               \
+  HOST_CALL_INT(uint32_t, u32, ns)                                                            \
+  HOST_CALL_INT(uint16_t, u16, ns)                                                            \
+  HOST_CALL_INT(uint8_t, u8, ns)                                                              \
+  DECLARE(void, void, ns)                                                                     \
+  CHAIN intptr_t stencil_hcall_void_s##ns(PARAMS) {                                           \
+    GUARD_HOST();                                                                             \
+    CALL(void, ns);                                                                           \
+    AFTER_CALL()                                                                              \
+    return (intptr_t)new_reference(d, d->none);                                               \
   }                                                                                           \
-  uint32_t tensors = (uint32_t)(uintptr_t)HOLE_index;                                         \
-  if (tensors != 0) release_tensors(d, f, tensors);                                           \
-  if (__builtin_expect(rc != 0, 0)) return d->raise_error(rc);                                \
-  int32_t tag = result->type_index;                                                           \
-  if (tag == kInt) return d->new_int(result->i);                                              \
-  if (tag == kFloat) return d->new_float(result->d);                                          \
-  if (tag == kNone) return new_reference(d, d->none);                                         \
-  if (tag == kBool) return new_reference(d, result->i != 0 ? d->true_value : d->false_value); \
-  return d->box_result(result);
+  /* A bool is read as its byte (nonzero: true), as the interpreter reads it. */              \
+  DECLARE(uint8_t, bool, ns)                                                                  \
+  CHAIN intptr_t stencil_hcall_bool_s##ns(PARAMS) {                                           \
+    GUARD_HOST();                                                                             \
+    int value = CALL(bool, ns) != 0;                                                          \
+    AFTER_CALL()                                                                              \
+    return (intptr_t)new_reference(d, value ? d->true_value : d->false_value);                \
+  }                                                                                           \
+  DECLARE(double, f64, ns)                                                                    \
+  CHAIN intptr_t stencil_hcall_f64_s##ns(PARAMS) {                                            \
+    GUARD_HOST();                                                                             \
+    double value = CALL(f64, ns);                                                             \
+    AFTER_CALL()                                                                              \
+    return (intptr_t)d->new_float(value);                                                     \
+  }                                                                                           \
+  DECLARE(float, f32, ns)                                                                     \
+  CHAIN intptr_t stencil_hcall_f32_s##ns(PARAMS) {                                            \
+    GUARD_HOST();                                                                             \
+    double value = (double)CALL(f32, ns);                                                     \
+    AFTER_CALL()                                                                              \
+    return (intptr_t)d->new_float(value);                                                     \
+  }
 
-// Through the function's current packed entry (whatever tier it is on).
-CHAIN void* stencil_host_call(HPARAMS) {
-  void* handle = d->function;
-  SafeCall call = *(const SafeCall*)AT(handle, d->function_cell_offset);
-  HOST_CALL(call(handle, (const Any*)f, (int32_t)ARITY, result))
-}
-
-// Into the function's thunk chain, copied after this stencil: its argument stencils read the Anys
-// straight into the native's registers (no packed entry, no second argument count check). The
-// chain's frame (stack slots, result buffers, the argument array a structure element stands in
-// for) is the entry's too.
-#define CHAIN_CALL()                                                              \
-  ({                                                                              \
-    uint64_t* s = THUNK_FRAME;                                                    \
-    s[SAVED_ARGS] = (uint64_t)(uintptr_t)f;                                       \
-    DECLARE_JUNK                                                                  \
-    CONT_chain(d->function, (const Any*)f, 0, result, JUNK_GARGS, JUNK_FARGS, s); \
-  })
-CHAIN void* stencil_host_call_chain(HPARAMS) {
-  HOST_CALL(CHAIN_CALL())
-}
+HOST_CALLS(0)
+HOST_CALLS(1)
+HOST_CALLS(2)
+HOST_CALLS(3)
+HOST_CALLS(4)
+HOST_CALLS(5)
+HOST_CALLS(6)
+HOST_CALLS(7)
+HOST_CALLS(8)

@@ -93,4 +93,31 @@ typedef struct Any {
 #define DECLARE_JUNK
 #endif
 
+// The stack arguments passed after every register parameter: the C ABI puts them on the stack in
+// order, one 8-byte slot each (both platforms).
+#define STACK_0
+#define STACK_1 , s[0]
+#define STACK_2 STACK_1, s[1]
+#define STACK_3 STACK_2, s[2]
+#define STACK_4 STACK_3, s[3]
+#define STACK_5 STACK_4, s[4]
+#define STACK_6 STACK_5, s[5]
+#define STACK_7 STACK_6, s[6]
+#define STACK_8 STACK_7, s[7]
+#define STYPES_0
+#define STYPES_1 , uint64_t
+#define STYPES_2 STYPES_1, uint64_t
+#define STYPES_3 STYPES_2, uint64_t
+#define STYPES_4 STYPES_3, uint64_t
+#define STYPES_5 STYPES_4, uint64_t
+#define STYPES_6 STYPES_5, uint64_t
+#define STYPES_7 STYPES_6, uint64_t
+#define STYPES_8 STYPES_7, uint64_t
+
+// The native, called with every parameter register and `ns` stack slots: FN_target_<kind>_s<ns>,
+// `kind` naming its return type `type` (one call stencil per kind and count).
+#define TARGET(kind, ns) FN_target_##kind##_s##ns
+#define DECLARE(type, kind, ns) extern type TARGET(kind, ns)(GTYPES, FTYPES STYPES_##ns);
+#define CALL(kind, ns) TARGET(kind, ns)(GARGS, FARGS STACK_##ns)
+
 #endif /* FFIJIT_JIT_STENCILS_STENCIL_CHAIN_H_ */

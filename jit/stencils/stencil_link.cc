@@ -78,11 +78,9 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
     return false;
   };
 
-  auto address_of = [&](size_t index) -> uint64_t {
-    return index < pieces.size() ? reinterpret_cast<uint64_t>(base + pieces[index].at) : 0;
-  };
-  const uint64_t fail_at = address_of(targets.fail);
-  const uint64_t chain_at = address_of(targets.chain);
+  const uint64_t fail_at = targets.fail < pieces.size()
+                               ? reinterpret_cast<uint64_t>(base + pieces[targets.fail].at)
+                               : 0;
   for (const Piece& piece : pieces) {
     uint8_t* const code = write + piece.at;
     std::memcpy(code, piece.stencil->code, piece.size);
@@ -118,10 +116,6 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
         case Hole::kNext:
           if (!piece.falls_through) return fail("a stencil continues to a piece it has not");
           value = reinterpret_cast<uint64_t>(base + piece.next);
-          break;
-        case Hole::kChain:
-          if (chain_at == 0) return fail("a stencil calls a chain the code has not");
-          value = chain_at;
           break;
         case Hole::kFail:
           if (fail_at == 0) return fail("a stencil names a fallback stencil the code has not");

@@ -41,11 +41,10 @@ struct LinkedCode {
   size_t code_size = 0;  // the stencils' bytes, without veneers and data
 };
 
-// The pieces kFail and kChain name (indices into the pieces; kNone: no such piece).
+// The piece kFail names (an index into the pieces; kNone: no such piece).
 struct LinkTargets {
   static constexpr size_t kNone = SIZE_MAX;
   size_t fail = kNone;
-  size_t chain = kNone;
 };
 
 // Links `pieces` in order. `data` (data_size bytes, 8-aligned after the code) is kHostData's.

@@ -52,7 +52,7 @@ enum class Hole : uint8_t {
   kBF16FromInt,       // FFIJITInt64ToBF16Bits
   kObjectOffset,      // a host entry argument's byte offset in the host's object array
   kHostData,          // a host entry's model data (host_stencil_data.h), placed after its code
-  kChain,             // the thunk chain a host entry calls (copied after its own stencils)
+  kBoxed,             // 1 when a host entry's chain ends in a host call stencil (boxed result)
 };
 
 struct Patch {
