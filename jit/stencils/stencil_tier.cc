@@ -340,9 +340,12 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
   *why = StencilUnsupportedReason(plan);
   if (!why->empty()) return nullptr;
 
-  // The chain: entry, one stencil per parameter, the call; then the fallback stencil.
+  // The chain: entry, one stencil per parameter, the call, the epilogue (which returns the call's
+  // status); then the fallback stencil. The entry, the epilogue and the fallback agree on the
+  // frame.
   std::vector<Piece> pieces;
-  if (NeedsFrame(plan)) {
+  const bool frame = NeedsFrame(plan);
+  if (frame) {
     pieces.push_back(
         {count_calls ? &gen::k_stencil_entry_frame_counted : &gen::k_stencil_entry_frame});
   } else {
@@ -386,8 +389,9 @@ StencilThunk* MakeStencilThunk(const BoundFunction* fn, bool count_calls, std::s
     pieces.push_back(piece);
   }
   pieces.push_back({CallStencil(plan)});
+  pieces.push_back({frame ? &gen::k_stencil_epilogue_frame : &gen::k_stencil_epilogue});
   const size_t fail_index = pieces.size();
-  pieces.push_back({HasPaths(plan) ? &gen::k_stencil_fail_frame : &gen::k_stencil_fail});
+  pieces.push_back({frame ? &gen::k_stencil_fail_frame : &gen::k_stencil_fail});
 
   size_t at = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
