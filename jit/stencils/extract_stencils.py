@@ -119,8 +119,6 @@ def read_object(path):
                 fail("%s: relocation type %d at %#x" % (stencil["name"], rtype, offset))
             symbol = symbols[sym]
             hole = HOLES.get(symbol["name"])
-            if hole is None and symbol["name"].startswith("FN_target_"):
-                hole = "kTarget"
             if hole is None or symbol["shndx"] != 0:
                 fail("%s: relocation against %r at %#x" % (stencil["name"], symbol["name"],
                                                            offset))

@@ -48,7 +48,8 @@ const Stencil* ArgumentStencil(InlineForm form) {
 // host), or nullptr: such results end in the thunk's call stencil.
 const Stencil* HostCallStencil(const CallPlan& plan) {
   if (plan.convention == CallConvention::kStatus || plan.packs_results() || plan.num_stack < 0 ||
-      static_cast<size_t>(plan.num_stack) >= sizeof(gen::k_hcall_void_s) / sizeof(gen::k_hcall_void_s[0])) {
+      static_cast<size_t>(plan.num_stack) >=
+          sizeof(gen::k_hcall_void_s) / sizeof(gen::k_hcall_void_s[0])) {
     return nullptr;
   }
   const auto ns = static_cast<size_t>(plan.num_stack);
@@ -186,8 +187,7 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
   std::vector<Piece> pieces;
   const bool counted = model.count_reached != nullptr;
   if (tensors.empty()) {
-    pieces.push_back(
-        {counted ? &gen::k_stencil_host_entry_counted : &gen::k_stencil_host_entry});
+    pieces.push_back({counted ? &gen::k_stencil_host_entry_counted : &gen::k_stencil_host_entry});
   } else {
     pieces.push_back(
         {counted ? &gen::k_stencil_host_entry_slots_counted : &gen::k_stencil_host_entry_slots});
@@ -213,8 +213,8 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
   LinkTargets targets;
   std::vector<Piece> thunk;
   std::string thunk_why;
-  targets.fail = AppendThunkPieces(fn, /*count_calls=*/false, /*with_entry=*/false, &thunk,
-                                   &thunk_why);
+  targets.fail =
+      AppendThunkPieces(fn, /*count_calls=*/false, /*with_entry=*/false, &thunk, &thunk_why);
   pieces.push_back({targets.fail != LinkTargets::kNone ? &gen::k_stencil_host_to_chain
                                                        : &gen::k_stencil_host_to_packed});
   for (size_t i = 0; i + 1 < pieces.size(); ++i) pieces[i].falls_through = true;
@@ -224,19 +224,25 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
     bool boxed = false;
   } context{fn};
   if (targets.fail != LinkTargets::kNone) {
-    // The thunk's pieces end in its call and fallback stencils: the host's instead, where it has
-    // a call stencil for the result (which boxes it and takes back what the entry gave away).
-    Piece& call = thunk[thunk.size() - 2];
-    if (const Stencil* host_call = HostCallStencil(plan)) {
-      call.stencil = host_call;
-      call.index = static_cast<int64_t>(tensors.size());
-      context.boxed = true;
-    }
-    Piece& fail = thunk.back();
-    fail.stencil = &gen::k_stencil_host_fail;
+    // The thunk's pieces end in its call stencil, its epilogue and its fallback: here the host's
+    // call stencil where it has one for the result (which boxes it and takes back what the entry
+    // gave away: no epilogue), else the thunk's call and a return to the entry, and the host's
+    // fallback.
+    Piece fail{&gen::k_stencil_host_fail};
     fail.index = static_cast<int64_t>(tensors.size());
+    thunk.pop_back();  // the fallback
+    if (const Stencil* host_call = HostCallStencil(plan)) {
+      thunk.pop_back();  // the epilogue
+      thunk.back() = Piece{host_call};
+      thunk.back().index = static_cast<int64_t>(tensors.size());
+      context.boxed = true;
+    } else {
+      thunk.back() = Piece{&gen::k_stencil_host_return};
+      thunk[thunk.size() - 2].falls_through = true;
+    }
+    thunk.push_back(fail);
     pieces.back().falls_through = true;
-    targets.fail += pieces.size();
+    targets.fail = pieces.size() + thunk.size() - 1;
     pieces.insert(pieces.end(), thunk.begin(), thunk.end());
   }
 

@@ -44,8 +44,8 @@ extern const FFIJITHostStencilData DATA_host;
 #else
 #define LOAD_DATA(d) d = &DATA_host
 #endif
-#define DATA()                        \
-  const FFIJITHostStencilData* d;     \
+#define DATA()                    \
+  const FFIJITHostStencilData* d; \
   LOAD_DATA(d)
 extern char HOLE_arity[], HOLE_offset[], HOLE_object[], HOLE_index[], HOLE_boxed[];
 #define ARITY ((intptr_t)(uint32_t)(uintptr_t)HOLE_arity)
@@ -63,7 +63,7 @@ extern char HOLE_arity[], HOLE_offset[], HOLE_object[], HOLE_index[], HOLE_boxed
 #define FALLBACK_RESULT (SELF + 3)
 #define THUNK_FRAME_OFFSET (2 * MAX_ARGS + 2 + 4)
 #define THUNK_FRAME (f + THUNK_FRAME_OFFSET)
-#define FRAME_OF(s) ((s) - THUNK_FRAME_OFFSET)
+#define FRAME_OF(s) ((s)-THUNK_FRAME_OFFSET)
 #define SLOTS ((char*)(THUNK_FRAME + FRAME_WORDS))
 #define HOST_FRAME_WORDS (THUNK_FRAME_OFFSET + FRAME_WORDS)
 #define HOST_FRAME_WORDS_WITH_SLOTS (HOST_FRAME_WORDS + FFIJIT_HOST_STENCIL_SLOT_BYTES / 8)
@@ -84,11 +84,11 @@ extern intptr_t CHAIN CONT_chain(PARAMS);
 extern intptr_t CHAIN CONT_fail(PARAMS);
 #define NEXT() __attribute__((musttail)) return CONT_next(HARGS)
 // The host's generic path, with the arguments the entry was called with.
-#define GENERIC()                                                                       \
-  do {                                                                                  \
-    *FALLBACK_RESULT =                                                                  \
+#define GENERIC()                                                                             \
+  do {                                                                                        \
+    *FALLBACK_RESULT =                                                                        \
         (uint64_t)(uintptr_t)d->fallback((void*)(uintptr_t)*SELF, (void* const*)a, ARITY, 0); \
-    return FELL_BACK;                                                                   \
+    return FELL_BACK;                                                                         \
   } while (0)
 
 #define OBJECT() (*(void* const*)((const char*)a + (uintptr_t)HOLE_object))
@@ -116,6 +116,19 @@ static inline __attribute__((always_inline)) void* new_reference(const FFIJITHos
     return obj;
   }
   return d->new_ref(obj);
+}
+
+// A packed call's outcome for the host: an error raised by it, or the result: Int, Float, None and
+// Bool boxed here, anything else by the host.
+static inline __attribute__((always_inline)) void* box(const FFIJITHostStencilData* d, int rc,
+                                                       Any* result) {
+  if (__builtin_expect(rc != 0, 0)) return d->raise_error(rc);
+  int32_t tag = result->type_index;
+  if (tag == kInt) return d->new_int(result->i);
+  if (tag == kFloat) return d->new_float(result->d);
+  if (tag == kNone) return new_reference(d, d->none);
+  if (tag == kBool) return new_reference(d, result->i != 0 ? d->true_value : d->false_value);
+  return d->box_result(result);
 }
 
 // The chain run with the host's lock holder recorded around it (a call that keeps the lock), the
@@ -150,28 +163,21 @@ static inline __attribute__((always_inline)) void* run(const FFIJITHostStencilDa
   }
   uint32_t tensors = (uint32_t)(uintptr_t)HOLE_index;
   if (__builtin_expect(tensors != 0, 0)) release_tensors(d, f, tensors);
-  if (__builtin_expect(rc != 0, 0)) return d->raise_error(rc);
-  Any* result = RESULT;
-  int32_t tag = result->type_index;
-  if (tag == kInt) return d->new_int(result->i);
-  if (tag == kFloat) return d->new_float(result->d);
-  if (tag == kNone) return new_reference(d, d->none);
-  if (tag == kBool) return new_reference(d, result->i != 0 ? d->true_value : d->false_value);
-  return d->box_result(result);
+  return box(d, rc, RESULT);
 }
 
-#define ENTRY_CHECKS()                                                \
-  DATA();                                                             \
-  if (__builtin_expect(kwnames != 0 || nargs != ARITY, 0)) {          \
-    return d->fallback(self, args, nargs, kwnames);                   \
+#define ENTRY_CHECKS()                                       \
+  DATA();                                                    \
+  if (__builtin_expect(kwnames != 0 || nargs != ARITY, 0)) { \
+    return d->fallback(self, args, nargs, kwnames);          \
   }
 // The call count, in `self` (d->self_count_offset): the call that brings it to zero goes to
 // d->count_reached instead. A plain load and store: a count lost to a concurrent call (a host
 // without a global lock) only delays it.
-#define COUNT_DOWN()                                                                    \
-  int64_t* count = (int64_t*)((char*)self + d->self_count_offset);                      \
-  int64_t left = *count - 1;                                                            \
-  *count = left;                                                                        \
+#define COUNT_DOWN()                                               \
+  int64_t* count = (int64_t*)((char*)self + d->self_count_offset); \
+  int64_t left = *count - 1;                                       \
+  *count = left;                                                   \
   if (__builtin_expect(left == 0, 0)) return d->count_reached(self, args, nargs, kwnames);
 
 void* stencil_host_entry(void* self, void* const* args, intptr_t nargs, void* kwnames) {
@@ -189,12 +195,8 @@ void* stencil_host_entry_slots(void* self, void* const* args, intptr_t nargs, vo
   RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)
 }
 void* stencil_host_entry_slots_counted(void* self, void* const* args, intptr_t nargs,
-                                       void* kwnames) {
-  ENTRY_CHECKS()
-  COUNT_DOWN()
-  RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)
-}
-
+                                       void* kwnames){
+    ENTRY_CHECKS() COUNT_DOWN() RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)}
 // ---- Arguments: one stencil per form (plan/host_forms.h) ----
 
 // An exact int's value: read in place when it has at most one digit and the model says how,
@@ -335,11 +337,16 @@ CHAIN intptr_t stencil_host_tensor(HPARAMS) {
 // argument array a structure element would stand in for is theirs too).
 CHAIN intptr_t stencil_host_to_chain(HPARAMS) {
   DATA();
-  if (__builtin_expect(d->release_lock_around_call, 0)) *LOCK_STATE = (uint64_t)(uintptr_t)d->release_lock();
+  if (__builtin_expect(d->release_lock_around_call, 0))
+    *LOCK_STATE = (uint64_t)(uintptr_t)d->release_lock();
   uint64_t* s = THUNK_FRAME;
   s[SAVED_ARGS] = (uint64_t)(uintptr_t)ANYS;
-  DECLARE_JUNK
-  return CONT_chain(d->function, (const Any*)ANYS, 0, RESULT, JUNK_GARGS, JUNK_FARGS, s);
+#if defined(__x86_64__)
+  return CONT_chain(RESULT, s, JUNK_G, JUNK_G, JUNK_GARGS, (const Any*)ANYS, d->function,
+                    JUNK_FARGS);
+#else
+  return CONT_chain(d->function, (const Any*)ANYS, RESULT, s, JUNK_GARGS, JUNK_FARGS);
+#endif
 }
 
 // The same where the stencil thunks do not cover the plan: the function's packed entry (whatever
@@ -356,74 +363,78 @@ CHAIN intptr_t stencil_host_to_packed(HPARAMS) {
 
 // The host's lock taken back (when the switch released it) and the tensors (HOLE_index of them)
 // released, once the native has returned or the call falls back.
-#define AFTER_CALL()                                                               \
-  DATA();                                                                          \
-  uint64_t* f = FRAME_OF(s);                                                       \
-  if (__builtin_expect(d->release_lock_around_call, 0)) {                          \
-    d->acquire_lock((void*)(uintptr_t)*LOCK_STATE);                                \
-  }                                                                                \
-  uint32_t tensors = (uint32_t)(uintptr_t)HOLE_index;                              \
+#define AFTER_CALL()                                      \
+  DATA();                                                 \
+  uint64_t* f = FRAME_OF(s);                              \
+  if (__builtin_expect(d->release_lock_around_call, 0)) { \
+    d->acquire_lock((void*)(uintptr_t)*LOCK_STATE);       \
+  }                                                       \
+  uint32_t tensors = (uint32_t)(uintptr_t)HOLE_index;     \
   if (__builtin_expect(tensors != 0, 0)) release_tensors(d, f, tensors);
 
-// A value the thunk stencils do not convert (`bad`, or a form they leave to the interpreter): the
-// host's generic path, which starts over and produces the result or the error the packed call
-// would (the thunk's checks are the packed call's).
+// A value the thunk stencils do not convert (or a form they leave to the interpreter): the
+// interpreter takes the Anys, as it would from the function's thunk, and its outcome is boxed or
+// raised as the entry would (the result handed back as a fallback's).
+extern int FN_fallback(void* h, const Any* a, int32_t n, Any* r);
 CHAIN intptr_t stencil_host_fail(PARAMS) {
+  const FFIJITHostStencilData* data;
+  LOAD_DATA(data);
+  uint64_t* frame = FRAME_OF(s);
+  int rc =
+      FN_fallback(data->function, (const Any*)frame, (int32_t)ARITY, (Any*)(frame + 2 * MAX_ARGS));
   AFTER_CALL()
-  *FALLBACK_RESULT = (uint64_t)(uintptr_t)d->fallback(
-      (void*)(uintptr_t)*SELF, (void* const*)(uintptr_t)*OBJECTS, ARITY, 0);
+  *FALLBACK_RESULT = (uint64_t)(uintptr_t)box(d, rc, RESULT);
   return FELL_BACK;
 }
 
-// The native called (its address patched in) and its result boxed by the host: one stencil per
-// result kind the host boxes directly and number of stack slots (the others end in the thunk's
-// own call stencil, and the entry boxes the Any it leaves).
-#define GUARD_HOST() \
-  if (__builtin_expect(bad != 0, 0)) __attribute__((musttail)) return CONT_fail(ARGS)
-#define HOST_CALL_INT(type, kind, ns)                                  \
-  DECLARE(type, kind, ns)                                              \
-  CHAIN intptr_t stencil_hcall_##kind##_s##ns(PARAMS) {                \
-    GUARD_HOST();                                                      \
-    int64_t value = (int64_t)CALL(kind, ns);                           \
-    AFTER_CALL()                                                       \
-    return (intptr_t)d->new_int(value);                                \
+// The thunk's own call stencil's end: the status it hands on, returned to the entry, which boxes
+// the Any the call stencil left.
+CHAIN intptr_t stencil_host_return(PARAMS) {
+  return (intptr_t)(uint32_t)FINISHED_STATUS;
+}
+
+// The native called and its result boxed by the host: one stencil per result kind the host boxes
+// directly and number of stack slots (the others end in the thunk's own call stencil and
+// stencil_host_return).
+#define HOST_CALL_INT(type, kind, ns)                   \
+  DECLARE(type, kind, ns)                               \
+  CHAIN intptr_t stencil_hcall_##kind##_s##ns(PARAMS) { \
+    int64_t value = (int64_t)CALL(kind, ns);            \
+    AFTER_CALL()                                        \
+    return (intptr_t)d->new_int(value);                 \
   }
-#define HOST_CALLS(ns)                                                                        \
-  HOST_CALL_INT(int64_t, i64, ns)                                                             \
-  HOST_CALL_INT(int32_t, i32, ns)                                                             \
-  HOST_CALL_INT(int16_t, i16, ns)                                                             \
-  HOST_CALL_INT(int8_t, i8, ns)                                                               \
-  HOST_CALL_INT(uint32_t, u32, ns)                                                            \
-  HOST_CALL_INT(uint16_t, u16, ns)                                                            \
-  HOST_CALL_INT(uint8_t, u8, ns)                                                              \
-  DECLARE(void, void, ns)                                                                     \
-  CHAIN intptr_t stencil_hcall_void_s##ns(PARAMS) {                                           \
-    GUARD_HOST();                                                                             \
-    CALL(void, ns);                                                                           \
-    AFTER_CALL()                                                                              \
-    return (intptr_t)new_reference(d, d->none);                                               \
-  }                                                                                           \
-  /* A bool is read as its byte (nonzero: true), as the interpreter reads it. */              \
-  DECLARE(uint8_t, bool, ns)                                                                  \
-  CHAIN intptr_t stencil_hcall_bool_s##ns(PARAMS) {                                           \
-    GUARD_HOST();                                                                             \
-    int value = CALL(bool, ns) != 0;                                                          \
-    AFTER_CALL()                                                                              \
-    return (intptr_t)new_reference(d, value ? d->true_value : d->false_value);                \
-  }                                                                                           \
-  DECLARE(double, f64, ns)                                                                    \
-  CHAIN intptr_t stencil_hcall_f64_s##ns(PARAMS) {                                            \
-    GUARD_HOST();                                                                             \
-    double value = CALL(f64, ns);                                                             \
-    AFTER_CALL()                                                                              \
-    return (intptr_t)d->new_float(value);                                                     \
-  }                                                                                           \
-  DECLARE(float, f32, ns)                                                                     \
-  CHAIN intptr_t stencil_hcall_f32_s##ns(PARAMS) {                                            \
-    GUARD_HOST();                                                                             \
-    double value = (double)CALL(f32, ns);                                                     \
-    AFTER_CALL()                                                                              \
-    return (intptr_t)d->new_float(value);                                                     \
+#define HOST_CALLS(ns)                                                           \
+  HOST_CALL_INT(int64_t, i64, ns)                                                \
+  HOST_CALL_INT(int32_t, i32, ns)                                                \
+  HOST_CALL_INT(int16_t, i16, ns)                                                \
+  HOST_CALL_INT(int8_t, i8, ns)                                                  \
+  HOST_CALL_INT(uint32_t, u32, ns)                                               \
+  HOST_CALL_INT(uint16_t, u16, ns)                                               \
+  HOST_CALL_INT(uint8_t, u8, ns)                                                 \
+  DECLARE(void, void, ns)                                                        \
+  CHAIN intptr_t stencil_hcall_void_s##ns(PARAMS) {                              \
+    CALL(void, ns);                                                              \
+    AFTER_CALL()                                                                 \
+    return (intptr_t)new_reference(d, d->none);                                  \
+  }                                                                              \
+  /* A bool is read as its byte (nonzero: true), as the interpreter reads it. */ \
+  DECLARE(uint8_t, bool, ns)                                                     \
+  CHAIN intptr_t stencil_hcall_bool_s##ns(PARAMS) {                              \
+    int value = CALL(bool, ns) != 0;                                             \
+    AFTER_CALL()                                                                 \
+    return (intptr_t)new_reference(d, value ? d->true_value : d->false_value);   \
+  }                                                                              \
+  DECLARE(double, f64, ns)                                                       \
+  CHAIN intptr_t stencil_hcall_f64_s##ns(PARAMS) {                               \
+    double value = CALL(f64, ns);                                                \
+    AFTER_CALL()                                                                 \
+    return (intptr_t)d->new_float(value);                                        \
+  }                                                                              \
+  DECLARE(float, f32, ns)                                                        \
+  CHAIN intptr_t stencil_hcall_f32_s##ns(PARAMS) {                               \
+    double value = (double)CALL(f32, ns);                                        \
+    AFTER_CALL()                                                                 \
+    return (intptr_t)d->new_float(value);                                        \
   }
 
 HOST_CALLS(0)

@@ -1,8 +1,7 @@
 /* The thunk chain's convention, shared by the stencils that make it (stencils.c) and those that
- * call into it (host_stencils.c): the packed value's layout, the chain's preserve_none parameters
- * (the handle, the packed arguments, the `bad` note, the result, every native parameter register,
- * the frame), the frame's layout, and the junk an entry passes in registers nobody set.
- * Freestanding C (clang-19, stencils only). */
+ * enter it (host_stencils.c): the packed value's layout, the chain's preserve_none parameters and
+ * where they sit, the frame's layout, the junk a stencil passes in registers nobody set, and how
+ * the native is called. Freestanding C (clang-19, stencils only). */
 #ifndef FFIJIT_JIT_STENCILS_STENCIL_CHAIN_H_
 #define FFIJIT_JIT_STENCILS_STENCIL_CHAIN_H_
 
@@ -46,15 +45,29 @@ typedef struct Any {
   double f0, double f1, double f2, double f3, double f4, double f5, double f6, double f7
 #define FARGS f0, f1, f2, f3, f4, f5, f6, f7
 #define FTYPES double, double, double, double, double, double, double, double
-// `bad`: nonzero once a stencil has seen a value it does not convert. The scalar stencils only note
-// it (their loads are safe whatever the tag) and go on without a branch; the call stencil and any
-// stencil that must dereference or raise check it first and hand the call to the interpreter,
-// which starts over and raises the first error. The entry's argument count is not needed past the
-// entry (it is the arity, a hole).
-// `s`: the native's stack arguments, an array in the entry's frame (last, so that on x86-64 the
-// native parameters g0..g5 sit in the C ABI's argument registers already).
-#define PARAMS void *h, const Any *a, int32_t bad, Any *r, GPARAMS, FPARAMS, uint64_t *s
-#define ARGS h, a, bad, r, GARGS, FARGS, s
+// A value a stencil does not convert fails at once: a conditional branch to the fail stencil (on
+// x86-64 a conditional jump straight to it), which hands the call to the interpreter; that starts
+// over and raises the first error (a stencil that raises, stencil_resolve, runs after every earlier
+// check passed). A branch never taken costs less than noting the value in a register every stencil
+// passes on and testing it before the call. The entry's argument count is not needed past the entry
+// (it is the arity, a hole). `s`: the native's stack arguments, an array in the entry's frame.
+//
+// The parameters' order places them in registers (clang-19's preserve_none takes r12, r13, r14,
+// r15, rdi, rsi, rdx, rcx, r8, r9, r11, rax on x86-64; x20..x28, then x0.. on AArch64). On x86-64
+// the native parameters g0..g5 sit in the C ABI's argument registers; `a` and `h` in r11 and rax,
+// which the C ABI lets a function change (h is read for the call, which needs no copy of it after);
+// `r` and `s` in r12 and r13, which the native keeps, so that the result is stored through r
+// after the call without a copy; and two parameters nothing sets, x2 and x3, hold r14 and r15:
+// every stencil passes all four on unchanged, so no stencil changes r12..r15, and the entry saves
+// only what it sets there and rbx (see the entries).
+#if defined(__x86_64__)
+#define PARAMS \
+  Any *r, uint64_t *s, uint64_t x2, uint64_t x3, GPARAMS, const Any *a, void *h, FPARAMS
+#define ARGS r, s, x2, x3, GARGS, a, h, FARGS
+#else
+#define PARAMS void *h, const Any *a, Any *r, uint64_t *s, GPARAMS, FPARAMS
+#define ARGS h, a, r, s, GARGS, FARGS
+#endif
 // Stack slots a thunk may fill, and results it may take through out-pointers (more: the LLVM
 // tiers). The entry's frame holds both: the stack slots, then one 16-byte buffer per result.
 #define MAX_STACK 8
@@ -73,25 +86,6 @@ typedef struct Any {
 #define JUNK_GARGS JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G
 #endif
 #define JUNK_FARGS JUNK_F, JUNK_F, JUNK_F, JUNK_F, JUNK_F, JUNK_F, JUNK_F, JUNK_F
-#if defined(__x86_64__)
-// On x86-64 the parameter registers g0..g5 and f0..f7 are the C ABI's argument registers: an empty
-// asm claims whatever they hold as the junk, where a nondeterministic value costs a zeroing
-// instruction per register on every call.
-#undef JUNK_GARGS
-#undef JUNK_FARGS
-#define JUNK_GARGS j0, j1, j2, j3, j4, j5
-#define JUNK_FARGS k0, k1, k2, k3, k4, k5, k6, k7
-#define DECLARE_JUNK                                                                              \
-  register uint64_t j0 __asm__("rdi"), j1 __asm__("rsi"), j2 __asm__("rdx"), j3 __asm__("rcx"),   \
-      j4 __asm__("r8"), j5 __asm__("r9");                                                         \
-  register double k0 __asm__("xmm0"), k1 __asm__("xmm1"), k2 __asm__("xmm2"), k3 __asm__("xmm3"), \
-      k4 __asm__("xmm4"), k5 __asm__("xmm5"), k6 __asm__("xmm6"), k7 __asm__("xmm7");             \
-  __asm__(""                                                                                      \
-          : "=r"(j0), "=r"(j1), "=r"(j2), "=r"(j3), "=r"(j4), "=r"(j5), "=x"(k0), "=x"(k1),       \
-            "=x"(k2), "=x"(k3), "=x"(k4), "=x"(k5), "=x"(k6), "=x"(k7));
-#else
-#define DECLARE_JUNK
-#endif
 
 // The stack arguments passed after every register parameter: the C ABI puts them on the stack in
 // order, one 8-byte slot each (both platforms).
@@ -114,10 +108,52 @@ typedef struct Any {
 #define STYPES_7 STYPES_6, uint64_t
 #define STYPES_8 STYPES_7, uint64_t
 
-// The native, called with every parameter register and `ns` stack slots: FN_target_<kind>_s<ns>,
-// `kind` naming its return type `type` (one call stencil per kind and count).
-#define TARGET(kind, ns) FN_target_##kind##_s##ns
-#define DECLARE(type, kind, ns) extern type TARGET(kind, ns)(GTYPES, FTYPES STYPES_##ns);
-#define CALL(kind, ns) TARGET(kind, ns)(GARGS, FARGS STACK_##ns)
+// The native, called with every parameter register and `ns` stack slots, its return type `type`
+// named by `kind` (one call stencil per kind and count).
+// The native is called through the handle, BoundFunction::target at handle + 40 (asserted in
+// bound_function.h), as the LLVM thunks call it: one indirect call, where a direct call to a
+// native out of rel32 range would go through a veneer's jump as well.
+#define TARGET_AT 40
+#define TARGET(kind, ns) target_##kind##_s##ns
+#define DECLARE(type, kind, ns) typedef type (*TARGET(kind, ns))(GTYPES, FTYPES STYPES_##ns);
+#define CALL(kind, ns) \
+  (*(const TARGET(kind, ns)*)((const char*)h + TARGET_AT))(GARGS, FARGS STACK_##ns)
+
+// The call stencil's end: the status to the epilogue (in g0; on x86-64 in `h`'s register, rax,
+// where the C ABI returns it). Every other parameter register is dead after the native's call: on
+// x86-64 an empty asm claims whatever they hold (a nondeterministic value costs a zeroing
+// instruction per register, and the values they held before the call would have to be saved across
+// it).
+#if defined(__x86_64__)
+#define FINISH(status)                                                                            \
+  {                                                                                               \
+    register uint64_t j0 __asm__("rdi"), j1 __asm__("rsi"), j2 __asm__("rdx"), j3 __asm__("rcx"), \
+        j4 __asm__("r8"), j5 __asm__("r9"), ja __asm__("r11");                                    \
+    register double k0 __asm__("xmm0"), k1 __asm__("xmm1"), k2 __asm__("xmm2"),                   \
+        k3 __asm__("xmm3"), k4 __asm__("xmm4"), k5 __asm__("xmm5"), k6 __asm__("xmm6"),           \
+        k7 __asm__("xmm7");                                                                       \
+    uintptr_t st = (uintptr_t)(uint32_t)(status);                                                 \
+    __asm__ volatile(""                                                                           \
+                     : "=r"(j0), "=r"(j1), "=r"(j2), "=r"(j3), "=r"(j4), "=r"(j5), "=r"(ja),      \
+                       "=x"(k0), "=x"(k1), "=x"(k2), "=x"(k3), "=x"(k4), "=x"(k5), "=x"(k6),      \
+                       "=x"(k7));                                                                 \
+    __attribute__((musttail)) return CONT_next(r, s, x2, x3, j0, j1, j2, j3, j4, j5,              \
+                                               (const Any*)ja, (void*)st, k0, k1, k2, k3, k4, k5, \
+                                               k6, k7);                                           \
+  }
+#else
+#define FINISH(status)                                                                           \
+  {                                                                                              \
+    __attribute__((musttail)) return CONT_next(h, a, r, s, (uint64_t)(uint32_t)(status), JUNK_G, \
+                                               JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G,   \
+                                               JUNK_FARGS);                                      \
+  }
+#endif
+// What the stage after the call stencil (the epilogue) reads as the status FINISH handed on.
+#if defined(__x86_64__)
+#define FINISHED_STATUS ((int)(uint32_t)(uintptr_t)h)
+#else
+#define FINISHED_STATUS ((int)g0)
+#endif
 
 #endif /* FFIJIT_JIT_STENCILS_STENCIL_CHAIN_H_ */

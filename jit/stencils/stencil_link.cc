@@ -24,10 +24,10 @@ void WriteVeneer(uint8_t* at, uint64_t target) {
 }
 
 bool IsFunctionHole(Hole h) {
-  return h == Hole::kFallback || h == Hole::kTarget || h == Hole::kBoxResult ||
-         h == Hole::kBoxResults || h == Hole::kResolvePath || h == Hole::kAnyDefect ||
-         h == Hole::kF16FromDouble || h == Hole::kF16FromInt || h == Hole::kBF16FromDouble ||
-         h == Hole::kBF16FromInt || h == Hole::kPropagateStatus || h == Hole::kMemchr;
+  return h == Hole::kFallback || h == Hole::kBoxResult || h == Hole::kBoxResults ||
+         h == Hole::kResolvePath || h == Hole::kAnyDefect || h == Hole::kF16FromDouble ||
+         h == Hole::kF16FromInt || h == Hole::kBF16FromDouble || h == Hole::kBF16FromInt ||
+         h == Hole::kPropagateStatus || h == Hole::kMemchr;
 }
 
 }  // namespace
@@ -78,9 +78,8 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
     return false;
   };
 
-  const uint64_t fail_at = targets.fail < pieces.size()
-                               ? reinterpret_cast<uint64_t>(base + pieces[targets.fail].at)
-                               : 0;
+  const uint64_t fail_at =
+      targets.fail < pieces.size() ? reinterpret_cast<uint64_t>(base + pieces[targets.fail].at) : 0;
   for (const Piece& piece : pieces) {
     uint8_t* const code = write + piece.at;
     std::memcpy(code, piece.stencil->code, piece.size);

@@ -307,11 +307,14 @@ size_t AppendThunkPieces(const BoundFunction* fn, bool count_calls, bool with_en
   const CallPlan& plan = *fn->plan;
   *why = StencilUnsupportedReason(plan);
   if (!why->empty()) return LinkTargets::kNone;
-  // The chain: entry, one stencil per parameter, the call; then the fallback stencil.
+  // The chain: entry, one stencil per parameter, the call, the epilogue (which returns the call's
+  // status); then the fallback stencil. The entry, the epilogue and the fallback agree on the
+  // frame.
   std::vector<Piece>& pieces = *out;
   const size_t first = pieces.size();
+  const bool frame = NeedsFrame(plan);
   if (!with_entry) {
-  } else if (NeedsFrame(plan)) {
+  } else if (frame) {
     pieces.push_back(
         {count_calls ? &gen::k_stencil_entry_frame_counted : &gen::k_stencil_entry_frame});
   } else {
@@ -354,9 +357,10 @@ size_t AppendThunkPieces(const BoundFunction* fn, bool count_calls, bool with_en
     piece.index = static_cast<int64_t>(i);
     pieces.push_back(piece);
   }
-  for (size_t i = first; i < pieces.size(); ++i) pieces[i].falls_through = true;
   pieces.push_back({CallStencil(plan)});
-  pieces.push_back({HasPaths(plan) ? &gen::k_stencil_fail_frame : &gen::k_stencil_fail});
+  for (size_t i = first; i < pieces.size(); ++i) pieces[i].falls_through = true;
+  pieces.push_back({frame ? &gen::k_stencil_epilogue_frame : &gen::k_stencil_epilogue});
+  pieces.push_back({frame ? &gen::k_stencil_fail_frame : &gen::k_stencil_fail});
   return pieces.size() - 1;
 }
 
@@ -391,9 +395,6 @@ bool ThunkHoleValue(const BoundFunction* fn, bool count_calls, Hole hole, uint64
       return true;
     case Hole::kFallback:
       *value = reinterpret_cast<uint64_t>(count_calls ? &StencilFallbackCounted : &StencilFallback);
-      return true;
-    case Hole::kTarget:
-      *value = reinterpret_cast<uint64_t>(fn->target);
       return true;
     case Hole::kBoxResult:
       *value = reinterpret_cast<uint64_t>(&FFIJITBoxResult);

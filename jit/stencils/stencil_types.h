@@ -39,7 +39,6 @@ enum class Hole : uint8_t {
   kNext,              // the next stencil of the chain
   kFail,              // the thunk's fallback stencil
   kFallback,          // the fallback into the interpreter (C function)
-  kTarget,            // the native
   kBoxResult,         // FFIJITBoxResult
   kBoxResults,        // FFIJITBoxResults
   kPropagateStatus,   // FFIJITPropagateStatus

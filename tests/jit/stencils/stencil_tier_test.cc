@@ -2,6 +2,8 @@
 // (same result, same error kind and message), W^X of the code, release with the function, and the
 // tiering (registration installs a stencil thunk, which counts its way to the hot tier).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cinttypes>
@@ -244,6 +246,182 @@ TEST(StencilTier, PointersStringsAndObjects) {
                                                                               : Path::kFallback);
   }
 }
+
+// Str objects of every length up to past four 16-byte blocks, without a NUL (converted inline) and
+// with one at every position (the interpreter's), as the interpreter decides each.
+TEST(StencilTier, StringsOfEveryLengthWithAndWithoutANul) {
+  auto str = Make("length_of_every", &Length);
+  ObjectPool pool;
+  for (size_t n = 8; n <= 70; ++n) {
+    std::string text(n, 'x');
+    for (size_t i = 0; i < n; ++i) text[i] = static_cast<char>('a' + i % 26);
+    ExpectSame(*str, {pool.String(text)}, "length " + std::to_string(n), Path::kInline);
+    for (size_t at = 0; at < n; ++at) {
+      std::string with_nul = text;
+      with_nul[at] = '\0';
+      ExpectSame(*str, {pool.String(with_nul)},
+                 "length " + std::to_string(n) + ", NUL at " + std::to_string(at), Path::kFallback);
+    }
+  }
+}
+
+// A Str whose bytes end at a page's end, before a page that cannot be read: the NUL scan reads no
+// byte past that page (a fault here would end the test). The object is made here (a header of
+// type Str and its {data, size}): only the stencil sees it, on its inline path.
+int64_t AddressOf(const char* s) {
+  return static_cast<int64_t>(reinterpret_cast<intptr_t>(s));
+}
+TEST(StencilTier, AStringAtAPagesEndIsScannedWithoutReadingPastIt) {
+  auto str = Make("address_at_page_end", &AddressOf);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* pages = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(pages, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(pages) + page, page, PROT_NONE), 0);
+  struct {
+    TVMFFIObject header;
+    const char* data;
+    int64_t size;
+  } object{};
+  object.header.type_index = kTVMFFIStr;
+  for (size_t n = 1; n <= 40; ++n) {
+    char* data = static_cast<char*>(pages) + page - n;
+    std::memset(data, 'y', n);
+    object.data = data;
+    object.size = static_cast<int64_t>(n);
+    TVMFFIAny arg{};
+    arg.type_index = kTVMFFIStr;
+    arg.v_obj = &object.header;
+    TVMFFIAny result{};
+    const int64_t fallbacks = stencils::Counters().fallbacks;
+    ASSERT_EQ(StencilThunkEntry(str->thunk)(str->bound(), &arg, 1, &result), 0) << n;
+    EXPECT_EQ(stencils::Counters().fallbacks, fallbacks) << n;
+    EXPECT_EQ(result.type_index, kTVMFFIInt) << n;
+    EXPECT_EQ(result.v_int64, AddressOf(data)) << n;
+  }
+  munmap(pages, 2 * page);
+}
+
+#if defined(__x86_64__)
+// Calls a safe_call with rbx, rbp and r12..r15 set to known values and stores what they hold
+// after it in out[0..5]: the x86-64 thunk's entry, epilogue and fail stencil save and restore them
+// by hand (stencils.c).
+extern "C" int FfijitTestCallWithCanaries(TVMFFISafeCallType f, void* handle, const TVMFFIAny* args,
+                                          int32_t num_args, TVMFFIAny* result, uint64_t out[6]);
+__asm__(R"(
+  .text
+  .p2align 4
+  .globl FfijitTestCallWithCanaries
+  .type FfijitTestCallWithCanaries,@function
+FfijitTestCallWithCanaries:
+  push %rbp
+  push %rbx
+  push %r12
+  push %r13
+  push %r14
+  push %r15
+  push %r9
+  mov %rdi, %rax
+  mov %rsi, %rdi
+  mov %rdx, %rsi
+  mov %ecx, %edx
+  mov %r8, %rcx
+  movabs $0x5a5a0000000000b1, %rbx
+  movabs $0x5a5a0000000000b2, %rbp
+  movabs $0x5a5a0000000000c1, %r12
+  movabs $0x5a5a0000000000c2, %r13
+  movabs $0x5a5a0000000000c3, %r14
+  movabs $0x5a5a0000000000c4, %r15
+  call *%rax
+  pop %r9
+  mov %rbx, 0(%r9)
+  mov %rbp, 8(%r9)
+  mov %r12, 16(%r9)
+  mov %r13, 24(%r9)
+  mov %r14, 32(%r9)
+  mov %r15, 40(%r9)
+  pop %r15
+  pop %r14
+  pop %r13
+  pop %r12
+  pop %rbx
+  pop %rbp
+  ret
+  .size FfijitTestCallWithCanaries, .-FfijitTestCallWithCanaries
+)");
+
+// Every way out of an x86-64 thunk (the epilogue, with and without a frame, after an inline
+// conversion or a boxer's call, a status native's error, the fail stencil from an argument or the
+// entry's arity, with and without a frame, counting or not) leaves the registers the C ABI keeps
+// as they were, and agrees with the interpreter.
+TEST(StencilTier, EveryWayOutKeepsTheCallersRegisters) {
+  const uint64_t canaries[6] = {0x5a5a0000000000b1, 0x5a5a0000000000b2, 0x5a5a0000000000c1,
+                                0x5a5a0000000000c2, 0x5a5a0000000000c3, 0x5a5a0000000000c4};
+  auto expect_kept = [&](const Subject& s, std::vector<TVMFFIAny> args, const std::string& what) {
+    std::vector<TVMFFIAny> copy = args;
+    CallOutcome interpreted = CallPacked(&InterpreterSafeCall, s.bound(), args);
+    TVMFFIAny result{};
+    uint64_t out[6] = {};
+    CallOutcome stenciled;
+    stenciled.status =
+        FfijitTestCallWithCanaries(StencilThunkEntry(s.thunk), s.bound(), copy.data(),
+                                   static_cast<int32_t>(copy.size()), &result, out);
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], canaries[i]) << what << ": register " << i;
+    // The outcome as CallPacked records it, from the same call made again.
+    stenciled = CallPacked(StencilThunkEntry(s.thunk), s.bound(), copy);
+    EXPECT_TRUE(SameOutcome(interpreted, stenciled))
+        << what << "\n  interpreter: " << DescribeOutcome(interpreted)
+        << "\n  stencil:     " << DescribeOutcome(stenciled);
+  };
+  auto sum = Make("kept_sum6", &Sum6);
+  expect_kept(*sum, {Int(1), Int(-2), Int(3), Int(-4), Int(5), Int(6)}, "inline");
+  expect_kept(*sum, {Int(1), Int(-2), Int(3), Int(-400), Int(5), Int(6)}, "an argument fails");
+  expect_kept(*sum, {Int(1)}, "the arity fails");
+  auto huge = Make("kept_huge", &Huge);
+  expect_kept(*huge, {}, "the boxer raises");
+  auto many = Make("kept_many", &Many);
+  std::vector<TVMFFIAny> good = {
+      Int(1),          Int(-2),         Int(3),          Int(-4),          Int(5),
+      Int(6),          Int(7),          BoolValue(true), Int(-9),          Int(10),
+      FloatValue(1.5), FloatValue(2.5), FloatValue(3.5), FloatValue(4.5),  FloatValue(5.5),
+      FloatValue(6.5), FloatValue(7.5), FloatValue(8.5), FloatValue(9.25), FloatValue(10.5)};
+  expect_kept(*many, good, "a frame, inline");
+  std::vector<TVMFFIAny> bad = good;
+  bad[19] = NoneValue();
+  expect_kept(*many, bad, "a frame, an argument fails");
+  expect_kept(*many, {Int(1)}, "a frame, the arity fails");
+  {
+    ScopedJitOptions never({JitPolicy::kNever, 0});
+    Signature sig = SignatureOf<int (*)(int64_t)>();
+    sig.results.clear();
+    sig.convention = CallConvention::kStatus;
+    Subject status;
+    status.function = MakeFunction("kept_status", reinterpret_cast<void*>(&Status), sig);
+    std::string why;
+    status.thunk = MakeStencilThunk(status.bound(), false, &why);
+    ASSERT_NE(status.thunk, nullptr) << why;
+    expect_kept(status, {Int(0)}, "status 0");
+    expect_kept(status, {Int(3)}, "status 3");
+  }
+  // Counting thunks.
+  for (bool frame : {false, true}) {
+    ScopedJitOptions never({JitPolicy::kNever, 0});
+    Subject counted;
+    counted.function =
+        frame ? MakeFunction("kept_counted_many", &Many) : MakeFunction("kept_counted_sum6", &Sum6);
+    std::string why;
+    counted.thunk = MakeStencilThunk(counted.bound(), true, &why);
+    ASSERT_NE(counted.thunk, nullptr) << why;
+    std::vector<TVMFFIAny> args =
+        frame ? good : std::vector<TVMFFIAny>{Int(1), Int(-2), Int(3), Int(-4), Int(5), Int(6)};
+    // (A count that runs out jumps to the fallback before the entry saves anything, as a wrong
+    // arity does; running it out here would ask for the hot tier.)
+    counted.bound()->calls_until_hot.store(1000);
+    expect_kept(counted, args, frame ? "counted with a frame" : "counted");
+    EXPECT_EQ(counted.bound()->calls_until_hot.load(), 998);
+    counted.bound()->calls_until_hot.store(0);
+  }
+}
+#endif
 
 int64_t Describe(DLTensor* t) {
   return t->ndim * 1000 + t->dtype.bits * 10 + t->dtype.code;
