@@ -46,6 +46,8 @@ HOLES = {
     "CONT_next": "kNext",
     "CONT_chain": "kNext",  # a host entry's switch into the thunk chain (other parameters)
     "CONT_fail": "kFail",
+    "CONT_slow": "kSlow",
+    "CONT_generic": "kGeneric",
     "FN_fallback": "kFallback",
     "FN_box_result": "kBoxResult",
     "FN_box_results": "kBoxResults",

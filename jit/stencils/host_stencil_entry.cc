@@ -20,28 +20,40 @@ namespace ffijit::stencils {
 namespace gen = generated;
 namespace {
 
-const Stencil* ArgumentStencil(InlineForm form) {
+// An argument's stencil by its form and the model's int layout, and its out-of-line part (the
+// rarer forms; nullptr when it has none).
+struct ArgumentStencils {
+  const Stencil* fast;
+  const Stencil* slow = nullptr;
+};
+ArgumentStencils ArgumentStencilsOf(InlineForm form, int32_t int_layout) {
+  const bool sized = int_layout == FFIJIT_HOST_INT_SIZED_DIGITS;
+  const bool tagged = int_layout == FFIJIT_HOST_INT_TAGGED_DIGITS;
   switch (form) {
     case InlineForm::kInt:
-      return &gen::k_stencil_host_int;
+      if (sized) return {&gen::k_stencil_host_int_sized, &gen::k_stencil_host_int};
+      if (tagged) return {&gen::k_stencil_host_int_tagged, &gen::k_stencil_host_int};
+      return {&gen::k_stencil_host_int};
     case InlineForm::kFloat:
-      return &gen::k_stencil_host_float;
+      if (sized) return {&gen::k_stencil_host_float_sized, &gen::k_stencil_host_float};
+      if (tagged) return {&gen::k_stencil_host_float_tagged, &gen::k_stencil_host_float};
+      return {&gen::k_stencil_host_float};
     case InlineForm::kBool:
-      return &gen::k_stencil_host_bool;
+      return {&gen::k_stencil_host_bool};
     case InlineForm::kPointer:
-      return &gen::k_stencil_host_ptr;
+      return {&gen::k_stencil_host_ptr, &gen::k_stencil_host_ptr_slow};
     case InlineForm::kStr:
-      return &gen::k_stencil_host_str;
+      return {&gen::k_stencil_host_str, &gen::k_stencil_host_str_slow};
     case InlineForm::kDevice:
-      return &gen::k_stencil_host_device;
+      return {&gen::k_stencil_host_device};
     case InlineForm::kDataType:
-      return &gen::k_stencil_host_dtype;
+      return {&gen::k_stencil_host_dtype};
     case InlineForm::kTensor:
-      return &gen::k_stencil_host_tensor;
+      return {&gen::k_stencil_host_tensor};
     case InlineForm::kNone:
       break;
   }
-  return nullptr;
+  return {nullptr};
 }
 
 // The host call stencil for the plan's result (the native called and its result boxed by the
@@ -124,8 +136,11 @@ FFIJITHostStencilData DataOf(const BoundFunction* fn, const FFIJITHostModel& m, 
   d.self_count_offset = m.self_count_offset;
   d.str_flags_offset = m.str_flags_offset;
   d.str_inline_mask = m.str_inline_mask;
-  d.str_length_offset = m.str_length_offset;
-  d.str_inline_data_offset = m.str_inline_data_offset;
+  // Read before the flags are tested, so they must lie in the object (offset 0 when not given).
+  if (m.str_flags_offset >= 0) {
+    d.str_length_offset = m.str_length_offset;
+    d.str_inline_data_offset = m.str_inline_data_offset;
+  }
   d.function_cell_offset =
       static_cast<int32_t>(offsetof(BoundFunction, cell) + offsetof(TVMFFIFunctionCell, safe_call));
   d.release_lock_around_call = (flags & kFFIJITHostEntryReleaseLock) != 0 ? 1 : 0;
@@ -192,10 +207,20 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
     pieces.push_back(
         {counted ? &gen::k_stencil_host_entry_slots_counted : &gen::k_stencil_host_entry_slots});
   }
+  const FFIJITHostStencilData data = DataOf(fn, model, flags);
+  // Argument pieces with an out-of-line part: (the piece, its part), placed after the chain.
+  std::vector<std::pair<size_t, Piece>> slow_parts;
   auto argument_piece = [&](size_t i) {
-    Piece piece{ArgumentStencil(FormOf(FlatParamOf(plan, i)->conversion))};
+    const ArgumentStencils stencils =
+        ArgumentStencilsOf(FormOf(FlatParamOf(plan, i)->conversion), data.int_layout);
+    Piece piece{stencils.fast};
     piece.object_offset = static_cast<int64_t>(sizeof(void*) * i);
     piece.offset = static_cast<int64_t>(sizeof(TVMFFIAny) * i);
+    if (stencils.slow != nullptr) {
+      Piece slow = piece;
+      slow.stencil = stencils.slow;
+      slow_parts.push_back({pieces.size(), slow});
+    }
     return piece;
   };
   for (size_t i = 0; i < num_args; ++i) {
@@ -215,8 +240,13 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
   std::string thunk_why;
   targets.fail =
       AppendThunkPieces(fn, /*count_calls=*/false, /*with_entry=*/false, &thunk, &thunk_why);
-  pieces.push_back({targets.fail != LinkTargets::kNone ? &gen::k_stencil_host_to_chain
-                                                       : &gen::k_stencil_host_to_packed});
+  const bool unlocking = (flags & kFFIJITHostEntryReleaseLock) != 0;
+  if (targets.fail == LinkTargets::kNone) {
+    pieces.push_back({&gen::k_stencil_host_to_packed});
+  } else {
+    pieces.push_back(
+        {unlocking ? &gen::k_stencil_host_to_chain_unlocking : &gen::k_stencil_host_to_chain});
+  }
   for (size_t i = 0; i + 1 < pieces.size(); ++i) pieces[i].falls_through = true;
   pieces.front().index = static_cast<int64_t>(tensors.size());  // the entry releases them
   struct Context {
@@ -246,7 +276,15 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
     pieces.insert(pieces.end(), thunk.begin(), thunk.end());
   }
 
-  const FFIJITHostStencilData data = DataOf(fn, model, flags);
+  // The way to the generic path, then each argument's out-of-line part, which continues the chain
+  // where its piece would.
+  targets.generic = pieces.size();
+  pieces.push_back({&gen::k_stencil_host_generic});
+  for (auto& [index, slow] : slow_parts) {
+    pieces[index].slow_piece = pieces.size();
+    slow.next_piece = index + 1;
+    pieces.push_back(slow);
+  }
   auto hole_value = [](const void* opaque, Hole hole, uint64_t* value) {
     const auto& c = *static_cast<const Context*>(opaque);
     if (hole == Hole::kBoxed) {

@@ -195,50 +195,97 @@ void* stencil_host_entry_slots(void* self, void* const* args, intptr_t nargs, vo
   RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)
 }
 void* stencil_host_entry_slots_counted(void* self, void* const* args, intptr_t nargs,
-                                       void* kwnames){
-    ENTRY_CHECKS() COUNT_DOWN() RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)}
+                                       void* kwnames) {
+  ENTRY_CHECKS() COUNT_DOWN() RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)
+}
 // ---- Arguments: one stencil per form (plan/host_forms.h) ----
+// Each checks the common forms in line and leaves the rest to its out-of-line part (CONT_slow,
+// placed after the chain, which continues the chain itself) or to the host's generic path
+// (CONT_generic): both by a conditional jump, so the common path runs straight through to the
+// next stencil, without a taken branch or a call.
+extern intptr_t CHAIN CONT_slow(HPARAMS);
+extern intptr_t CHAIN CONT_generic(HPARAMS);
+#define SLOW() __attribute__((musttail)) return CONT_slow(HARGS)
+#define TO_GENERIC() __attribute__((musttail)) return CONT_generic(HARGS)
 
-// An exact int's value: read in place when it has at most one digit and the model says how,
-// else by the host (the generic path when it does not fit int64_t, the host's error cleared).
-#define INT_VALUE(obj, out)                                                             \
-  int64_t out;                                                                          \
-  {                                                                                     \
-    int64_t size = *(const int64_t*)AT(obj, d->int_size_offset);                        \
-    int64_t digit = *(const uint32_t*)AT(obj, d->int_digits_offset);                    \
-    if (d->int_layout == FFIJIT_HOST_INT_SIZED_DIGITS && (uint64_t)(size + 1) <= 2) {   \
-      out = size * digit;                                                               \
-    } else if (d->int_layout == FFIJIT_HOST_INT_TAGGED_DIGITS && (uint64_t)size < 16) { \
-      out = (1 - (size & 3)) * digit;                                                   \
-    } else {                                                                            \
-      out = d->int_value(obj);                                                          \
-      if (__builtin_expect(out == -1, 0) && d->error_occurred() != 0) {                 \
-        d->clear_error();                                                               \
-        GENERIC();                                                                      \
-      }                                                                                 \
-    }                                                                                   \
+// The host's generic path (the entry's shared way there).
+CHAIN intptr_t stencil_host_generic(HPARAMS) {
+  DATA();
+  GENERIC();
+}
+
+// An exact int of at most one digit, read in place as the model's layout says (SIZED or TAGGED);
+// any other int: SLOW.
+#define SMALL_INT(obj, out, layout)                                  \
+  int64_t out;                                                       \
+  {                                                                  \
+    int64_t size = *(const int64_t*)AT(obj, d->int_size_offset);     \
+    int64_t digit = *(const uint32_t*)AT(obj, d->int_digits_offset); \
+    if (layout == FFIJIT_HOST_INT_SIZED_DIGITS) {                    \
+      if (__builtin_expect((uint64_t)(size + 1) > 2, 0)) SLOW();     \
+      out = size * digit;                                            \
+    } else {                                                         \
+      if (__builtin_expect((uint64_t)size >= 16, 0)) SLOW();         \
+      out = (1 - (size & 3)) * digit;                                \
+    }                                                                \
+  }
+// Any exact int, read by the host (the generic path when it does not fit int64_t, the host's error
+// cleared).
+#define HOST_INT(obj, out)                                          \
+  int64_t out = d->int_value(obj);                                  \
+  if (__builtin_expect(out == -1, 0) && d->error_occurred() != 0) { \
+    d->clear_error();                                               \
+    GENERIC();                                                      \
   }
 
+#define INT_STENCIL(name, layout)                                       \
+  CHAIN intptr_t stencil_host_int_##name(HPARAMS) {                     \
+    DATA();                                                             \
+    void* obj = OBJECT();                                               \
+    if (__builtin_expect(TYPE_OF(obj) != d->int_type, 0)) TO_GENERIC(); \
+    SMALL_INT(obj, value, layout)                                       \
+    store(f, kInt, (uint64_t)value);                                    \
+    NEXT();                                                             \
+  }
+INT_STENCIL(sized, FFIJIT_HOST_INT_SIZED_DIGITS)
+INT_STENCIL(tagged, FFIJIT_HOST_INT_TAGGED_DIGITS)
+// Every exact int through the host (a model without a layout; the sized and tagged stencils' rest).
 CHAIN intptr_t stencil_host_int(HPARAMS) {
   DATA();
   void* obj = OBJECT();
   if (__builtin_expect(TYPE_OF(obj) != d->int_type, 0)) GENERIC();
-  INT_VALUE(obj, value)
+  HOST_INT(obj, value)
   store(f, kInt, (uint64_t)value);
   NEXT();
 }
 
 // An exact float, or an exact int (the thunk converts it as it would the generic path's Int).
+#define FLOAT_STENCIL(name, layout)                                       \
+  CHAIN intptr_t stencil_host_float_##name(HPARAMS) {                     \
+    DATA();                                                               \
+    void* obj = OBJECT();                                                 \
+    const void* type = TYPE_OF(obj);                                      \
+    if (__builtin_expect(type == d->float_type, 1)) {                     \
+      store(f, kFloat, *(const uint64_t*)AT(obj, d->float_value_offset)); \
+      NEXT();                                                             \
+    }                                                                     \
+    if (__builtin_expect(type != d->int_type, 0)) TO_GENERIC();           \
+    SMALL_INT(obj, value, layout)                                         \
+    store(f, kInt, (uint64_t)value);                                      \
+    NEXT();                                                               \
+  }
+FLOAT_STENCIL(sized, FFIJIT_HOST_INT_SIZED_DIGITS)
+FLOAT_STENCIL(tagged, FFIJIT_HOST_INT_TAGGED_DIGITS)
 CHAIN intptr_t stencil_host_float(HPARAMS) {
   DATA();
   void* obj = OBJECT();
   const void* type = TYPE_OF(obj);
-  if (__builtin_expect(type == d->float_type, 1)) {
+  if (type == d->float_type) {
     store(f, kFloat, *(const uint64_t*)AT(obj, d->float_value_offset));
     NEXT();
   }
   if (type != d->int_type) GENERIC();
-  INT_VALUE(obj, value)
+  HOST_INT(obj, value)
   store(f, kInt, (uint64_t)value);
   NEXT();
 }
@@ -246,56 +293,71 @@ CHAIN intptr_t stencil_host_float(HPARAMS) {
 CHAIN intptr_t stencil_host_bool(HPARAMS) {
   DATA();
   void* obj = OBJECT();
-  if (obj != d->true_value && obj != d->false_value) GENERIC();
-  store(f, kBool, obj == d->true_value);
+  int is_true = obj == d->true_value;
+  if (__builtin_expect(!is_true && obj != d->false_value, 0)) TO_GENERIC();
+  store(f, kBool, (uint64_t)is_true);
   NEXT();
 }
 
-// None (NULL), or whatever the host's pointer objects convert to.
+// None (NULL) in line; anything else through the host's pointer objects (the rest).
 CHAIN intptr_t stencil_host_ptr(HPARAMS) {
   DATA();
-  void* obj = OBJECT();
-  if (obj == d->none) {
-    store(f, kNone, 0);
-    NEXT();
-  }
-  if (__builtin_expect(d->pointer_to_any(obj, (char*)f + (uintptr_t)HOLE_offset) == 0, 0)) {
+  if (__builtin_expect(OBJECT() != d->none, 0)) SLOW();
+  store(f, kNone, 0);
+  NEXT();
+}
+CHAIN intptr_t stencil_host_ptr_slow(HPARAMS) {
+  DATA();
+  if (__builtin_expect(d->pointer_to_any(OBJECT(), (char*)f + (uintptr_t)HOLE_offset) == 0, 0)) {
     GENERIC();
   }
   NEXT();
 }
 
-// An exact str as a borrowed C string: its bytes read in place when the object holds them (and
-// scanned for a NUL the native would stop at), else through d->str_data.
+// An exact str as a borrowed C string: its bytes read in place when the object holds them and
+// they are short and 8-aligned (scanned for a NUL the native would stop at, a word at a time); the
+// rest scans longer ones with memchr or asks the host (d->str_data).
 CHAIN intptr_t stencil_host_str(HPARAMS) {
   DATA();
   void* obj = OBJECT();
-  if (__builtin_expect(TYPE_OF(obj) != d->str_type, 0)) GENERIC();
+  if (__builtin_expect(TYPE_OF(obj) != d->str_type, 0)) TO_GENERIC();
+  const char* data = AT(obj, d->str_inline_data_offset);
+  uint64_t length = *(const uint64_t*)AT(obj, d->str_length_offset);
+  if (__builtin_expect(d->str_flags_offset < 0 ||
+                           (*(const uint32_t*)AT(obj, d->str_flags_offset) & d->str_inline_mask) !=
+                               d->str_inline_mask ||
+                           length >= 32 || ((uintptr_t)data & 7) != 0,
+                       0)) {
+    SLOW();
+  }
+  // The last word's bytes past the end are set first. Aligned words holding a byte of the string
+  // never cross a page.
+  const uint64_t* words = (const uint64_t*)data;
+  uint64_t n = length >> 3, found = 0;
+  for (uint64_t k = 0; k < n; ++k) {
+    uint64_t w = words[k];
+    found |= (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+  }
+  if (length & 7) {
+    uint64_t w = words[n] | (~(uint64_t)0 << ((length & 7) * 8));
+    found |= (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+  }
+  if (__builtin_expect(found != 0, 0)) TO_GENERIC();
+  store(f, kRawStr, (uint64_t)(uintptr_t)data);
+  NEXT();
+}
+CHAIN intptr_t stencil_host_str_slow(HPARAMS) {
+  DATA();
+  void* obj = OBJECT();
   const char* data;
   if (d->str_flags_offset >= 0 &&
       (*(const uint32_t*)AT(obj, d->str_flags_offset) & d->str_inline_mask) == d->str_inline_mask) {
     data = AT(obj, d->str_inline_data_offset);
     uint64_t length = *(const uint64_t*)AT(obj, d->str_length_offset);
-    if (length < 32 && ((uintptr_t)data & 7) == 0) {
-      // A word at a time; the last word's bytes past the end are set first. Aligned words holding
-      // a byte of the string never cross a page.
-      const uint64_t* words = (const uint64_t*)data;
-      uint64_t n = length >> 3, found = 0;
-      for (uint64_t k = 0; k < n; ++k) {
-        uint64_t w = words[k];
-        found |= (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
-      }
-      if (length & 7) {
-        uint64_t w = words[n] | (~(uint64_t)0 << ((length & 7) * 8));
-        found |= (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
-      }
-      if (__builtin_expect(found != 0, 0)) GENERIC();
-    } else if (__builtin_expect(d->memchr(data, 0, length) != 0, 0)) {
-      GENERIC();
-    }
+    if (d->memchr(data, 0, length) != 0) GENERIC();
   } else {
     data = d->str_data(obj);
-    if (__builtin_expect(data == 0, 0)) GENERIC();
+    if (data == 0) GENERIC();
   }
   store(f, kRawStr, (uint64_t)(uintptr_t)data);
   NEXT();
@@ -304,7 +366,7 @@ CHAIN intptr_t stencil_host_str(HPARAMS) {
 CHAIN intptr_t stencil_host_device(HPARAMS) {
   DATA();
   void* obj = OBJECT();
-  if (__builtin_expect(TYPE_OF(obj) != d->device_type, 0)) GENERIC();
+  if (__builtin_expect(TYPE_OF(obj) != d->device_type, 0)) TO_GENERIC();
   store(f, kDevice, *(const uint64_t*)AT(obj, d->device_value_offset));
   NEXT();
 }
@@ -312,7 +374,7 @@ CHAIN intptr_t stencil_host_device(HPARAMS) {
 CHAIN intptr_t stencil_host_dtype(HPARAMS) {
   DATA();
   void* obj = OBJECT();
-  if (__builtin_expect(TYPE_OF(obj) != d->dtype_type, 0)) GENERIC();
+  if (__builtin_expect(TYPE_OF(obj) != d->dtype_type, 0)) TO_GENERIC();
   store(f, kDataType, *(const uint32_t*)AT(obj, d->dtype_value_offset));
   NEXT();
 }
@@ -332,21 +394,30 @@ CHAIN intptr_t stencil_host_tensor(HPARAMS) {
 
 // ---- The switch to the call ----
 
-// Every argument converted: the host's lock released when the entry says so, then the Anys stand
-// in for the host's objects and the thunk chain copied next converts them for the native (the
-// argument array a structure element would stand in for is theirs too).
+// Every argument converted: the Anys stand in for the host's objects and the thunk chain copied
+// next converts them for the native (the argument array a structure element would stand in for is
+// theirs too). The _unlocking variant releases the host's lock first (kFFIJITHostEntryReleaseLock).
+#if defined(__x86_64__)
+#define ENTER_THUNK_CHAIN()                                                             \
+  CLAIM_JUNK                                                                            \
+  return CONT_chain(RESULT, s, CLAIMED_X, CLAIMED_GARGS, (const Any*)ANYS, d->function, \
+                    CLAIMED_FARGS)
+#else
+#define ENTER_THUNK_CHAIN() \
+  return CONT_chain(d->function, (const Any*)ANYS, RESULT, s, CLAIMED_GARGS, CLAIMED_FARGS)
+#endif
 CHAIN intptr_t stencil_host_to_chain(HPARAMS) {
   DATA();
-  if (__builtin_expect(d->release_lock_around_call, 0))
-    *LOCK_STATE = (uint64_t)(uintptr_t)d->release_lock();
   uint64_t* s = THUNK_FRAME;
   s[SAVED_ARGS] = (uint64_t)(uintptr_t)ANYS;
-#if defined(__x86_64__)
-  return CONT_chain(RESULT, s, JUNK_G, JUNK_G, JUNK_GARGS, (const Any*)ANYS, d->function,
-                    JUNK_FARGS);
-#else
-  return CONT_chain(d->function, (const Any*)ANYS, RESULT, s, JUNK_GARGS, JUNK_FARGS);
-#endif
+  ENTER_THUNK_CHAIN();
+}
+CHAIN intptr_t stencil_host_to_chain_unlocking(HPARAMS) {
+  DATA();
+  *LOCK_STATE = (uint64_t)(uintptr_t)d->release_lock();
+  uint64_t* s = THUNK_FRAME;
+  s[SAVED_ARGS] = (uint64_t)(uintptr_t)ANYS;
+  ENTER_THUNK_CHAIN();
 }
 
 // The same where the stencil thunks do not cover the plan: the function's packed entry (whatever

@@ -86,6 +86,26 @@ typedef struct Any {
 #define JUNK_GARGS JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G, JUNK_G
 #endif
 #define JUNK_FARGS JUNK_F, JUNK_F, JUNK_F, JUNK_F, JUNK_F, JUNK_F, JUNK_F, JUNK_F
+// The same without a cost: on x86-64 an empty asm claims whatever the parameter registers hold
+// (a nondeterministic value costs a zeroing instruction per register there). CLAIM_JUNK declares
+// them; CLAIMED_GARGS, CLAIMED_FARGS and CLAIMED_X (x2, x3) pass them.
+#if defined(__x86_64__)
+#define CLAIM_JUNK                                                                                \
+  register uint64_t j0 __asm__("rdi"), j1 __asm__("rsi"), j2 __asm__("rdx"), j3 __asm__("rcx"),   \
+      j4 __asm__("r8"), j5 __asm__("r9"), jx2 __asm__("r14"), jx3 __asm__("r15");                 \
+  register double k0 __asm__("xmm0"), k1 __asm__("xmm1"), k2 __asm__("xmm2"), k3 __asm__("xmm3"), \
+      k4 __asm__("xmm4"), k5 __asm__("xmm5"), k6 __asm__("xmm6"), k7 __asm__("xmm7");             \
+  __asm__(""                                                                                      \
+          : "=r"(j0), "=r"(j1), "=r"(j2), "=r"(j3), "=r"(j4), "=r"(j5), "=r"(jx2), "=r"(jx3),     \
+            "=x"(k0), "=x"(k1), "=x"(k2), "=x"(k3), "=x"(k4), "=x"(k5), "=x"(k6), "=x"(k7));
+#define CLAIMED_GARGS j0, j1, j2, j3, j4, j5
+#define CLAIMED_FARGS k0, k1, k2, k3, k4, k5, k6, k7
+#define CLAIMED_X jx2, jx3
+#else
+#define CLAIM_JUNK
+#define CLAIMED_GARGS JUNK_GARGS
+#define CLAIMED_FARGS JUNK_FARGS
+#endif
 
 // The stack arguments passed after every register parameter: the C ABI puts them on the stack in
 // order, one 8-byte slot each (both platforms).

@@ -45,8 +45,14 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
     at += piece.size;
     if (gen::kMachine == Machine::kAArch64) at = (at + 3) & ~size_t{3};
   }
-  for (size_t i = 0; i + 1 < pieces.size(); ++i) {
-    if (pieces[i].falls_through) pieces[i].next = pieces[i + 1].at;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    Piece& piece = pieces[i];
+    if (piece.falls_through && i + 1 < pieces.size()) {
+      piece.next = pieces[i + 1].at;
+      piece.next_piece = i + 1;
+    } else if (piece.next_piece < pieces.size()) {
+      piece.next = pieces[piece.next_piece].at;
+    }
   }
   const size_t code_end = (at + 15) & ~size_t{15};
   constexpr size_t kMaxVeneers = 12;  // one per function hole kind
@@ -78,8 +84,11 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
     return false;
   };
 
-  const uint64_t fail_at =
-      targets.fail < pieces.size() ? reinterpret_cast<uint64_t>(base + pieces[targets.fail].at) : 0;
+  auto address_of = [&](size_t index) -> uint64_t {
+    return index < pieces.size() ? reinterpret_cast<uint64_t>(base + pieces[index].at) : 0;
+  };
+  const uint64_t fail_at = address_of(targets.fail);
+  const uint64_t generic_at = address_of(targets.generic);
   for (const Piece& piece : pieces) {
     uint8_t* const code = write + piece.at;
     std::memcpy(code, piece.stencil->code, piece.size);
@@ -113,8 +122,20 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
           value = piece.dtype;
           break;
         case Hole::kNext:
-          if (!piece.falls_through) return fail("a stencil continues to a piece it has not");
+          if (piece.next_piece >= pieces.size()) {
+            return fail("a stencil continues to a piece it has not");
+          }
           value = reinterpret_cast<uint64_t>(base + piece.next);
+          break;
+        case Hole::kSlow:
+          if (address_of(piece.slow_piece) == 0) {
+            return fail("a stencil's out-of-line rest is missing");
+          }
+          value = address_of(piece.slow_piece);
+          break;
+        case Hole::kGeneric:
+          if (generic_at == 0) return fail("a stencil names a generic path the code has not");
+          value = generic_at;
           break;
         case Hole::kFail:
           if (fail_at == 0) return fail("a stencil names a fallback stencil the code has not");

@@ -26,10 +26,14 @@ struct Piece {
   uint64_t rank_plus_one = 0, check_dtype = 0, dtype = 0;  // a tensor parameter's checks
   // kNext is the piece after it, which follows directly: its trailing jump is dropped.
   bool falls_through = false;
+  // Else the index of kNext's piece (kNone: the piece has no kNext), and of kSlow's (the piece's
+  // out-of-line rest, placed after the chain).
+  size_t next_piece = SIZE_MAX;
+  size_t slow_piece = SIZE_MAX;
   // Set by LinkStencils.
   size_t at = 0;    // offset in the code
   size_t size = 0;  // bytes copied (the trailing jump dropped when it is elided)
-  size_t next = 0;  // kNext: the offset of the following piece
+  size_t next = 0;  // kNext: the offset of its piece
 };
 
 // The value of every other hole (the arity, the functions a stencil calls, layout constants): the
@@ -41,10 +45,11 @@ struct LinkedCode {
   size_t code_size = 0;  // the stencils' bytes, without veneers and data
 };
 
-// The piece kFail names (an index into the pieces; kNone: no such piece).
+// The pieces kFail and kGeneric name (indices into the pieces; kNone: no such piece).
 struct LinkTargets {
   static constexpr size_t kNone = SIZE_MAX;
   size_t fail = kNone;
+  size_t generic = kNone;
 };
 
 // Links `pieces` in order. `data` (data_size bytes, 8-aligned after the code) is kHostData's.

@@ -52,6 +52,8 @@ enum class Hole : uint8_t {
   kObjectOffset,      // a host entry argument's byte offset in the host's object array
   kHostData,          // a host entry's model data (host_stencil_data.h), placed after its code
   kBoxed,             // 1 when a host entry's chain ends in a host call stencil (boxed result)
+  kSlow,              // a host argument stencil's out-of-line rest (its rare forms)
+  kGeneric,           // a host entry's way to the host's generic path
 };
 
 struct Patch {

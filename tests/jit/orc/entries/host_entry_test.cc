@@ -231,6 +231,26 @@ TEST_P(HostEntry, ConvertsCallsAndBoxes) {
   EXPECT_EQ(toy_.fallbacks, 0);
 }
 
+// A u64 result: an Int where it fits int64 (boxed from the packed result), the packed call's
+// error where it does not.
+extern "C" uint64_t toy_twice_u64(uint64_t x) {
+  return 2 * x;
+}
+
+TEST_P(HostEntry, ResultsBoxedFromThePackedResult) {
+  Entry twice =
+      Compile(Make(reinterpret_cast<void*>(&toy_twice_u64), R"({"a":["u64"],"r":["u64"],"v":1})"));
+  ASSERT_NE(twice, nullptr);
+  ToyObject* r = Call(twice, toy_.Int(21));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->type, &kIntType);
+  EXPECT_EQ(r->i, 42);
+  EXPECT_EQ(Call(twice, toy_.Int(int64_t{1} << 62)), nullptr);  // 2**63 has no Int
+  EXPECT_EQ(toy_.raised, 1);
+  EXPECT_NE(std::string(Error::MoveFromRaised().what()).find("u64"), std::string::npos);
+  EXPECT_EQ(toy_.fallbacks, 0);
+}
+
 TEST_P(HostEntry, BoolAndNoneResultsAreNewReferences) {
   Entry negative =
       Compile(Make(reinterpret_cast<void*>(&toy_is_negative), R"({"a":["i64"],"r":["i1"],"v":1})"));
