@@ -12,6 +12,9 @@
 #include "ffijit/bridge.h"
 #include "ffijit/error.h"
 #include "ffijit/host_entry.h"
+#if FFIJIT_HAVE_STENCILS
+#include "stencils/code_memory.h"
+#endif
 
 namespace ffijit::testing {
 namespace {
@@ -510,11 +513,17 @@ TEST_P(HostEntry, RefusedWithTheReason) {
   EXPECT_EQ(entry, nullptr);
 }
 
+#if FFIJIT_HAVE_STENCILS
 INSTANTIATE_TEST_SUITE_P(Tiers, HostEntry, ::testing::Values(0, kFFIJITHostEntryStencil),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return info.param == 0 ? std::string("Llvm") : std::string("Stencil");
                          });
+#else
+INSTANTIATE_TEST_SUITE_P(Tiers, HostEntry, ::testing::Values(0),
+                         [](const ::testing::TestParamInfo<int>&) { return std::string("Llvm"); });
+#endif
 
+#if FFIJIT_HAVE_STENCILS
 // ---- what only stencil entries do ----
 
 class StencilHostEntry : public ToyEntries, public ::testing::Test {
@@ -704,6 +713,22 @@ TEST_F(StencilHostEntry, RefusesMoreArgumentsThanItCovers) {
   EXPECT_EQ(error.kind(), "RuntimeError");
   EXPECT_NE(error.message().find("more than 16 arguments"), std::string::npos) << error.message();
 }
+
+TEST_F(StencilHostEntry, CodeIsFreedWithTheEntry) {
+  TVMFFIObjectHandle f =
+      Make(reinterpret_cast<void*>(&toy_add3), R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})");
+  FFIJITHostModel model = ToyModel();
+  const int64_t before = stencils::LiveCodeBlocks();
+  FFIJITHostEntry* entry = nullptr;
+  ASSERT_EQ(FFIJITHostEntryCompile(f, &model, kFFIJITHostEntryStencil, &entry), 0);
+  EXPECT_EQ(stencils::LiveCodeBlocks(), before + 1);
+  auto code = reinterpret_cast<Entry>(FFIJITHostEntryAddress(entry));
+  void* args[] = {toy_.Int(1), toy_.Int(2), toy_.Int(3)};
+  EXPECT_EQ(static_cast<ToyObject*>(code(nullptr, args, 3, nullptr))->i, 321);
+  FFIJITHostEntryRelease(entry);
+  EXPECT_EQ(stencils::LiveCodeBlocks(), before);
+}
+#endif  // FFIJIT_HAVE_STENCILS
 
 }  // namespace
 }  // namespace ffijit::testing
