@@ -2,23 +2,28 @@
 // fastcall entry for one packed function, made in microseconds. Compiled by clang-19 at build time
 // with the thunk stencils (stencils.c) and extracted by the same tool.
 //
-// An entry is one chain in the thunks' convention (stencil_chain.h), called by a C-ABI entry
-// stencil that checks the keywords, the argument count and the optional call count, records which
-// call holds the host's lock, and, once the chain returns, boxes the result. The chain: one stencil
-// per argument, which checks its object's exact type and stores the TVMFFIAny the host's generic
-// conversion makes of it into the frame; the tensors, borrowed once every other argument has
-// passed; a switch stencil that points the chain's argument array at those Anys; then a copy of the
-// function's thunk chain, whose argument stencils read them into the native's registers and whose
-// call stencil calls the native and boxes its result (or, where the stencil thunks do not cover the
-// plan, a stencil that calls the function's packed entry). Every miss calls the host's fallback
-// with the entry's own arguments before anything is held (a tensor miss first releases the tensors
-// borrowed before it): the host's generic path then produces the result or the error, as for the
-// LLVM entries, whose checks these are.
+// A C-ABI entry stencil checks the keywords, the argument count and the optional call count,
+// records which call holds the host's lock, and calls one chain: one stencil per argument, which
+// checks its object's exact type and stores the TVMFFIAny the host's generic conversion makes of
+// it into the frame (rarer forms in an out-of-line part); the tensors, borrowed once every other
+// argument has passed; a switch stencil that points the thunk chain's argument array at those
+// Anys and enters a copy of the function's thunk chain (stencil_chain.h), whose argument stencils
+// load them into the native's registers; and a host call stencil that calls the native and boxes
+// its result through the host (or the thunk's own call stencil and a return to the entry, which
+// boxes the Any it leaves). Where the stencil thunks do not cover the plan, the switch calls the
+// function's packed entry instead. A value an argument stencil does not take goes to the host's
+// generic path before anything is held (a tensor miss first releases the tensors borrowed before
+// it), so the generic path produces the result or the error, as for the LLVM entries, whose
+// checks these are; a value the thunk's stencils refuse goes to the interpreter, whose outcome is
+// boxed or raised as the packed call's.
 //
 // Holes (see stencils.c): HOLE_arity, HOLE_offset (the argument's Any in the frame), HOLE_object
-// (the argument's object in the host's array), HOLE_index (a tensor's number; at the entry, how
-// many tensors), CONT_next, and DATA_host, the entry's model data (host_stencil_data.h) placed
-// after its code, its address loaded PC-relative (x86-64) or absolute (AArch64).
+// (the argument's object in the host's array), HOLE_index (a tensor's number; at the entry and the
+// calls, how many tensors), HOLE_boxed (whether the chain returns the boxed result), CONT_next
+// (and CONT_chain, the same hole with the thunks' parameters), CONT_slow (an argument's
+// out-of-line part), CONT_generic, CONT_fail, FN_fallback (the interpreter), and DATA_host, the
+// entry's model data (host_stencil_data.h) placed after its code, its address loaded PC-relative
+// (x86-64) or absolute (AArch64).
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,10 +55,9 @@ extern const FFIJITHostStencilData DATA_host;
 extern char HOLE_arity[], HOLE_offset[], HOLE_object[], HOLE_index[], HOLE_boxed[];
 #define ARITY ((intptr_t)(uint32_t)(uintptr_t)HOLE_arity)
 
-// The frame `f`, in the entry's stack: the Anys, the result, the entry's `self`, the host's lock
-// state, the fallback's result, the thunk chain's own frame (stack slots, result buffers), then,
-// for an entry with tensor arguments only, the tensors' slots. (Kept small: a frame of kilobytes
-// between the entry's saved registers and its Anys measured about 2 ns slower per call.)
+// The frame `f`, in the entry's stack: the Anys, the result, the entry's `self` and objects, the
+// host's lock state, the fallback's result, the thunk chain's own frame (stack slots, result
+// buffers), then, for an entry with tensor arguments only, the tensors' slots.
 #define MAX_ARGS FFIJIT_HOST_STENCIL_MAX_ARGS
 #define ANYS f
 #define RESULT ((Any*)(f + 2 * MAX_ARGS))
