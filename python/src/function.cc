@@ -411,10 +411,11 @@ PyMethodDef kFunctionMethods[] = {
      "RuntimeError says why when the function stays interpreted (made with interpret_only, not\n"
      "made by ffijit, a build without LLVM)."},
     {"compile_entry", FunctionCompileEntry, METH_NOARGS,
-     "compile_entry()\n--\n\nCompiles this function's generated Python entry now (else it comes\n"
-     "by the JIT policy, after FFIJIT_JIT's count of calls from Python) and switches calls to\n"
-     "it. RuntimeError says why when there can be none (an argument the entry does not convert\n"
-     "inline, a function not made from metadata by ffijit, a build without LLVM)."},
+     "compile_entry()\n--\n\nCompiles this function's LLVM Python entry now (else it comes by the\n"
+     "JIT policy, once its stencil entry has counted FFIJIT_JIT_HOT's calls from Python) and\n"
+     "switches calls to it. RuntimeError says why when there can be none (an argument the entry\n"
+     "does not convert inline, a function not made from metadata by ffijit, a build without\n"
+     "LLVM)."},
     {"use_entry", FunctionUseEntry, METH_O,
      "use_entry(kind)\n--\n\nSwitches calls from Python to one entry now: 'generic' (the generic\n"
      "conversion, kept from then on), 'stencil' (the stencil entry, made in microseconds; it\n"
