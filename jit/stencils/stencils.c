@@ -600,6 +600,8 @@ static inline int box(Any* r, int32_t tag, uint64_t payload) {
 extern int FN_box_result(void* h, int32_t index, const uint64_t raw[2], Any* out);
 extern int FN_propagate_status(void* h, int32_t status);
 
+// One call stencil per (result kind, stack slots), the native called as stencil_chain.h's CALL
+// says.
 #define CALL_INT(type, kind, ns)                  \
   DECLARE(type, kind, ns)                         \
   CHAIN int stencil_call_##kind##_s##ns(PARAMS) { \
