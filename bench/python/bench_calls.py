@@ -1102,11 +1102,11 @@ class Report:
         shared = [us for _, us, seen in self.entry_compile_us if seen]
         if fresh:
             first = statistics.median(fresh)
-            rows.append(("a signature's first generated entry (compile)", f"{first:.0f} µs",
+            rows.append(("a signature's first LLVM entry (compile)", f"{first:.0f} µs",
                          "≤ 1 ms", first <= 1000))
         if shared:
             later = statistics.median(shared)
-            rows.append(("a later entry of the same signature", f"{later:.1f} µs", "≤ 1 ms",
+            rows.append(("a later LLVM entry of the same signature", f"{later:.1f} µs", "≤ 1 ms",
                          later <= 1000))
         if self.stencil_entry_us:
             made = statistics.median(us for _, us, _ in self.stencil_entry_us)
