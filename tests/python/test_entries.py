@@ -296,6 +296,38 @@ def test_compile_entry_switches_calls_to_it(natives):
     assert function(4, 0, 0) == 4
 
 
+def test_use_entry_switches_between_every_entry(natives):
+    add3 = ffijit.function(address(natives, "py_add3"), ADD3)
+    function = function_of(add3)
+    assert function.entry == "generic" and function.entry_compile_us is None
+    for kind in ("stencil", "llvm", "generic", "stencil"):
+        function.use_entry(kind)
+        assert function.entry == kind
+        assert function.has_entry is (kind != "generic")
+        assert add3(1, 2, 3) == 14
+        assert add3(1, c=3, b=2) == 14  # keywords: the generic path, whatever the entry
+        with pytest.raises(TypeError, match="Expected 3 but got 2 arguments"):
+            add3(1, 2)
+    assert function.entry_compile_us > 0
+    # "generic" stays: calls do not make an entry later.
+    function.use_entry("generic")
+    for i in range(200):
+        assert add3(i, 0, 0) == i
+    assert function.entry == "generic"
+    takes = r"use_entry\(\) takes 'generic', 'stencil' or 'llvm', not "
+    with pytest.raises(ValueError, match=takes + "'fast'"):
+        function.use_entry("fast")
+    with pytest.raises(TypeError, match=takes + "int"):
+        function.use_entry(1)
+    square = function_of(ffijit.function(lambda x: x * x))
+    with pytest.raises(RuntimeError, match="not made from metadata"):
+        square.use_entry("stencil")
+    kept = function_of(ffijit.function(address(natives, "py_add3"), ADD3, interpret_only=True))
+    with pytest.raises(RuntimeError, match="interpret-only"):
+        kept.use_entry("stencil")
+    assert kept.entry == "generic"
+
+
 def test_functions_of_one_signature_share_the_entry_code(natives):
     # The entry's code reads the function from its self: each call reaches its own native, while
     # functions of the signature come and go.
