@@ -8,8 +8,8 @@ The paths (columns), all timed in one process:
   ffijit generated  the same after compile_now() and compile_entry(): the JIT-generated
                     METH_FASTCALL entry converts the arguments and calls the thunk;
   ffijit stencil    an ffijit Function on its stencil thunk, after use_entry("stencil"): the
-                    copy-and-patch entry stores the arguments' Anys and calls that thunk (nothing
-                    of it from LLVM);
+                    copy-and-patch entry converts the arguments and runs a copy of that thunk's
+                    chain (nothing of it from LLVM);
   ffijit module fn  an attribute of a TVM FFI module (ffijit_bench_module.so, `__tvm_ffi_<name>`
                     safe_calls) opened with ffijit.load_module: packed arguments, no signature;
   ffijit interp     an ffijit Function made with interpret_only=True (generic entry, interpreter);

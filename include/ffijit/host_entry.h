@@ -13,8 +13,8 @@
  * function's hot-tier JIT thunk, compiled into the entry, is called with them (so the values
  * reach the native in registers), and an Int, Float, Bool or None result is boxed directly.
  * Anything else (keywords, another argument count, another type, a value the fast conversion
- * declines) leaves by a tail call of model->fallback with the same four arguments, before anything
- * was converted: the host's generic path then produces the result or the error, so both paths agree
+ * declines) leaves for model->fallback with the same four arguments, before anything was
+ * converted: the host's generic path then produces the result or the error, so both paths agree
  * by construction.
  *
  * C99. The ffijit C convention: 0 on success, -1 with a raised error (TVMFFIErrorMoveFromRaised).
@@ -30,7 +30,8 @@
 extern "C" {
 #endif
 
-/*! The host's object model. Its addresses are compiled into the entry as constants. */
+/*! The host's object model. Its addresses are compiled into the entry as constants (copied after
+ * the code, for a stencil entry). */
 typedef struct FFIJITHostModel {
   /* Byte offsets inside host objects. */
   int32_t type_offset;         /* an object's type pointer */
@@ -128,9 +129,10 @@ typedef enum {
   /* Call release_lock before the function and acquire_lock after it. */
   kFFIJITHostEntryReleaseLock = 1,
   /* Made from the copy-and-patch stencils (microseconds, no LLVM) instead of compiled by LLVM:
-   * the same checks and conversions, but the Anys are stored and the function's current packed
-   * entry (whatever tier it is on) is called through its handle rather than compiled in. Covers
-   * up to 16 arguments, their tensors' slots within 2048 bytes. */
+   * the same checks and conversions, the Anys stored and then read into the native's registers
+   * by a copy of the function's stencil thunk chain (where the stencil thunks do not cover the
+   * plan, the function's current packed entry is called with them). Covers up to 16 arguments,
+   * their tensors' slots within 2048 bytes. */
   kFFIJITHostEntryStencil = 2
 } FFIJITHostEntryFlags;
 
