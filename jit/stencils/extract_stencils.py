@@ -41,13 +41,16 @@ HOLES = {
     "HOLE_dtype": "kDtype",
     "HOLE_header_size": "kHeaderSize",
     "HOLE_object": "kObjectOffset",
-    "HOLE_boxed": "kBoxed",
+    "HOLE_count_offset": "kSelfCountOffset",
+    "HOLE_name_offset": "kSelfNameOffset",
     "DATA_host": "kHostData",
     "CONT_next": "kNext",
     "CONT_chain": "kNext",  # a host entry's switch into the thunk chain (other parameters)
     "CONT_fail": "kFail",
     "CONT_slow": "kSlow",
     "CONT_generic": "kGeneric",
+    "CONT_exit": "kExit",
+    "CONT_exit_call": "kExit",  # the same from a stencil with the thunks' parameters
     "FN_fallback": "kFallback",
     "FN_box_result": "kBoxResult",
     "FN_box_results": "kBoxResults",
@@ -59,6 +62,8 @@ HOLES = {
     "FN_f16_from_int": "kF16FromInt",
     "FN_bf16_from_double": "kBF16FromDouble",
     "FN_bf16_from_int": "kBF16FromInt",
+    "FN_host_fallback": "kHostFallback",
+    "FN_count_reached": "kCountReached",
 }
 
 

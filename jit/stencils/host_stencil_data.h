@@ -16,7 +16,12 @@
 #define FFIJIT_HOST_STENCIL_MAX_ARGS 16
 #define FFIJIT_HOST_STENCIL_SLOT_BYTES 2048
 
+/* The fields the x86-64 assembly entry and epilogue read come first, at the offsets they name. */
+#define FFIJIT_HOST_DATA_LOCK_HOLDER 0
+#define FFIJIT_HOST_DATA_LOCK_CALLS 8
 typedef struct FFIJITHostStencilData {
+  const void** lock_holder; /* NULL: no holder recorded (also when the lock is released) */
+  uint64_t* lock_calls;
   const void* int_type;
   const void* float_type;
   const void* str_type;
@@ -39,11 +44,7 @@ typedef struct FFIJITHostStencilData {
   void* (*raise_error)(int rc);
   void* (*release_lock)(void);
   void (*acquire_lock)(void* state);
-  void* (*fallback)(void* self, void* const* args, intptr_t nargs, void* kwnames);
-  void* (*count_reached)(void* self, void* const* args, intptr_t nargs, void* kwnames);
   const void* (*memchr)(const void* s, int c, size_t n);
-  const void** lock_holder; /* NULL: no holder recorded */
-  uint64_t* lock_calls;
   void* function; /* the function's handle (an entry's code is its own) */
   int32_t type_offset;
   int32_t float_value_offset;
@@ -51,8 +52,6 @@ typedef struct FFIJITHostStencilData {
   int32_t dtype_value_offset;
   int32_t plain_refcount;
   int32_t tensor_slot_size;
-  int32_t self_name_offset;
-  int32_t self_count_offset;
   int32_t str_flags_offset; /* -1: every str through str_data */
   uint32_t str_inline_mask;
   int32_t str_length_offset;

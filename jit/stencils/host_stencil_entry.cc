@@ -120,11 +120,12 @@ FFIJITHostStencilData DataOf(const BoundFunction* fn, const FFIJITHostModel& m, 
   d.raise_error = m.raise_error;
   d.release_lock = m.release_lock;
   d.acquire_lock = m.acquire_lock;
-  d.fallback = m.fallback;
-  d.count_reached = m.count_reached;
   d.memchr = static_cast<const void* (*)(const void*, int, size_t)>(&std::memchr);
-  d.lock_holder = m.lock_holder;
-  d.lock_calls = m.lock_calls;
+  // A call that releases the lock records no holder.
+  if ((flags & kFFIJITHostEntryReleaseLock) == 0) {
+    d.lock_holder = m.lock_holder;
+    d.lock_calls = m.lock_calls;
+  }
   d.function = const_cast<BoundFunction*>(fn);
   d.type_offset = m.type_offset;
   d.float_value_offset = m.float_value_offset;
@@ -132,8 +133,6 @@ FFIJITHostStencilData DataOf(const BoundFunction* fn, const FFIJITHostModel& m, 
   d.dtype_value_offset = m.dtype_value_offset;
   d.plain_refcount = m.plain_refcount;
   d.tensor_slot_size = m.tensor_slot_size;
-  d.self_name_offset = m.self_name_offset;
-  d.self_count_offset = m.self_count_offset;
   d.str_flags_offset = m.str_flags_offset;
   d.str_inline_mask = m.str_inline_mask;
   // Read before the flags are tested, so they must lie in the object (offset 0 when not given).
@@ -210,6 +209,10 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
   const FFIJITHostStencilData data = DataOf(fn, model, flags);
   // Argument pieces with an out-of-line part: (the piece, its part), placed after the chain.
   std::vector<std::pair<size_t, Piece>> slow_parts;
+  struct Context {
+    const BoundFunction* fn;
+    const FFIJITHostModel* model;
+  };
   auto argument_piece = [&](size_t i) {
     const ArgumentStencils stencils =
         ArgumentStencilsOf(FormOf(FlatParamOf(plan, i)->conversion), data.int_layout);
@@ -248,36 +251,36 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
         {unlocking ? &gen::k_stencil_host_to_chain_unlocking : &gen::k_stencil_host_to_chain});
   }
   for (size_t i = 0; i + 1 < pieces.size(); ++i) pieces[i].falls_through = true;
-  pieces.front().index = static_cast<int64_t>(tensors.size());  // the entry releases them
-  struct Context {
-    const BoundFunction* fn;
-    bool boxed = false;
-  } context{fn};
-  if (targets.fail != LinkTargets::kNone) {
+  if (targets.fail == LinkTargets::kNone) {
+    pieces.back().index = static_cast<int64_t>(tensors.size());  // it releases them
+  } else {
     // The thunk's pieces end in its call stencil, its epilogue and its fallback: here the host's
     // call stencil where it has one for the result (which boxes it and takes back what the entry
-    // gave away: no epilogue), else the thunk's call and a return to the entry, and the host's
-    // fallback.
-    Piece fail{&gen::k_stencil_host_fail};
-    fail.index = static_cast<int64_t>(tensors.size());
+    // gave away), else the thunk's call and a return stencil that does the same with the Any the
+    // call left; then the host's fallback.
     thunk.pop_back();  // the fallback
     if (const Stencil* host_call = HostCallStencil(plan)) {
       thunk.pop_back();  // the epilogue
       thunk.back() = Piece{host_call};
-      thunk.back().index = static_cast<int64_t>(tensors.size());
-      context.boxed = true;
     } else {
       thunk.back() = Piece{&gen::k_stencil_host_return};
       thunk[thunk.size() - 2].falls_through = true;
     }
-    thunk.push_back(fail);
+    thunk.back().index = static_cast<int64_t>(tensors.size());
     pieces.back().falls_through = true;
-    targets.fail = pieces.size() + thunk.size() - 1;
     pieces.insert(pieces.end(), thunk.begin(), thunk.end());
   }
-
-  // The way to the generic path, then each argument's out-of-line part, which continues the chain
-  // where its piece would.
+  // The epilogue, which the call's end falls into, then the ways out of line: the host's fallback
+  // for the thunk's stencils, the way to the generic path, and each argument's out-of-line part,
+  // which continues the chain where its piece would.
+  pieces.back().falls_through = true;
+  targets.exit = pieces.size();
+  pieces.push_back({&gen::k_stencil_host_epilogue});
+  if (targets.fail != LinkTargets::kNone) {
+    targets.fail = pieces.size();
+    pieces.push_back({&gen::k_stencil_host_fail});
+    pieces.back().index = static_cast<int64_t>(tensors.size());
+  }
   targets.generic = pieces.size();
   pieces.push_back({&gen::k_stencil_host_generic});
   for (auto& [index, slow] : slow_parts) {
@@ -287,12 +290,24 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
   }
   auto hole_value = [](const void* opaque, Hole hole, uint64_t* value) {
     const auto& c = *static_cast<const Context*>(opaque);
-    if (hole == Hole::kBoxed) {
-      *value = c.boxed ? 1 : 0;
-      return true;
+    switch (hole) {
+      case Hole::kSelfCountOffset:
+        *value = static_cast<uint64_t>(static_cast<int64_t>(c.model->self_count_offset));
+        return true;
+      case Hole::kSelfNameOffset:
+        *value = static_cast<uint64_t>(static_cast<int64_t>(c.model->self_name_offset));
+        return true;
+      case Hole::kHostFallback:
+        *value = reinterpret_cast<uint64_t>(c.model->fallback);
+        return true;
+      case Hole::kCountReached:
+        *value = reinterpret_cast<uint64_t>(c.model->count_reached);
+        return c.model->count_reached != nullptr;
+      default:
+        return ThunkHoleValue(c.fn, /*count_calls=*/false, hole, value);
     }
-    return ThunkHoleValue(c.fn, /*count_calls=*/false, hole, value);
   };
+  const Context context{fn, &model};
   LinkedCode code;
   if (!LinkStencils(pieces, targets, hole_value, &context, &data, sizeof data,
                     reinterpret_cast<const void*>(&MakeStencilHostEntry), &code, &why)) {

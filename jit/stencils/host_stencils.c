@@ -2,28 +2,37 @@
 // fastcall entry for one packed function, made in microseconds. Compiled by clang-19 at build time
 // with the thunk stencils (stencils.c) and extracted by the same tool.
 //
-// A C-ABI entry stencil checks the keywords, the argument count and the optional call count,
-// records which call holds the host's lock, and calls one chain: one stencil per argument, which
-// checks its object's exact type and stores the TVMFFIAny the host's generic conversion makes of
-// it into the frame (rarer forms in an out-of-line part); the tensors, borrowed once every other
-// argument has passed; a switch stencil that points the thunk chain's argument array at those
-// Anys and enters a copy of the function's thunk chain (stencil_chain.h), whose argument stencils
-// load them into the native's registers; and a host call stencil that calls the native and boxes
-// its result through the host (or the thunk's own call stencil and a return to the entry, which
-// boxes the Any it leaves). Where the stencil thunks do not cover the plan, the switch calls the
-// function's packed entry instead. A value an argument stencil does not take goes to the host's
-// generic path before anything is held (a tensor miss first releases the tensors borrowed before
-// it), so the generic path produces the result or the error, as for the LLVM entries, whose
-// checks these are; a value the thunk's stencils refuse goes to the interpreter, whose outcome is
-// boxed or raised as the packed call's.
+// An entry is one chain, entered by the entry stencil and left through the epilogue, which
+// returns the host's object (or NULL with its error set) to the entry's caller. The entry checks
+// the keywords, the argument count and the optional call count, records which call holds the
+// host's lock and starts the chain: one stencil per argument, which checks its object's exact
+// type and stores the TVMFFIAny the host's generic conversion makes of it into the frame (rarer
+// forms in an out-of-line part); the tensors, borrowed once every other argument has passed; a
+// switch stencil that points the thunk chain's argument array at those Anys and enters a copy of
+// the function's thunk chain (stencil_chain.h), whose argument stencils load them into the
+// native's registers; and a host call stencil that calls the native and boxes its result through
+// the host (or the thunk's own call stencil and a return stencil that boxes the Any it leaves).
+// Where the stencil thunks do not cover the plan, the switch calls the function's packed entry
+// instead. A value an argument stencil does not take goes to the host's generic path before
+// anything is held (a tensor miss first releases the tensors borrowed before it), so the generic
+// path produces the result or the error, as for the LLVM entries, whose checks these are; a value
+// the thunk's stencils refuse goes to the interpreter, whose outcome is boxed or raised as the
+// packed call's. Every way out ends in the epilogue with the result in the chain's first
+// parameter (its first register under preserve_none, whichever parameters the stencil has).
+//
+// On x86-64 the entry and the epilogue are assembly, as the thunks' are (stencils.c): the entry
+// saves the registers the C ABI keeps and jumps into the chain, and the epilogue restores them and
+// returns, so the chain is not a nested call. On AArch64 they are C: the entry calls the chain and
+// the epilogue returns to it.
 //
 // Holes (see stencils.c): HOLE_arity, HOLE_offset (the argument's Any in the frame), HOLE_object
-// (the argument's object in the host's array), HOLE_index (a tensor's number; at the entry and the
-// calls, how many tensors), HOLE_boxed (whether the chain returns the boxed result), CONT_next
-// (and CONT_chain, the same hole with the thunks' parameters), CONT_slow (an argument's
-// out-of-line part), CONT_generic, CONT_fail, FN_fallback (the interpreter), and DATA_host, the
-// entry's model data (host_stencil_data.h) placed after its code, its address loaded PC-relative
-// (x86-64) or absolute (AArch64).
+// (the argument's object in the host's array), HOLE_index (a tensor's number; where the call ends,
+// how many tensors), HOLE_count_offset and HOLE_name_offset (the call count and the name in the
+// entry's `self`), CONT_next (and CONT_chain, the same hole with the thunks' parameters), CONT_slow
+// (an argument's out-of-line part), CONT_generic, CONT_fail, CONT_exit (and CONT_exit_call: the
+// epilogue), FN_fallback (the interpreter), FN_host_fallback and FN_count_reached (the model's
+// fallback and count_reached), and DATA_host, the entry's model data (host_stencil_data.h) placed
+// after its code, its address loaded PC-relative (x86-64) or absolute (AArch64).
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,48 +61,69 @@ extern const FFIJITHostStencilData DATA_host;
 #define DATA()                    \
   const FFIJITHostStencilData* d; \
   LOAD_DATA(d)
-extern char HOLE_arity[], HOLE_offset[], HOLE_object[], HOLE_index[], HOLE_boxed[];
+_Static_assert(offsetof(FFIJITHostStencilData, lock_holder) == FFIJIT_HOST_DATA_LOCK_HOLDER &&
+                   offsetof(FFIJITHostStencilData, lock_calls) == FFIJIT_HOST_DATA_LOCK_CALLS,
+               "the fields the assembly reads");
+extern char HOLE_arity[], HOLE_offset[], HOLE_object[], HOLE_index[], HOLE_count_offset[],
+    HOLE_name_offset[];
 #define ARITY ((intptr_t)(uint32_t)(uintptr_t)HOLE_arity)
+// The host's fastcall shape.
+typedef void* HostCall(void* self, void* const* args, intptr_t nargs, void* kwnames);
+extern HostCall FN_host_fallback, FN_count_reached;
 
-// The frame `f`, in the entry's stack: the Anys, the result, the entry's `self` and objects, the
-// host's lock state, the fallback's result, the thunk chain's own frame (stack slots, result
-// buffers), then, for an entry with tensor arguments only, the tensors' slots.
+// The frame `f`, in the entry's stack: the Anys, the result, the entry's `self`, the host's lock
+// state, the thunk chain's own frame (stack slots, result buffers), then, for an entry with tensor
+// arguments only, the tensors' slots.
 #define MAX_ARGS FFIJIT_HOST_STENCIL_MAX_ARGS
 #define ANYS f
 #define RESULT ((Any*)(f + 2 * MAX_ARGS))
-#define SELF (f + 2 * MAX_ARGS + 2)
-#define OBJECTS (SELF + 1)
-#define LOCK_STATE (SELF + 2)
-#define FALLBACK_RESULT (SELF + 3)
-#define THUNK_FRAME_OFFSET (2 * MAX_ARGS + 2 + 4)
+#define SELF_WORD (2 * MAX_ARGS + 2)
+#define SELF (f + SELF_WORD)
+#define LOCK_STATE (SELF + 1)
+#define THUNK_FRAME_OFFSET (SELF_WORD + 2)
 #define THUNK_FRAME (f + THUNK_FRAME_OFFSET)
 #define FRAME_OF(s) ((s)-THUNK_FRAME_OFFSET)
 #define SLOTS ((char*)(THUNK_FRAME + FRAME_WORDS))
 #define HOST_FRAME_WORDS (THUNK_FRAME_OFFSET + FRAME_WORDS)
 #define HOST_FRAME_WORDS_WITH_SLOTS (HOST_FRAME_WORDS + FFIJIT_HOST_STENCIL_SLOT_BYTES / 8)
-// What the chain returns: the result, boxed (HOLE_boxed: a host call stencil ends it), or the
-// packed call's code (0 or a small negative one) with the result in RESULT; or FELL_BACK when the
-// host's fallback took the call (its result in FALLBACK_RESULT), which is neither.
-#define FELL_BACK ((intptr_t)INT32_MIN)
 
 // The argument stencils' chain: the host's objects and the frame alone, so that a call into the
 // host on a rare path has nothing else to keep. The switch stencil continues into the thunk chain
 // (CONT_chain, the same hole as CONT_next) with the thunks' parameters. Its stencils are compiled
-// returning `int` (stencils.c) and only pass on, by tail calls, what the last one returns: the
-// register holds the full word the host call and fail stencils below return.
+// returning `int` (stencils.c); here only the epilogue returns, the host's object.
 #define HPARAMS void *const *a, uint64_t *f
 #define HARGS a, f
 extern intptr_t CHAIN CONT_next(HPARAMS);
 extern intptr_t CHAIN CONT_chain(PARAMS);
 extern intptr_t CHAIN CONT_fail(PARAMS);
+extern intptr_t CHAIN CONT_exit(HPARAMS);
+extern intptr_t CHAIN CONT_exit_call(PARAMS);
 #define NEXT() __attribute__((musttail)) return CONT_next(HARGS)
+// The way out, with the host's object in the first parameter: from a stencil with the argument
+// stencils' parameters (EXIT, to CONT_exit or CONT_next) or the thunks' (EXIT_CALL). The thunks'
+// other parameter registers are dead (the entry saved every register the C ABI keeps): on x86-64 an
+// empty asm claims whatever they hold, `s` passed on unchanged.
+#define EXIT(cont, result) __attribute__((musttail)) return cont((void* const*)(result), f)
+#if defined(__x86_64__)
+#define EXIT_CALL(cont, result)                                                                   \
+  {                                                                                               \
+    void* out = (void*)(result);                                                                  \
+    CLAIM_JUNK                                                                                    \
+    register uint64_t ja __asm__("r11"), jh __asm__("rax");                                       \
+    __asm__("" : "=r"(ja), "=r"(jh));                                                             \
+    __attribute__((musttail)) return cont((Any*)out, s, CLAIMED_X, CLAIMED_GARGS, (const Any*)ja, \
+                                          (void*)jh, CLAIMED_FARGS);                              \
+  }
+#else
+#define EXIT_CALL(cont, result)                                                                \
+  {                                                                                            \
+    void* out = (void*)(result);                                                               \
+    __attribute__((musttail)) return cont(out, (const Any*)(uintptr_t)JUNK_G,                  \
+                                          (Any*)(uintptr_t)JUNK_G, s, JUNK_GARGS, JUNK_FARGS); \
+  }
+#endif
 // The host's generic path, with the arguments the entry was called with.
-#define GENERIC()                                                                             \
-  do {                                                                                        \
-    *FALLBACK_RESULT =                                                                        \
-        (uint64_t)(uintptr_t)d->fallback((void*)(uintptr_t)*SELF, (void* const*)a, ARITY, 0); \
-    return FELL_BACK;                                                                         \
-  } while (0)
+#define GENERIC() EXIT(CONT_exit, FN_host_fallback((void*)(uintptr_t)*SELF, a, ARITY, 0))
 
 #define OBJECT() (*(void* const*)((const char*)a + (uintptr_t)HOLE_object))
 #define TYPE_OF(obj) (*(const void* const*)((const char*)(obj) + d->type_offset))
@@ -104,8 +134,6 @@ static inline __attribute__((always_inline)) void store(uint64_t* f, int32_t tag
   *(uint64_t*)any = (uint32_t)tag;
   any->u = payload;
 }
-
-// ---- The entries (the host's fastcall shape, C ABI) ----
 
 #define SLOT(t) (SLOTS + (size_t)(t) * (size_t)d->tensor_slot_size)
 static inline __attribute__((always_inline)) void release_tensors(const FFIJITHostStencilData* d,
@@ -135,73 +163,104 @@ static inline __attribute__((always_inline)) void* box(const FFIJITHostStencilDa
   return d->box_result(result);
 }
 
-// The chain run with the host's lock holder recorded around it (a call that keeps the lock), the
-// tensors (HOLE_index of them) released after it, then the result: the fallback's, or Int, Float,
-// None and Bool boxed here, anything else by the host, an error raised by it.
-#define RUN(d, self, args, frame_words) \
-  {                                     \
-    uint64_t frame[frame_words];        \
-    return run(d, self, args, frame);   \
-  }
-static inline __attribute__((always_inline)) void* run(const FFIJITHostStencilData* d, void* self,
-                                                       void* const* args, uint64_t* f) {
+// ---- The entries (the host's fastcall shape, C ABI) and the epilogue ----
+// A call with keywords or another number of arguments goes to the host's fallback as it came; the
+// call count, in `self` at HOLE_count_offset, is counted down first by the counted entries, and
+// the call that brings it to zero goes to FN_count_reached instead (a plain decrement: a count lost
+// to a concurrent call, in a host without a global lock, only delays it). The lock holder (when
+// the data names one) is the name in `self` at HOLE_name_offset while the call runs, and the call
+// is counted; the epilogue puts the previous holder back.
+#if defined(__x86_64__)
+// The frame's bytes: the words, then the previous lock holder at -48(%rbp), the stack pointer at
+// the first stencil 8 below a multiple of 16 as at any function's start (the return address, rbp
+// and five registers pushed).
+#define HOST_FRAME_BYTES(words) ((words)*8 + 8)
+_Static_assert(HOST_FRAME_BYTES(HOST_FRAME_WORDS) % 16 == 0 &&
+                   HOST_FRAME_BYTES(HOST_FRAME_WORDS_WITH_SLOTS) % 16 == 0,
+               "the entry's frame");
+// In: rdi self, rsi args, rdx nargs, rcx kwnames.
+#define HOST_ENTRY_CHECKS \
+  "  test %rcx, %rcx\n  jne FN_host_fallback\n  cmp $HOLE_arity, %rdx\n  jne FN_host_fallback\n"
+#define HOST_COUNT_DOWN "  decq HOLE_count_offset(%rdi)\n  je FN_count_reached\n"
+// rbp holds the frame's top for the epilogue: the chain's stencils keep it (preserve_none does),
+// and may change every other register the C ABI keeps.
+#define HOST_ENTER(words) \
+  "  push %rbp\n  mov %rsp, %rbp\n  push %rbx\n  push %r12\n  push %r13\n  push %r14\n"      \
+  "  push %r15\n  sub $" STR(HOST_FRAME_BYTES(words)) ", %rsp\n"                             \
+  "  mov %rsp, %r13\n  mov %rsi, %r12\n  mov %rdi, 8*" STR(SELF_WORD) "(%rsp)\n"             \
+  "  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_HOLDER) "(%rip), %rcx\n  test %rcx, %rcx\n"    \
+  "  je CONT_next\n"                        \
+  "  mov (%rcx), %rax\n  mov %rax, -48(%rbp)\n  mov HOLE_name_offset(%rdi), %rax\n"          \
+  "  mov %rax, (%rcx)\n  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_CALLS) "(%rip), %rcx\n" \
+  "  incq (%rcx)\n  jmp CONT_next\n"
+ASM_STENCIL(host_entry, HOST_ENTRY_CHECKS HOST_ENTER(HOST_FRAME_WORDS))
+ASM_STENCIL(host_entry_counted, HOST_ENTRY_CHECKS HOST_COUNT_DOWN HOST_ENTER(HOST_FRAME_WORDS))
+// Entries of functions with tensor arguments: their frame holds the tensors' slots too.
+ASM_STENCIL(host_entry_slots, HOST_ENTRY_CHECKS HOST_ENTER(HOST_FRAME_WORDS_WITH_SLOTS))
+ASM_STENCIL(host_entry_slots_counted,
+            HOST_ENTRY_CHECKS HOST_COUNT_DOWN HOST_ENTER(HOST_FRAME_WORDS_WITH_SLOTS))
+// In: r12 the host's object.
+ASM_STENCIL(host_epilogue,
+            "  mov %r12, %rax\n  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_HOLDER) "(%rip), %rcx\n"
+            "  test %rcx, %rcx\n  je 1f\n"
+            "  mov -48(%rbp), %rdx\n  mov %rdx, (%rcx)\n"
+            "1:\n  lea -40(%rbp), %rsp\n  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
+            "  pop %rbx\n  pop %rbp\n  ret\n")
+#else
+static inline __attribute__((always_inline)) void* run(void* self, void* const* args, uint64_t* f) {
+  DATA();
   *SELF = (uint64_t)(uintptr_t)self;
-  *OBJECTS = (uint64_t)(uintptr_t)args;
+  const void** holder = d->lock_holder;
   const void* previous = 0;
-  // The common paths fall through (each taken branch costs the front end a little).
-  const int record = !d->release_lock_around_call && d->lock_holder != 0;
-  if (__builtin_expect(record, 1)) {
-    previous = __atomic_load_n(d->lock_holder, __ATOMIC_RELAXED);
-    __atomic_store_n(d->lock_holder, *(const void* const*)AT(self, d->self_name_offset),
+  if (__builtin_expect(holder != 0, 1)) {
+    previous = __atomic_load_n(holder, __ATOMIC_RELAXED);
+    __atomic_store_n(holder, *(const void* const*)AT(self, (intptr_t)HOLE_name_offset),
                      __ATOMIC_RELAXED);
     __atomic_store_n(d->lock_calls, __atomic_load_n(d->lock_calls, __ATOMIC_RELAXED) + 1,
                      __ATOMIC_RELAXED);
   }
-  intptr_t returned = CONT_next(args, f);
-  if (__builtin_expect(record, 1)) __atomic_store_n(d->lock_holder, previous, __ATOMIC_RELAXED);
-  if (__builtin_expect(returned == FELL_BACK, 0)) return (void*)(uintptr_t)*FALLBACK_RESULT;
-  if ((uint32_t)(uintptr_t)HOLE_boxed) return (void*)returned;
-  int rc = (int)returned;
-  if (__builtin_expect(d->release_lock_around_call, 0)) {
-    d->acquire_lock((void*)(uintptr_t)*LOCK_STATE);
-  }
-  uint32_t tensors = (uint32_t)(uintptr_t)HOLE_index;
-  if (__builtin_expect(tensors != 0, 0)) release_tensors(d, f, tensors);
-  return box(d, rc, RESULT);
+  void* result = (void*)CONT_next(args, f);
+  if (__builtin_expect(holder != 0, 1)) __atomic_store_n(holder, previous, __ATOMIC_RELAXED);
+  return result;
 }
-
-#define ENTRY_CHECKS()                                       \
-  DATA();                                                    \
-  if (__builtin_expect(kwnames != 0 || nargs != ARITY, 0)) { \
-    return d->fallback(self, args, nargs, kwnames);          \
+#define RUN(frame_words)           \
+  {                                \
+    uint64_t frame[frame_words];   \
+    return run(self, args, frame); \
   }
-// The call count, in `self` (d->self_count_offset): the call that brings it to zero goes to
-// d->count_reached instead. A plain load and store: a count lost to a concurrent call (a host
-// without a global lock) only delays it.
-#define COUNT_DOWN()                                               \
-  int64_t* count = (int64_t*)((char*)self + d->self_count_offset); \
-  int64_t left = *count - 1;                                       \
-  *count = left;                                                   \
-  if (__builtin_expect(left == 0, 0)) return d->count_reached(self, args, nargs, kwnames);
+#define ENTRY_CHECKS()                                       \
+  if (__builtin_expect(kwnames != 0 || nargs != ARITY, 0)) { \
+    return FN_host_fallback(self, args, nargs, kwnames);     \
+  }
+#define COUNT_DOWN()                                                      \
+  int64_t* count = (int64_t*)((char*)self + (intptr_t)HOLE_count_offset); \
+  int64_t left = *count - 1;                                              \
+  *count = left;                                                          \
+  if (__builtin_expect(left == 0, 0)) return FN_count_reached(self, args, nargs, kwnames);
 
 void* stencil_host_entry(void* self, void* const* args, intptr_t nargs, void* kwnames) {
   ENTRY_CHECKS()
-  RUN(d, self, args, HOST_FRAME_WORDS)
+  RUN(HOST_FRAME_WORDS)
 }
 void* stencil_host_entry_counted(void* self, void* const* args, intptr_t nargs, void* kwnames) {
   ENTRY_CHECKS()
   COUNT_DOWN()
-  RUN(d, self, args, HOST_FRAME_WORDS)
+  RUN(HOST_FRAME_WORDS)
 }
-// Entries of functions with tensor arguments: their frame holds the tensors' slots too.
 void* stencil_host_entry_slots(void* self, void* const* args, intptr_t nargs, void* kwnames) {
   ENTRY_CHECKS()
-  RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)
+  RUN(HOST_FRAME_WORDS_WITH_SLOTS)
 }
 void* stencil_host_entry_slots_counted(void* self, void* const* args, intptr_t nargs,
-                                       void* kwnames) {
-  ENTRY_CHECKS() COUNT_DOWN() RUN(d, self, args, HOST_FRAME_WORDS_WITH_SLOTS)
+                                       void* kwnames){ENTRY_CHECKS() COUNT_DOWN()
+                                                          RUN(HOST_FRAME_WORDS_WITH_SLOTS)}
+// The host's object, returned to the entry.
+CHAIN intptr_t stencil_host_epilogue(HPARAMS) {
+  (void)f;
+  return (intptr_t)a;
 }
+#endif
+
 // ---- Arguments: one stencil per form (plan/host_forms.h) ----
 // Each checks the common forms in line and leaves the rest to its out-of-line part (CONT_slow,
 // placed after the chain, which continues the chain itself) or to the host's generic path
@@ -214,7 +273,6 @@ extern intptr_t CHAIN CONT_generic(HPARAMS);
 
 // The host's generic path (the entry's shared way there).
 CHAIN intptr_t stencil_host_generic(HPARAMS) {
-  DATA();
   GENERIC();
 }
 
@@ -424,32 +482,38 @@ CHAIN intptr_t stencil_host_to_chain_unlocking(HPARAMS) {
   ENTER_THUNK_CHAIN();
 }
 
+// The host's lock taken back (when the switch released it) and the tensors (HOLE_index of them)
+// released, once the native has returned or the call falls back.
+static inline __attribute__((always_inline)) void after_call(const FFIJITHostStencilData* d,
+                                                             uint64_t* f) {
+  if (__builtin_expect(d->release_lock_around_call, 0)) {
+    d->acquire_lock((void*)(uintptr_t)*LOCK_STATE);
+  }
+  uint32_t tensors = (uint32_t)(uintptr_t)HOLE_index;
+  if (__builtin_expect(tensors != 0, 0)) release_tensors(d, f, tensors);
+}
+#define AFTER_CALL()         \
+  DATA();                    \
+  uint64_t* f = FRAME_OF(s); \
+  after_call(d, f);
+
 // The same where the stencil thunks do not cover the plan: the function's packed entry (whatever
-// tier it is on) is called with the Anys.
+// tier it is on) is called with the Anys, and its outcome boxed or raised; on to the epilogue.
 typedef int (*SafeCall)(void* handle, const Any* args, int32_t num_args, Any* result);
 CHAIN intptr_t stencil_host_to_packed(HPARAMS) {
   DATA();
   if (d->release_lock_around_call) *LOCK_STATE = (uint64_t)(uintptr_t)d->release_lock();
   SafeCall call = *(const SafeCall*)AT(d->function, d->function_cell_offset);
-  return call(d->function, (const Any*)ANYS, (int32_t)ARITY, RESULT);
+  int rc = call(d->function, (const Any*)ANYS, (int32_t)ARITY, RESULT);
+  after_call(d, f);
+  EXIT(CONT_next, box(d, rc, RESULT));
 }
 
 // ---- The end of the thunk chain in a host entry ----
 
-// The host's lock taken back (when the switch released it) and the tensors (HOLE_index of them)
-// released, once the native has returned or the call falls back.
-#define AFTER_CALL()                                      \
-  DATA();                                                 \
-  uint64_t* f = FRAME_OF(s);                              \
-  if (__builtin_expect(d->release_lock_around_call, 0)) { \
-    d->acquire_lock((void*)(uintptr_t)*LOCK_STATE);       \
-  }                                                       \
-  uint32_t tensors = (uint32_t)(uintptr_t)HOLE_index;     \
-  if (__builtin_expect(tensors != 0, 0)) release_tensors(d, f, tensors);
-
 // A value the thunk stencils do not convert (or a form they leave to the interpreter): the
 // interpreter takes the Anys, as it would from the function's thunk, and its outcome is boxed or
-// raised as the entry would (the result handed back as a fallback's).
+// raised as the entry would.
 extern int FN_fallback(void* h, const Any* a, int32_t n, Any* r);
 CHAIN intptr_t stencil_host_fail(PARAMS) {
   const FFIJITHostStencilData* data;
@@ -458,58 +522,59 @@ CHAIN intptr_t stencil_host_fail(PARAMS) {
   int rc =
       FN_fallback(data->function, (const Any*)frame, (int32_t)ARITY, (Any*)(frame + 2 * MAX_ARGS));
   AFTER_CALL()
-  *FALLBACK_RESULT = (uint64_t)(uintptr_t)box(d, rc, RESULT);
-  return FELL_BACK;
+  EXIT_CALL(CONT_exit_call, box(d, rc, RESULT));
 }
 
-// The thunk's own call stencil's end: the status it hands on, returned to the entry, which boxes
-// the Any the call stencil left.
+// The thunk's own call stencil's end: the status it hands on, and the Any it left boxed or its
+// error raised; on to the epilogue.
 CHAIN intptr_t stencil_host_return(PARAMS) {
-  return (intptr_t)(uint32_t)FINISHED_STATUS;
+  int rc = FINISHED_STATUS;
+  AFTER_CALL()
+  EXIT_CALL(CONT_chain, box(d, rc, RESULT));
 }
 
 // The native called and its result boxed by the host: one stencil per result kind the host boxes
 // directly and number of stack slots (the others end in the thunk's own call stencil and
-// stencil_host_return).
+// stencil_host_return); on to the epilogue.
 #define HOST_CALL_INT(type, kind, ns)                   \
   DECLARE(type, kind, ns)                               \
   CHAIN intptr_t stencil_hcall_##kind##_s##ns(PARAMS) { \
     int64_t value = (int64_t)CALL(kind, ns);            \
     AFTER_CALL()                                        \
-    return (intptr_t)d->new_int(value);                 \
+    EXIT_CALL(CONT_chain, d->new_int(value));           \
   }
-#define HOST_CALLS(ns)                                                           \
-  HOST_CALL_INT(int64_t, i64, ns)                                                \
-  HOST_CALL_INT(int32_t, i32, ns)                                                \
-  HOST_CALL_INT(int16_t, i16, ns)                                                \
-  HOST_CALL_INT(int8_t, i8, ns)                                                  \
-  HOST_CALL_INT(uint32_t, u32, ns)                                               \
-  HOST_CALL_INT(uint16_t, u16, ns)                                               \
-  HOST_CALL_INT(uint8_t, u8, ns)                                                 \
-  DECLARE(void, void, ns)                                                        \
-  CHAIN intptr_t stencil_hcall_void_s##ns(PARAMS) {                              \
-    CALL(void, ns);                                                              \
-    AFTER_CALL()                                                                 \
-    return (intptr_t)new_reference(d, d->none);                                  \
-  }                                                                              \
-  /* A bool is read as its byte (nonzero: true), as the interpreter reads it. */ \
-  DECLARE(uint8_t, bool, ns)                                                     \
-  CHAIN intptr_t stencil_hcall_bool_s##ns(PARAMS) {                              \
-    int value = CALL(bool, ns) != 0;                                             \
-    AFTER_CALL()                                                                 \
-    return (intptr_t)new_reference(d, value ? d->true_value : d->false_value);   \
-  }                                                                              \
-  DECLARE(double, f64, ns)                                                       \
-  CHAIN intptr_t stencil_hcall_f64_s##ns(PARAMS) {                               \
-    double value = CALL(f64, ns);                                                \
-    AFTER_CALL()                                                                 \
-    return (intptr_t)d->new_float(value);                                        \
-  }                                                                              \
-  DECLARE(float, f32, ns)                                                        \
-  CHAIN intptr_t stencil_hcall_f32_s##ns(PARAMS) {                               \
-    double value = (double)CALL(f32, ns);                                        \
-    AFTER_CALL()                                                                 \
-    return (intptr_t)d->new_float(value);                                        \
+#define HOST_CALLS(ns)                                                               \
+  HOST_CALL_INT(int64_t, i64, ns)                                                    \
+  HOST_CALL_INT(int32_t, i32, ns)                                                    \
+  HOST_CALL_INT(int16_t, i16, ns)                                                    \
+  HOST_CALL_INT(int8_t, i8, ns)                                                      \
+  HOST_CALL_INT(uint32_t, u32, ns)                                                   \
+  HOST_CALL_INT(uint16_t, u16, ns)                                                   \
+  HOST_CALL_INT(uint8_t, u8, ns)                                                     \
+  DECLARE(void, void, ns)                                                            \
+  CHAIN intptr_t stencil_hcall_void_s##ns(PARAMS) {                                  \
+    CALL(void, ns);                                                                  \
+    AFTER_CALL()                                                                     \
+    EXIT_CALL(CONT_chain, new_reference(d, d->none));                                \
+  }                                                                                  \
+  /* A bool is read as its byte (nonzero: true), as the interpreter reads it. */     \
+  DECLARE(uint8_t, bool, ns)                                                         \
+  CHAIN intptr_t stencil_hcall_bool_s##ns(PARAMS) {                                  \
+    int value = CALL(bool, ns) != 0;                                                 \
+    AFTER_CALL()                                                                     \
+    EXIT_CALL(CONT_chain, new_reference(d, value ? d->true_value : d->false_value)); \
+  }                                                                                  \
+  DECLARE(double, f64, ns)                                                           \
+  CHAIN intptr_t stencil_hcall_f64_s##ns(PARAMS) {                                   \
+    double value = CALL(f64, ns);                                                    \
+    AFTER_CALL()                                                                     \
+    EXIT_CALL(CONT_chain, d->new_float(value));                                      \
+  }                                                                                  \
+  DECLARE(float, f32, ns)                                                            \
+  CHAIN intptr_t stencil_hcall_f32_s##ns(PARAMS) {                                   \
+    double value = (double)CALL(f32, ns);                                            \
+    AFTER_CALL()                                                                     \
+    EXIT_CALL(CONT_chain, d->new_float(value));                                      \
   }
 
 HOST_CALLS(0)

@@ -68,6 +68,20 @@ typedef struct Any {
 #define PARAMS void *h, const Any *a, Any *r, uint64_t *s, GPARAMS, FPARAMS
 #define ARGS h, a, r, s, GARGS, FARGS
 #endif
+#if defined(__x86_64__)
+// A stencil written in assembly (an entry or an epilogue, where C cannot say what the chain
+// needs): its own section, named as the extractor expects; its holes are undefined symbols, as in
+// C.
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define ASM_STENCIL(name, body)                            \
+  __asm__(".section .text.stencil_" #name                  \
+          ",\"ax\",@progbits\n"                            \
+          ".globl stencil_" #name "\n.type stencil_" #name \
+          ",@function\n"                                   \
+          "stencil_" #name ":\n" body ".size stencil_" #name ",.-stencil_" #name "\n.text\n");
+#endif
+
 // Stack slots a thunk may fill, and results it may take through out-pointers (more: the LLVM
 // tiers). The entry's frame holds both: the stack slots, then one 16-byte buffer per result.
 #define MAX_STACK 8

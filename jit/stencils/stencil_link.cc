@@ -2,6 +2,7 @@
 #include "stencils/stencil_link.h"
 
 #include <cstring>
+#include <iterator>
 
 #include "stencils_generated.h"  // written by extract_stencils.py at build time
 
@@ -23,11 +24,17 @@ void WriteVeneer(uint8_t* at, uint64_t target) {
   }
 }
 
+// Holes naming a C function, each of which may need a veneer.
+constexpr Hole kFunctionHoles[] = {
+    Hole::kFallback,    Hole::kBoxResult,       Hole::kBoxResults, Hole::kResolvePath,
+    Hole::kAnyDefect,   Hole::kF16FromDouble,   Hole::kF16FromInt, Hole::kBF16FromDouble,
+    Hole::kBF16FromInt, Hole::kPropagateStatus, Hole::kMemchr,     Hole::kHostFallback,
+    Hole::kCountReached};
 bool IsFunctionHole(Hole h) {
-  return h == Hole::kFallback || h == Hole::kBoxResult || h == Hole::kBoxResults ||
-         h == Hole::kResolvePath || h == Hole::kAnyDefect || h == Hole::kF16FromDouble ||
-         h == Hole::kF16FromInt || h == Hole::kBF16FromDouble || h == Hole::kBF16FromInt ||
-         h == Hole::kPropagateStatus || h == Hole::kMemchr;
+  for (Hole f : kFunctionHoles) {
+    if (f == h) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -55,7 +62,7 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
     }
   }
   const size_t code_end = (at + 15) & ~size_t{15};
-  constexpr size_t kMaxVeneers = 12;  // one per function hole kind
+  constexpr size_t kMaxVeneers = std::size(kFunctionHoles);  // one per function hole kind
   const size_t data_at = code_end + kMaxVeneers * kVeneerSize;
   CodeBlock block = AllocateWritable(data_at + data_size, near, why);
   if (block.base == nullptr) return false;
@@ -89,6 +96,7 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
   };
   const uint64_t fail_at = address_of(targets.fail);
   const uint64_t generic_at = address_of(targets.generic);
+  const uint64_t exit_at = address_of(targets.exit);
   for (const Piece& piece : pieces) {
     uint8_t* const code = write + piece.at;
     std::memcpy(code, piece.stencil->code, piece.size);
@@ -136,6 +144,10 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
         case Hole::kGeneric:
           if (generic_at == 0) return fail("a stencil names a generic path the code has not");
           value = generic_at;
+          break;
+        case Hole::kExit:
+          if (exit_at == 0) return fail("a stencil names an epilogue the code has not");
+          value = exit_at;
           break;
         case Hole::kFail:
           if (fail_at == 0) return fail("a stencil names a fallback stencil the code has not");

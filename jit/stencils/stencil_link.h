@@ -45,11 +45,12 @@ struct LinkedCode {
   size_t code_size = 0;  // the stencils' bytes, without veneers and data
 };
 
-// The pieces kFail and kGeneric name (indices into the pieces; kNone: no such piece).
+// The pieces kFail, kGeneric and kExit name (indices into the pieces; kNone: no such piece).
 struct LinkTargets {
   static constexpr size_t kNone = SIZE_MAX;
   size_t fail = kNone;
   size_t generic = kNone;
+  size_t exit = kNone;
 };
 
 // Links `pieces` in order. `data` (data_size bytes, 8-aligned after the code) is kHostData's.

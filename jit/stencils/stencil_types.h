@@ -51,9 +51,13 @@ enum class Hole : uint8_t {
   kBF16FromInt,       // FFIJITInt64ToBF16Bits
   kObjectOffset,      // a host entry argument's byte offset in the host's object array
   kHostData,          // a host entry's model data (host_stencil_data.h), placed after its code
-  kBoxed,             // 1 when a host entry's chain ends in a host call stencil (boxed result)
   kSlow,              // a host argument stencil's out-of-line rest (its rare forms)
   kGeneric,           // a host entry's way to the host's generic path
+  kExit,              // a host entry's epilogue
+  kSelfCountOffset,   // where a host entry's call count is in its `self`
+  kSelfNameOffset,    // where the name a host entry records as the lock holder is in its `self`
+  kHostFallback,      // a host entry's model's fallback (C function)
+  kCountReached,      // a host entry's model's count_reached (C function)
 };
 
 struct Patch {

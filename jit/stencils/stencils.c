@@ -91,14 +91,6 @@ extern int FN_fallback(void* h, const Any* a, int32_t n, Any* r);
 #define FRAME_BYTES 216
 _Static_assert(FRAME_WORDS * 8 <= FRAME_BYTES && FRAME_BYTES % 16 == 8, "the entry's frame");
 #if defined(__x86_64__)
-#define STR2(x) #x
-#define STR(x) STR2(x)
-#define ASM_STENCIL(name, body)                            \
-  __asm__(".section .text.stencil_" #name                  \
-          ",\"ax\",@progbits\n"                            \
-          ".globl stencil_" #name "\n.type stencil_" #name \
-          ",@function\n"                                   \
-          "stencil_" #name ":\n" body ".size stencil_" #name ",.-stencil_" #name "\n.text\n");
 // In: rdi h, rsi a, edx n, rcx r (the C ABI's safe_call).
 #define ARITY_CHECK "  cmpl $HOLE_arity, %edx\n  jne FN_fallback\n"
 // The count at handle + 56 (BoundFunction::calls_until_hot), counted down: the call that brings

@@ -728,6 +728,162 @@ TEST_F(StencilHostEntry, CodeIsFreedWithTheEntry) {
   FFIJITHostEntryRelease(entry);
   EXPECT_EQ(stencils::LiveCodeBlocks(), before);
 }
+
+#if defined(__x86_64__)
+// Calls an entry with rbx, rbp and r12..r15 set to known values and stores what they hold after it
+// in out[0..5]: the x86-64 stencil entry and epilogue save and restore them by hand.
+extern "C" void* FfijitTestEntryWithCanaries(Entry entry, void* self, void* const* args,
+                                             intptr_t nargs, void* kwnames, uint64_t out[6]);
+__asm__(R"(
+  .text
+  .p2align 4
+  .globl FfijitTestEntryWithCanaries
+  .type FfijitTestEntryWithCanaries,@function
+FfijitTestEntryWithCanaries:
+  push %rbp
+  push %rbx
+  push %r12
+  push %r13
+  push %r14
+  push %r15
+  push %r9
+  mov %rdi, %rax
+  mov %rsi, %rdi
+  mov %rdx, %rsi
+  mov %rcx, %rdx
+  mov %r8, %rcx
+  movabs $0x5a5a0000000000b1, %rbx
+  movabs $0x5a5a0000000000b2, %rbp
+  movabs $0x5a5a0000000000c1, %r12
+  movabs $0x5a5a0000000000c2, %r13
+  movabs $0x5a5a0000000000c3, %r14
+  movabs $0x5a5a0000000000c4, %r15
+  call *%rax
+  pop %r9
+  mov %rbx, 0(%r9)
+  mov %rbp, 8(%r9)
+  mov %r12, 16(%r9)
+  mov %r13, 24(%r9)
+  mov %r14, 32(%r9)
+  mov %r15, 40(%r9)
+  pop %r15
+  pop %r14
+  pop %r13
+  pop %r12
+  pop %rbx
+  pop %rbp
+  ret
+  .size FfijitTestEntryWithCanaries, .-FfijitTestEntryWithCanaries
+)");
+
+// Every way out of an x86-64 stencil entry (a host call stencil, the thunk's call and the return
+// stencil, the packed entry, the interpreter on a value the thunk refuses, the generic path from an
+// argument stencil or its out-of-line part, a tensor miss, the count reached, a wrong count or
+// keywords; recording the lock holder or releasing the lock) leaves the registers the C ABI keeps
+// as they were, gives what the same call gives without the harness, and puts the lock holder back.
+TEST_F(StencilHostEntry, EveryWayOutKeepsTheCallersRegisters) {
+  static int reached = 0;
+  reached = 0;
+  struct Self {
+    intptr_t refcount;
+    const char* name;
+    int64_t count;
+  } self{1, "toy.kept", INT64_MAX};
+  FFIJITHostModel model = ToyModel();
+  model.lock_holder = &g_lock_holder;
+  model.lock_calls = &g_lock_calls;
+  model.self_name_offset = offsetof(Self, name);
+  model.self_count_offset = offsetof(Self, count);
+  model.count_reached = [](void*, void* const*, intptr_t, void*) -> void* {
+    ++reached;
+    return &g_toy->fallback_result;
+  };
+  model.tensor_slot_size = 8;
+  model.borrow_tensor = [](void* obj, void* slot) -> DLTensor* {
+    auto* t = static_cast<ToyTensor*>(obj);
+    if (t->type != &kTensorType) return nullptr;
+    *static_cast<void**>(slot) = obj;
+    return &t->tensor;
+  };
+  const char* outer = "outer";
+  g_lock_holder = outer;
+  const uint64_t canaries[6] = {0x5a5a0000000000b1, 0x5a5a0000000000b2, 0x5a5a0000000000c1,
+                                0x5a5a0000000000c2, 0x5a5a0000000000c3, 0x5a5a0000000000c4};
+  auto expect_kept = [&](Entry entry, std::vector<void*> args, const std::string& what,
+                         void* kwnames = nullptr, int64_t count = INT64_MAX) {
+    const auto nargs = static_cast<intptr_t>(args.size());
+    args.push_back(nullptr);
+    uint64_t out[6] = {};
+    self.count = count;
+    void* kept = FfijitTestEntryWithCanaries(entry, &self, args.data(), nargs, kwnames, out);
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], canaries[i]) << what << ": register " << i;
+    EXPECT_EQ(g_lock_holder, static_cast<const void*>(outer)) << what;
+    const bool raised = toy_.raised != 0;
+    toy_.raised = 0;
+    self.count = count;
+    void* plain = entry(&self, args.data(), nargs, kwnames);
+    EXPECT_EQ(raised, toy_.raised != 0) << what;
+    toy_.raised = 0;
+    if (kept == nullptr || plain == nullptr) {
+      EXPECT_EQ(kept, plain) << what;
+      if (raised) Error::MoveFromRaised();
+      return;
+    }
+    auto* a = static_cast<ToyObject*>(kept);
+    auto* b = static_cast<ToyObject*>(plain);
+    EXPECT_EQ(a->type, b->type) << what;
+    EXPECT_EQ(a->i, b->i) << what;
+  };
+  const char* three_ints = R"({"a":["i64","i64","i64"],"r":["i64"],"v":1})";
+  TVMFFIObjectHandle add3 = Make(reinterpret_cast<void*>(&toy_add3), three_ints);
+  for (int flags : {0, int{kFFIJITHostEntryReleaseLock}}) {
+    const std::string lock = flags == 0 ? "" : " (the lock released)";
+    Entry add = Compile(add3, model, flags);
+    ASSERT_NE(add, nullptr);
+    ToyObject other{1, &kOtherType, {0}};
+    expect_kept(add, {toy_.Int(1), toy_.Int(2), toy_.Int(3)}, "a host call stencil" + lock);
+    expect_kept(add, {toy_.Int(1), &other, toy_.Int(3)}, "an argument's miss" + lock);
+    expect_kept(add, {toy_.Int(1), toy_.Int(2), toy_.Int(kTooBig)}, "the host's int" + lock);
+    expect_kept(add, {toy_.Int(1), toy_.Int(2)}, "a wrong count" + lock);
+    expect_kept(add, {toy_.Int(1), toy_.Int(2), toy_.Int(3)}, "keywords" + lock, &other);
+    expect_kept(add, {toy_.Int(1), toy_.Int(2), toy_.Int(3)}, "the count reached" + lock, nullptr,
+                1);
+  }
+  EXPECT_EQ(reached, 4);
+  Entry twice = Compile(
+      Make(reinterpret_cast<void*>(&toy_twice_u64), R"({"a":["u64"],"r":["u64"],"v":1})"), model);
+  expect_kept(twice, {toy_.Int(21)}, "the thunk's call and the return stencil");
+  expect_kept(twice, {toy_.Int(int64_t{1} << 62)}, "the return stencil raising");
+  Entry mix = Compile(Make(reinterpret_cast<void*>(&toy_mix),
+                           R"({"a":["i32","f64","i1","Device"],"r":["f64"],"v":1})"),
+                      model);
+  expect_kept(mix, {toy_.Int(int64_t{1} << 40), toy_.Float(1), &toy_.yes, toy_.Device(0)},
+              "the interpreter, from the thunk's stencils");
+  Entry length = Compile(
+      Make(reinterpret_cast<void*>(&toy_length), R"({"a":["str","ptr"],"r":["i64"],"v":1})"),
+      model);
+  expect_kept(length, {toy_.Str("four"), &toy_.none}, "str and ptr");
+  expect_kept(length, {toy_.Str("decline"), &toy_.none}, "an out-of-line part's miss");
+  Entry nothing =
+      Compile(Make(reinterpret_cast<void*>(&toy_nothing), R"({"a":[],"r":[],"v":1})"), model);
+  expect_kept(nothing, {}, "no arguments, no result");
+  ToyTensor t{1, &kTensorType, {}, {4}, {1, 2, 3, 4}};
+  t.tensor.data = t.data;
+  t.tensor.device = DLDevice{kDLCPU, 0};
+  t.tensor.ndim = 1;
+  t.tensor.dtype = DLDataType{kDLFloat, 32, 1};
+  t.tensor.shape = t.shape;
+  for (const char* sig : {R"({"a":[["ndarray","f32",1,null],"i64"],"r":["f64"],"v":1})",
+                          R"({"a":[["ndarray","f32",1,4],"i64"],"r":["f64"],"v":1})"}) {
+    Entry sum = Compile(Make(reinterpret_cast<void*>(&toy_sum4), sig), model);
+    ToyObject other{1, &kOtherType, {0}};
+    expect_kept(sum, {&t, toy_.Int(2)}, std::string("a tensor: ") + sig);
+    expect_kept(sum, {&other, toy_.Int(2)}, std::string("a tensor's miss: ") + sig);
+  }
+  g_lock_holder = nullptr;
+  g_lock_calls = 0;
+}
+#endif  // __x86_64__
 #endif  // FFIJIT_HAVE_STENCILS
 
 }  // namespace
