@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,45 +57,59 @@ ArgumentStencils ArgumentStencilsOf(InlineForm form, int32_t int_layout) {
   return {nullptr};
 }
 
+// The host call stencils of one result kind by number of stack slots: the plain ones (an entry
+// that keeps the lock, without tensors, for a host whose references are a plain count) and the
+// full ones.
+struct HostCallFamily {
+  const Stencil* const* plain;
+  const Stencil* const* full;
+};
+#define HOST_CALL_FAMILY(kind)                            \
+  HostCallFamily {                                        \
+    gen::k_hcall_##kind##_s, gen::k_hcall_full_##kind##_s \
+  }
+static_assert(std::size(gen::k_hcall_void_s) == std::size(gen::k_hcall_full_void_s));
+
 // The host call stencil for the plan's result (the native called and its result boxed by the
 // host), or nullptr: such results end in the thunk's call stencil.
-const Stencil* HostCallStencil(const CallPlan& plan) {
+const Stencil* HostCallStencil(const CallPlan& plan, bool plain) {
   if (plan.convention == CallConvention::kStatus || plan.packs_results() || plan.num_stack < 0 ||
-      static_cast<size_t>(plan.num_stack) >=
-          sizeof(gen::k_hcall_void_s) / sizeof(gen::k_hcall_void_s[0])) {
+      static_cast<size_t>(plan.num_stack) >= std::size(gen::k_hcall_void_s)) {
     return nullptr;
   }
   const auto ns = static_cast<size_t>(plan.num_stack);
-  if (plan.results.empty()) return gen::k_hcall_void_s[ns];
+  auto pick = [&](HostCallFamily family) { return plain ? family.plain[ns] : family.full[ns]; };
+  if (plan.results.empty()) return pick(HOST_CALL_FAMILY(void));
   if (plan.results.size() != 1 || !plan.results[0].by_return) return nullptr;
   const Conversion c = plan.results[0].conversion;
   if (plan.return_kind == ReturnKind::kSse) {
-    if (c == Conversion::kF64) return gen::k_hcall_f64_s[ns];
-    if (c == Conversion::kF32) return gen::k_hcall_f32_s[ns];
+    if (c == Conversion::kF64) return pick(HOST_CALL_FAMILY(f64));
+    if (c == Conversion::kF32) return pick(HOST_CALL_FAMILY(f32));
     return nullptr;
   }
   if (plan.return_kind != ReturnKind::kGpr) return nullptr;
   switch (c) {
     case Conversion::kBool:
-      return gen::k_hcall_bool_s[ns];
+      return pick(HOST_CALL_FAMILY(bool));
     case Conversion::kI8:
-      return gen::k_hcall_i8_s[ns];
+      return pick(HOST_CALL_FAMILY(i8));
     case Conversion::kI16:
-      return gen::k_hcall_i16_s[ns];
+      return pick(HOST_CALL_FAMILY(i16));
     case Conversion::kI32:
-      return gen::k_hcall_i32_s[ns];
+      return pick(HOST_CALL_FAMILY(i32));
     case Conversion::kI64:
-      return gen::k_hcall_i64_s[ns];
+      return pick(HOST_CALL_FAMILY(i64));
     case Conversion::kU8:
-      return gen::k_hcall_u8_s[ns];
+      return pick(HOST_CALL_FAMILY(u8));
     case Conversion::kU16:
-      return gen::k_hcall_u16_s[ns];
+      return pick(HOST_CALL_FAMILY(u16));
     case Conversion::kU32:
-      return gen::k_hcall_u32_s[ns];
+      return pick(HOST_CALL_FAMILY(u32));
     default:
       return nullptr;
   }
 }
+#undef HOST_CALL_FAMILY
 
 FFIJITHostStencilData DataOf(const BoundFunction* fn, const FFIJITHostModel& m, int flags) {
   FFIJITHostStencilData d{};
@@ -259,7 +274,8 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
     // gave away), else the thunk's call and a return stencil that does the same with the Any the
     // call left; then the host's fallback.
     thunk.pop_back();  // the fallback
-    if (const Stencil* host_call = HostCallStencil(plan)) {
+    const bool plain = !unlocking && tensors.empty() && model.plain_refcount != 0;
+    if (const Stencil* host_call = HostCallStencil(plan, plain)) {
       thunk.pop_back();  // the epilogue
       thunk.back() = Piece{host_call};
     } else {

@@ -62,8 +62,10 @@ extern const FFIJITHostStencilData DATA_host;
   const FFIJITHostStencilData* d; \
   LOAD_DATA(d)
 _Static_assert(offsetof(FFIJITHostStencilData, lock_holder) == FFIJIT_HOST_DATA_LOCK_HOLDER &&
-                   offsetof(FFIJITHostStencilData, lock_calls) == FFIJIT_HOST_DATA_LOCK_CALLS,
-               "the fields the assembly reads");
+                   offsetof(FFIJITHostStencilData, lock_calls) == FFIJIT_HOST_DATA_LOCK_CALLS &&
+                   offsetof(FFIJITHostStencilData, int_type) == 64 &&
+                   offsetof(FFIJITHostStencilData, int_layout) == 128,
+               "the fields the assembly reads, and the cache lines");
 extern char HOLE_arity[], HOLE_offset[], HOLE_object[], HOLE_index[], HOLE_count_offset[],
     HOLE_name_offset[];
 #define ARITY ((intptr_t)(uint32_t)(uintptr_t)HOLE_arity)
@@ -535,47 +537,74 @@ CHAIN intptr_t stencil_host_return(PARAMS) {
 
 // The native called and its result boxed by the host: one stencil per result kind the host boxes
 // directly and number of stack slots (the others end in the thunk's own call stencil and
-// stencil_host_return); on to the epilogue.
-#define HOST_CALL_INT(type, kind, ns)                   \
-  DECLARE(type, kind, ns)                               \
-  CHAIN intptr_t stencil_hcall_##kind##_s##ns(PARAMS) { \
-    int64_t value = (int64_t)CALL(kind, ns);            \
-    AFTER_CALL()                                        \
-    EXIT_CALL(CONT_chain, d->new_int(value));           \
+// stencil_host_return); on to the epilogue. Two of each, chosen when the entry is made: the plain
+// one (stencil_hcall_) for the common entry, which keeps the lock, has no tensors and a host whose
+// references are a plain count, and the full one (stencil_hcall_full_) for the others: the plain
+// one tests nothing after the call.
+#define PLAIN_AFTER() DATA();
+#define PLAIN_REFERENCE(d, obj) (++*(intptr_t*)(obj), (void*)(obj))
+#define FULL_AFTER() AFTER_CALL()
+#define FULL_REFERENCE(d, obj) new_reference(d, obj)
+#define HOST_CALLS_AS(name, AFTER, REFERENCE, ns)                                        \
+  CHAIN intptr_t stencil_##name##_i64_s##ns(PARAMS) {                                    \
+    int64_t value = CALL(i64, ns);                                                       \
+    AFTER() EXIT_CALL(CONT_chain, d->new_int(value));                                    \
+  }                                                                                      \
+  CHAIN intptr_t stencil_##name##_i32_s##ns(PARAMS) {                                    \
+    int64_t value = CALL(i32, ns);                                                       \
+    AFTER() EXIT_CALL(CONT_chain, d->new_int(value));                                    \
+  }                                                                                      \
+  CHAIN intptr_t stencil_##name##_i16_s##ns(PARAMS) {                                    \
+    int64_t value = CALL(i16, ns);                                                       \
+    AFTER() EXIT_CALL(CONT_chain, d->new_int(value));                                    \
+  }                                                                                      \
+  CHAIN intptr_t stencil_##name##_i8_s##ns(PARAMS) {                                     \
+    int64_t value = CALL(i8, ns);                                                        \
+    AFTER() EXIT_CALL(CONT_chain, d->new_int(value));                                    \
+  }                                                                                      \
+  CHAIN intptr_t stencil_##name##_u32_s##ns(PARAMS) {                                    \
+    int64_t value = CALL(u32, ns);                                                       \
+    AFTER() EXIT_CALL(CONT_chain, d->new_int(value));                                    \
+  }                                                                                      \
+  CHAIN intptr_t stencil_##name##_u16_s##ns(PARAMS) {                                    \
+    int64_t value = CALL(u16, ns);                                                       \
+    AFTER() EXIT_CALL(CONT_chain, d->new_int(value));                                    \
+  }                                                                                      \
+  CHAIN intptr_t stencil_##name##_u8_s##ns(PARAMS) {                                     \
+    int64_t value = CALL(u8, ns);                                                        \
+    AFTER() EXIT_CALL(CONT_chain, d->new_int(value));                                    \
+  }                                                                                      \
+  CHAIN intptr_t stencil_##name##_void_s##ns(PARAMS) {                                   \
+    CALL(void, ns);                                                                      \
+    AFTER() EXIT_CALL(CONT_chain, REFERENCE(d, d->none));                                \
+  }                                                                                      \
+  /* A bool is read as its byte (nonzero: true), as the interpreter reads it. */         \
+  CHAIN intptr_t stencil_##name##_bool_s##ns(PARAMS) {                                   \
+    int value = CALL(bool, ns) != 0;                                                     \
+    AFTER() EXIT_CALL(CONT_chain, REFERENCE(d, value ? d->true_value : d->false_value)); \
+  }                                                                                      \
+  CHAIN intptr_t stencil_##name##_f64_s##ns(PARAMS) {                                    \
+    double value = CALL(f64, ns);                                                        \
+    AFTER() EXIT_CALL(CONT_chain, d->new_float(value));                                  \
+  }                                                                                      \
+  CHAIN intptr_t stencil_##name##_f32_s##ns(PARAMS) {                                    \
+    double value = (double)CALL(f32, ns);                                                \
+    AFTER() EXIT_CALL(CONT_chain, d->new_float(value));                                  \
   }
-#define HOST_CALLS(ns)                                                               \
-  HOST_CALL_INT(int64_t, i64, ns)                                                    \
-  HOST_CALL_INT(int32_t, i32, ns)                                                    \
-  HOST_CALL_INT(int16_t, i16, ns)                                                    \
-  HOST_CALL_INT(int8_t, i8, ns)                                                      \
-  HOST_CALL_INT(uint32_t, u32, ns)                                                   \
-  HOST_CALL_INT(uint16_t, u16, ns)                                                   \
-  HOST_CALL_INT(uint8_t, u8, ns)                                                     \
-  DECLARE(void, void, ns)                                                            \
-  CHAIN intptr_t stencil_hcall_void_s##ns(PARAMS) {                                  \
-    CALL(void, ns);                                                                  \
-    AFTER_CALL()                                                                     \
-    EXIT_CALL(CONT_chain, new_reference(d, d->none));                                \
-  }                                                                                  \
-  /* A bool is read as its byte (nonzero: true), as the interpreter reads it. */     \
-  DECLARE(uint8_t, bool, ns)                                                         \
-  CHAIN intptr_t stencil_hcall_bool_s##ns(PARAMS) {                                  \
-    int value = CALL(bool, ns) != 0;                                                 \
-    AFTER_CALL()                                                                     \
-    EXIT_CALL(CONT_chain, new_reference(d, value ? d->true_value : d->false_value)); \
-  }                                                                                  \
-  DECLARE(double, f64, ns)                                                           \
-  CHAIN intptr_t stencil_hcall_f64_s##ns(PARAMS) {                                   \
-    double value = CALL(f64, ns);                                                    \
-    AFTER_CALL()                                                                     \
-    EXIT_CALL(CONT_chain, d->new_float(value));                                      \
-  }                                                                                  \
-  DECLARE(float, f32, ns)                                                            \
-  CHAIN intptr_t stencil_hcall_f32_s##ns(PARAMS) {                                   \
-    double value = (double)CALL(f32, ns);                                            \
-    AFTER_CALL()                                                                     \
-    EXIT_CALL(CONT_chain, d->new_float(value));                                      \
-  }
+#define HOST_CALLS(ns)                                   \
+  DECLARE(int64_t, i64, ns)                              \
+  DECLARE(int32_t, i32, ns)                              \
+  DECLARE(int16_t, i16, ns)                              \
+  DECLARE(int8_t, i8, ns)                                \
+  DECLARE(uint32_t, u32, ns)                             \
+  DECLARE(uint16_t, u16, ns)                             \
+  DECLARE(uint8_t, u8, ns)                               \
+  DECLARE(void, void, ns)                                \
+  DECLARE(uint8_t, bool, ns)                             \
+  DECLARE(double, f64, ns)                               \
+  DECLARE(float, f32, ns)                                \
+  HOST_CALLS_AS(hcall, PLAIN_AFTER, PLAIN_REFERENCE, ns) \
+  HOST_CALLS_AS(hcall_full, FULL_AFTER, FULL_REFERENCE, ns)
 
 HOST_CALLS(0)
 HOST_CALLS(1)

@@ -63,7 +63,8 @@ bool LinkStencils(std::vector<Piece>& pieces, const LinkTargets& targets, HoleVa
   }
   const size_t code_end = (at + 15) & ~size_t{15};
   constexpr size_t kMaxVeneers = std::size(kFunctionHoles);  // one per function hole kind
-  const size_t data_at = code_end + kMaxVeneers * kVeneerSize;
+  // The data on a cache line of its own (blocks are 64-byte aligned).
+  const size_t data_at = (code_end + kMaxVeneers * kVeneerSize + 63) & ~size_t{63};
   CodeBlock block = AllocateWritable(data_at + data_size, near, why);
   if (block.base == nullptr) return false;
   // Addresses are the executable view's (`base`); bytes go through the writable one (`write`).
