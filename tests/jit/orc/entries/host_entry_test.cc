@@ -264,6 +264,23 @@ TEST_P(HostEntry, BoolAndNoneResultsAreNewReferences) {
   Entry nothing = Compile(Make(reinterpret_cast<void*>(&toy_nothing), R"({"a":[],"r":[],"v":1})"));
   EXPECT_EQ(Call(nothing), &toy_.none);
   EXPECT_EQ(toy_.none.refcount, 2);
+  // A host whose references are not a plain count: through new_ref.
+  static int new_refs = 0;
+  new_refs = 0;
+  FFIJITHostModel model = ToyModel();
+  model.plain_refcount = 0;
+  model.new_ref = [](void* o) -> void* {
+    ++new_refs;
+    static_cast<ToyObject*>(o)->refcount += 10;
+    return o;
+  };
+  Entry negative_ref = Compile(functions_[0], model);
+  EXPECT_EQ(Call(negative_ref, toy_.Int(-1)), &toy_.yes);
+  EXPECT_EQ(toy_.yes.refcount, 12);
+  Entry nothing_ref = Compile(functions_[1], model);
+  EXPECT_EQ(Call(nothing_ref), &toy_.none);
+  EXPECT_EQ(toy_.none.refcount, 12);
+  EXPECT_EQ(new_refs, 2);
 }
 
 TEST_P(HostEntry, AnythingElseGoesToTheFallbackUntouched) {
