@@ -111,6 +111,27 @@ const Stencil* HostCallStencil(const CallPlan& plan, bool plain) {
 }
 #undef HOST_CALL_FAMILY
 
+// In a host entry's copy of the thunk chain, the argument stencils of the forms the host's
+// argument stencils store in exactly the shape the parameter takes (a Str as a RawStr, a Device, a
+// DataType, an Int for an i64) become plain loads of the payload: their checks have been made.
+void LoadCheckedPayloads(std::vector<Piece>* thunk) {
+  static_assert(std::size(gen::k_arg_payload_g) == std::size(gen::k_arg_str_g));
+  const Stencil* const* checked[] = {gen::k_arg_str_g, gen::k_arg_device_g, gen::k_arg_dtype_g,
+                                     gen::k_arg_i64_g};
+  const Stencil* checked_on_stack[] = {&gen::k_stencil_stack_str, &gen::k_stencil_stack_device,
+                                       &gen::k_stencil_stack_dtype, &gen::k_stencil_stack_i64};
+  for (Piece& piece : *thunk) {
+    for (const Stencil* const* family : checked) {
+      for (size_t k = 0; k < std::size(gen::k_arg_payload_g); ++k) {
+        if (piece.stencil == family[k]) piece.stencil = gen::k_arg_payload_g[k];
+      }
+    }
+    for (const Stencil* stencil : checked_on_stack) {
+      if (piece.stencil == stencil) piece.stencil = &gen::k_stencil_stack_payload;
+    }
+  }
+}
+
 FFIJITHostStencilData DataOf(const BoundFunction* fn, const FFIJITHostModel& m, int flags) {
   FFIJITHostStencilData d{};
   d.int_type = m.int_type;
@@ -269,6 +290,7 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
   if (targets.fail == LinkTargets::kNone) {
     pieces.back().index = static_cast<int64_t>(tensors.size());  // it releases them
   } else {
+    LoadCheckedPayloads(&thunk);
     // The thunk's pieces end in its call stencil, its epilogue and its fallback: here the host's
     // call stencil where it has one for the result (which boxes it and takes back what the entry
     // gave away), else the thunk's call and a return stencil that does the same with the Any the

@@ -328,6 +328,12 @@ static inline __attribute__((always_inline)) int HAS_NUL(const char* data, uint6
   CHECK(v->type_index == kDevice); \
   REG = v->u;                      \
   NEXT();
+// A host entry's argument (host_stencils.c) its own stencil has checked and stored in the one
+// shape the native's parameter takes (a Str as a RawStr, a Device, a DataType zero-extended, an
+// Int for an i64): the payload as it is. Host entries only: nothing else writes their Anys.
+#define BODY_payload(REG) \
+  REG = ARG()->u;         \
+  NEXT();
 // DLTensor*: a Tensor object (its DLTensor after the header) or a non-NULL DLTensorPtr, checked as
 // the interpreter checks it inline: the element type (when the plan checks it), the rank (ndim >= 0
 // for any rank), a shape when ndim > 0. Static dims are not checked here (such plans are not the
@@ -457,6 +463,7 @@ GPR_STENCILS(tensor)
 GPR_STENCILS(any)
 GPR_STENCILS(device)
 GPR_STENCILS(out)
+GPR_STENCILS(payload)
 
 // A parameter on the stack: one stencil per conversion, its slot a hole.
 #define SLOT ((uintptr_t)HOLE_slot)
@@ -481,6 +488,7 @@ DEFINE_STACK(tensor)
 DEFINE_STACK(any)
 DEFINE_STACK(device)
 DEFINE_STACK(out)
+DEFINE_STACK(payload)
 // A TVMFFIByteArray on the stack: two slots.
 CHAIN int stencil_stack_bytes(PARAMS) {
   BODY_bytes(s[SLOT], s[SLOT + 1]) FAIL_EXIT
