@@ -36,8 +36,8 @@ ArgumentStencils ArgumentStencilsOf(InlineForm form, int32_t int_layout) {
       if (tagged) return {&gen::k_stencil_host_int_tagged, &gen::k_stencil_host_int};
       return {&gen::k_stencil_host_int};
     case InlineForm::kFloat:
-      if (sized) return {&gen::k_stencil_host_float_sized, &gen::k_stencil_host_float};
-      if (tagged) return {&gen::k_stencil_host_float_tagged, &gen::k_stencil_host_float};
+      if (sized) return {&gen::k_stencil_host_float_sized, &gen::k_stencil_host_float_int_sized};
+      if (tagged) return {&gen::k_stencil_host_float_tagged, &gen::k_stencil_host_float_int_tagged};
       return {&gen::k_stencil_host_float};
     case InlineForm::kBool:
       return {&gen::k_stencil_host_bool};
@@ -50,7 +50,7 @@ ArgumentStencils ArgumentStencilsOf(InlineForm form, int32_t int_layout) {
     case InlineForm::kDataType:
       return {&gen::k_stencil_host_dtype};
     case InlineForm::kTensor:
-      return {&gen::k_stencil_host_tensor};
+      return {&gen::k_stencil_host_tensor, &gen::k_stencil_host_tensor_miss};
     case InlineForm::kNone:
       break;
   }
@@ -249,12 +249,14 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
     const BoundFunction* fn;
     const FFIJITHostModel* model;
   };
-  auto argument_piece = [&](size_t i) {
+  // Argument i's piece (`index`: a tensor's number).
+  auto argument_piece = [&](size_t i, int64_t index) {
     const ArgumentStencils stencils =
         ArgumentStencilsOf(FormOf(FlatParamOf(plan, i)->conversion), data.int_layout);
     Piece piece{stencils.fast};
     piece.object_offset = static_cast<int64_t>(sizeof(void*) * i);
     piece.offset = static_cast<int64_t>(sizeof(TVMFFIAny) * i);
+    piece.index = index;
     if (stencils.slow != nullptr) {
       Piece slow = piece;
       slow.stencil = stencils.slow;
@@ -264,13 +266,11 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
   };
   for (size_t i = 0; i < num_args; ++i) {
     if (FormOf(FlatParamOf(plan, i)->conversion) != InlineForm::kTensor) {
-      pieces.push_back(argument_piece(i));
+      pieces.push_back(argument_piece(i, 0));
     }
   }
   for (size_t t = 0; t < tensors.size(); ++t) {
-    Piece piece = argument_piece(tensors[t]);
-    piece.index = static_cast<int64_t>(t);
-    pieces.push_back(piece);
+    pieces.push_back(argument_piece(tensors[t], static_cast<int64_t>(t)));
   }
   // The switch to the call: into a copy of the function's thunk chain when the stencil thunks
   // cover its plan, else to its packed entry.

@@ -270,29 +270,40 @@ CHAIN intptr_t stencil_host_epilogue(HPARAMS) {
 // next stencil, without a taken branch or a call.
 extern intptr_t CHAIN CONT_slow(HPARAMS);
 extern intptr_t CHAIN CONT_generic(HPARAMS);
-#define SLOW() __attribute__((musttail)) return CONT_slow(HARGS)
-#define TO_GENERIC() __attribute__((musttail)) return CONT_generic(HARGS)
+// Both jumps are placed last (EXITS ends every stencil that takes them), which the compiler lays
+// out last and turns into conditional jumps, so the stencil ends with its jump to the next one,
+// which the tier drops.
+#define SLOW() goto slow
+#define TO_GENERIC() goto generic
+#define EXITS                                           \
+  generic:                                              \
+  __attribute__((unused));                              \
+  __attribute__((musttail)) return CONT_generic(HARGS); \
+  slow:                                                 \
+  __attribute__((unused));                              \
+  __attribute__((musttail)) return CONT_slow(HARGS);
 
 // The host's generic path (the entry's shared way there).
 CHAIN intptr_t stencil_host_generic(HPARAMS) {
   GENERIC();
 }
 
-// An exact int of at most one digit, read in place as the model's layout says (SIZED or TAGGED);
-// any other int: SLOW.
-#define SMALL_INT(obj, out, layout)                                  \
-  int64_t out;                                                       \
-  {                                                                  \
-    int64_t size = *(const int64_t*)AT(obj, d->int_size_offset);     \
-    int64_t digit = *(const uint32_t*)AT(obj, d->int_digits_offset); \
-    if (layout == FFIJIT_HOST_INT_SIZED_DIGITS) {                    \
-      if (__builtin_expect((uint64_t)(size + 1) > 2, 0)) SLOW();     \
-      out = size * digit;                                            \
-    } else {                                                         \
-      if (__builtin_expect((uint64_t)size >= 16, 0)) SLOW();         \
-      out = (1 - (size & 3)) * digit;                                \
-    }                                                                \
+// An exact int of at most one digit, read in place as the model's layout says (SIZED or TAGGED)
+// into *out; false for any other int.
+static inline __attribute__((always_inline)) int small_int(const FFIJITHostStencilData* d,
+                                                           const void* obj, int layout,
+                                                           int64_t* out) {
+  int64_t size = *(const int64_t*)AT(obj, d->int_size_offset);
+  int64_t digit = *(const uint32_t*)AT(obj, d->int_digits_offset);
+  if (layout == FFIJIT_HOST_INT_SIZED_DIGITS) {
+    if (__builtin_expect((uint64_t)(size + 1) > 2, 0)) return 0;
+    *out = size * digit;
+  } else {
+    if (__builtin_expect((uint64_t)size >= 16, 0)) return 0;
+    *out = (1 - (size & 3)) * digit;
   }
+  return 1;
+}
 // Any exact int, read by the host (the generic path when it does not fit int64_t, the host's error
 // cleared).
 #define HOST_INT(obj, out)                                          \
@@ -302,14 +313,16 @@ CHAIN intptr_t stencil_host_generic(HPARAMS) {
     GENERIC();                                                      \
   }
 
-#define INT_STENCIL(name, layout)                                       \
-  CHAIN intptr_t stencil_host_int_##name(HPARAMS) {                     \
-    DATA();                                                             \
-    void* obj = OBJECT();                                               \
-    if (__builtin_expect(TYPE_OF(obj) != d->int_type, 0)) TO_GENERIC(); \
-    SMALL_INT(obj, value, layout)                                       \
-    store(f, kInt, (uint64_t)value);                                    \
-    NEXT();                                                             \
+#define INT_STENCIL(name, layout)                                        \
+  CHAIN intptr_t stencil_host_int_##name(HPARAMS) {                      \
+    DATA();                                                              \
+    void* obj = OBJECT();                                                \
+    int64_t value;                                                       \
+    if (__builtin_expect(TYPE_OF(obj) != d->int_type, 0)) TO_GENERIC();  \
+    if (__builtin_expect(!small_int(d, obj, layout, &value), 0)) SLOW(); \
+    store(f, kInt, (uint64_t)value);                                     \
+    NEXT();                                                              \
+    EXITS                                                                \
   }
 INT_STENCIL(sized, FFIJIT_HOST_INT_SIZED_DIGITS)
 INT_STENCIL(tagged, FFIJIT_HOST_INT_TAGGED_DIGITS)
@@ -323,23 +336,32 @@ CHAIN intptr_t stencil_host_int(HPARAMS) {
   NEXT();
 }
 
-// An exact float, or an exact int (the thunk converts it as it would the generic path's Int).
-#define FLOAT_STENCIL(name, layout)                                       \
-  CHAIN intptr_t stencil_host_float_##name(HPARAMS) {                     \
-    DATA();                                                               \
-    void* obj = OBJECT();                                                 \
-    const void* type = TYPE_OF(obj);                                      \
-    if (__builtin_expect(type == d->float_type, 1)) {                     \
-      store(f, kFloat, *(const uint64_t*)AT(obj, d->float_value_offset)); \
-      NEXT();                                                             \
-    }                                                                     \
-    if (__builtin_expect(type != d->int_type, 0)) TO_GENERIC();           \
-    SMALL_INT(obj, value, layout)                                         \
-    store(f, kInt, (uint64_t)value);                                      \
-    NEXT();                                                               \
+// An exact float in line; its out-of-line part takes an exact int (the thunk converts it as it
+// would the generic path's Int), read in place when small.
+#define FLOAT_STENCIL(name, layout)                                     \
+  CHAIN intptr_t stencil_host_float_##name(HPARAMS) {                   \
+    DATA();                                                             \
+    void* obj = OBJECT();                                               \
+    if (__builtin_expect(TYPE_OF(obj) != d->float_type, 0)) SLOW();     \
+    store(f, kFloat, *(const uint64_t*)AT(obj, d->float_value_offset)); \
+    NEXT();                                                             \
+    EXITS                                                               \
+  }                                                                     \
+  CHAIN intptr_t stencil_host_float_int_##name(HPARAMS) {               \
+    DATA();                                                             \
+    void* obj = OBJECT();                                               \
+    if (TYPE_OF(obj) != d->int_type) GENERIC();                         \
+    int64_t value;                                                      \
+    if (!small_int(d, obj, layout, &value)) {                           \
+      HOST_INT(obj, big)                                                \
+      value = big;                                                      \
+    }                                                                   \
+    store(f, kInt, (uint64_t)value);                                    \
+    NEXT();                                                             \
   }
 FLOAT_STENCIL(sized, FFIJIT_HOST_INT_SIZED_DIGITS)
 FLOAT_STENCIL(tagged, FFIJIT_HOST_INT_TAGGED_DIGITS)
+// An exact float or int, the int read by the host (a model without a layout).
 CHAIN intptr_t stencil_host_float(HPARAMS) {
   DATA();
   void* obj = OBJECT();
@@ -361,6 +383,7 @@ CHAIN intptr_t stencil_host_bool(HPARAMS) {
   if (__builtin_expect(!is_true && obj != d->false_value, 0)) TO_GENERIC();
   store(f, kBool, (uint64_t)is_true);
   NEXT();
+  EXITS
 }
 
 // None (NULL) in line; anything else through the host's pointer objects (the rest).
@@ -369,6 +392,7 @@ CHAIN intptr_t stencil_host_ptr(HPARAMS) {
   if (__builtin_expect(OBJECT() != d->none, 0)) SLOW();
   store(f, kNone, 0);
   NEXT();
+  EXITS
 }
 CHAIN intptr_t stencil_host_ptr_slow(HPARAMS) {
   DATA();
@@ -409,6 +433,7 @@ CHAIN intptr_t stencil_host_str(HPARAMS) {
   if (__builtin_expect(found != 0, 0)) TO_GENERIC();
   store(f, kRawStr, (uint64_t)(uintptr_t)data);
   NEXT();
+  EXITS
 }
 CHAIN intptr_t stencil_host_str_slow(HPARAMS) {
   DATA();
@@ -433,6 +458,7 @@ CHAIN intptr_t stencil_host_device(HPARAMS) {
   if (__builtin_expect(TYPE_OF(obj) != d->device_type, 0)) TO_GENERIC();
   store(f, kDevice, *(const uint64_t*)AT(obj, d->device_value_offset));
   NEXT();
+  EXITS
 }
 
 CHAIN intptr_t stencil_host_dtype(HPARAMS) {
@@ -441,19 +467,23 @@ CHAIN intptr_t stencil_host_dtype(HPARAMS) {
   if (__builtin_expect(TYPE_OF(obj) != d->dtype_type, 0)) TO_GENERIC();
   store(f, kDataType, *(const uint32_t*)AT(obj, d->dtype_value_offset));
   NEXT();
+  EXITS
 }
 
-// Tensor number HOLE_index, borrowed into its slot; a miss releases the ones before it.
+// Tensor number HOLE_index, borrowed into its slot; a miss goes to the out-of-line part, which
+// releases the ones before it.
 CHAIN intptr_t stencil_host_tensor(HPARAMS) {
   DATA();
-  uint32_t t = (uint32_t)(uintptr_t)HOLE_index;
-  void* tensor = d->borrow_tensor(OBJECT(), SLOT(t));
-  if (__builtin_expect(tensor == 0, 0)) {
-    release_tensors(d, f, t);
-    GENERIC();
-  }
+  void* tensor = d->borrow_tensor(OBJECT(), SLOT((uint32_t)(uintptr_t)HOLE_index));
+  if (__builtin_expect(tensor == 0, 0)) SLOW();
   store(f, kDLTensorPtr, (uint64_t)(uintptr_t)tensor);
   NEXT();
+  EXITS
+}
+CHAIN intptr_t stencil_host_tensor_miss(HPARAMS) {
+  DATA();
+  release_tensors(d, f, (uint32_t)(uintptr_t)HOLE_index);
+  GENERIC();
 }
 
 // ---- The switch to the call ----
