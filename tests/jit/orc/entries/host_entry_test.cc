@@ -564,6 +564,9 @@ TEST_F(StencilHostEntry, ReadsSmallIntsInPlace) {
   const char* one_int = R"({"a":["i64"],"r":["i64"],"v":1})";
   auto identity = +[](int64_t x) { return x; };
   TVMFFIObjectHandle f = Make(reinterpret_cast<void*>(identity), one_int);
+  auto half_of = +[](double x) { return x / 2; };
+  TVMFFIObjectHandle halve =
+      Make(reinterpret_cast<void*>(half_of), R"({"a":["f64"],"r":["f64"],"v":1})");
   for (int layout : {kFFIJITHostIntSizedDigits, kFFIJITHostIntTaggedDigits}) {
     FFIJITHostModel model = ToyModel();
     model.int_layout = layout;
@@ -599,6 +602,24 @@ TEST_F(StencilHostEntry, ReadsSmallIntsInPlace) {
       EXPECT_EQ(call(0 | (2 << 3), 5, 1), 5 + (int64_t{1} << 30));
     }
     EXPECT_EQ(int_value_calls, 1);
+    // An int for a float parameter: read in place when small too (its stencil's out-of-line part).
+    Entry half = Compile(halve, model);
+    ASSERT_NE(half, nullptr);
+    auto call_half = [&](void* arg) {
+      void* args[] = {arg};
+      return static_cast<ToyObject*>(half(nullptr, args, 1, nullptr));
+    };
+    const int64_t small_size = layout == kFFIJITHostIntSizedDigits ? -1 : 2 | (1 << 3);
+    const int64_t large_size = layout == kFFIJITHostIntSizedDigits ? 2 : 0 | (2 << 3);
+    ToyLong minus_seven{1, &kIntType, small_size, {7, 0}};
+    ToyLong large{1, &kIntType, large_size, {0, 1}};
+    EXPECT_EQ(call_half(toy_.Float(5.0))->d, 2.5);
+    EXPECT_EQ(call_half(&minus_seven)->d, -3.5);
+    EXPECT_EQ(int_value_calls, 1);
+    EXPECT_EQ(call_half(&large)->d, static_cast<double>(int64_t{1} << 29));
+    EXPECT_EQ(int_value_calls, 2);
+    ToyObject other{1, &kOtherType, {0}};
+    EXPECT_EQ(call_half(&other), &toy_.fallback_result);
   }
   FFIJITHostModel bad = ToyModel();
   bad.int_layout = 7;
