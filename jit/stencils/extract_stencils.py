@@ -43,6 +43,12 @@ HOLES = {
     "HOLE_object": "kObjectOffset",
     "HOLE_count_offset": "kSelfCountOffset",
     "HOLE_name_offset": "kSelfNameOffset",
+    "HOLE_type_offset": "kHostTypeOffset",
+    "HOLE_int_size_offset": "kHostIntSizeOffset",
+    "HOLE_int_digits_offset": "kHostIntDigitsOffset",
+    "HOLE_float_value_offset": "kHostFloatValueOffset",
+    "HOLE_device_value_offset": "kHostDeviceValueOffset",
+    "HOLE_dtype_value_offset": "kHostDtypeValueOffset",
     "DATA_host": "kHostData",
     "CONT_next": "kNext",
     "CONT_chain": "kNext",  # a host entry's switch into the thunk chain (other parameters)

@@ -198,6 +198,12 @@ FFIJITHostStencilData DataOf(const BoundFunction* fn, const FFIJITHostModel& m, 
   return d;
 }
 
+// An offset the data holds, as a hole's value (sign-extended, as the displacement reads it).
+bool Offset(int32_t offset, uint64_t* value) {
+  *value = static_cast<uint64_t>(static_cast<int64_t>(offset));
+  return true;
+}
+
 struct HostCode {
   CodeBlock block;
 };
@@ -248,6 +254,7 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
   struct Context {
     const BoundFunction* fn;
     const FFIJITHostModel* model;
+    const FFIJITHostStencilData* data;
   };
   // Argument i's piece (`index`: a tensor's number).
   auto argument_piece = [&](size_t i, int64_t index) {
@@ -341,11 +348,23 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
       case Hole::kCountReached:
         *value = reinterpret_cast<uint64_t>(c.model->count_reached);
         return c.model->count_reached != nullptr;
+      case Hole::kHostTypeOffset:
+        return Offset(c.data->type_offset, value);
+      case Hole::kHostIntSizeOffset:
+        return Offset(c.data->int_size_offset, value);
+      case Hole::kHostIntDigitsOffset:
+        return Offset(c.data->int_digits_offset, value);
+      case Hole::kHostFloatValueOffset:
+        return Offset(c.data->float_value_offset, value);
+      case Hole::kHostDeviceValueOffset:
+        return Offset(c.data->device_value_offset, value);
+      case Hole::kHostDtypeValueOffset:
+        return Offset(c.data->dtype_value_offset, value);
       default:
         return ThunkHoleValue(c.fn, /*count_calls=*/false, hole, value);
     }
   };
-  const Context context{fn, &model};
+  const Context context{fn, &model, &data};
   LinkedCode code;
   if (!LinkStencils(pieces, targets, hole_value, &context, &data, sizeof data,
                     reinterpret_cast<const void*>(&MakeStencilHostEntry), &code, &why)) {

@@ -128,7 +128,16 @@ extern intptr_t CHAIN CONT_exit_call(PARAMS);
 #define GENERIC() EXIT(CONT_exit, FN_host_fallback((void*)(uintptr_t)*SELF, a, ARITY, 0))
 
 #define OBJECT() (*(void* const*)((const char*)a + (uintptr_t)HOLE_object))
-#define TYPE_OF(obj) (*(const void* const*)((const char*)(obj) + d->type_offset))
+// Where the model's objects keep their type and values: on x86-64 holes, each an instruction's
+// displacement; on AArch64 the data's fields (a hole there costs four instructions to build).
+#if defined(__x86_64__)
+extern char HOLE_type_offset[], HOLE_int_size_offset[], HOLE_int_digits_offset[],
+    HOLE_float_value_offset[], HOLE_device_value_offset[], HOLE_dtype_value_offset[];
+#define OFFSET(field) ((intptr_t)HOLE_##field)
+#else
+#define OFFSET(field) ((intptr_t)d->field)
+#endif
+#define TYPE_OF(obj) (*(const void* const*)((const char*)(obj) + OFFSET(type_offset)))
 #define AT(obj, offset) ((const char*)(obj) + (offset))
 static inline __attribute__((always_inline)) void store(uint64_t* f, int32_t tag,
                                                         uint64_t payload) {
@@ -293,8 +302,8 @@ CHAIN intptr_t stencil_host_generic(HPARAMS) {
 static inline __attribute__((always_inline)) int small_int(const FFIJITHostStencilData* d,
                                                            const void* obj, int layout,
                                                            int64_t* out) {
-  int64_t size = *(const int64_t*)AT(obj, d->int_size_offset);
-  int64_t digit = *(const uint32_t*)AT(obj, d->int_digits_offset);
+  int64_t size = *(const int64_t*)AT(obj, OFFSET(int_size_offset));
+  int64_t digit = *(const uint32_t*)AT(obj, OFFSET(int_digits_offset));
   if (layout == FFIJIT_HOST_INT_SIZED_DIGITS) {
     if (__builtin_expect((uint64_t)(size + 1) > 2, 0)) return 0;
     *out = size * digit;
@@ -338,26 +347,26 @@ CHAIN intptr_t stencil_host_int(HPARAMS) {
 
 // An exact float in line; its out-of-line part takes an exact int (the thunk converts it as it
 // would the generic path's Int), read in place when small.
-#define FLOAT_STENCIL(name, layout)                                     \
-  CHAIN intptr_t stencil_host_float_##name(HPARAMS) {                   \
-    DATA();                                                             \
-    void* obj = OBJECT();                                               \
-    if (__builtin_expect(TYPE_OF(obj) != d->float_type, 0)) SLOW();     \
-    store(f, kFloat, *(const uint64_t*)AT(obj, d->float_value_offset)); \
-    NEXT();                                                             \
-    EXITS                                                               \
-  }                                                                     \
-  CHAIN intptr_t stencil_host_float_int_##name(HPARAMS) {               \
-    DATA();                                                             \
-    void* obj = OBJECT();                                               \
-    if (TYPE_OF(obj) != d->int_type) GENERIC();                         \
-    int64_t value;                                                      \
-    if (!small_int(d, obj, layout, &value)) {                           \
-      HOST_INT(obj, big)                                                \
-      value = big;                                                      \
-    }                                                                   \
-    store(f, kInt, (uint64_t)value);                                    \
-    NEXT();                                                             \
+#define FLOAT_STENCIL(name, layout)                                          \
+  CHAIN intptr_t stencil_host_float_##name(HPARAMS) {                        \
+    DATA();                                                                  \
+    void* obj = OBJECT();                                                    \
+    if (__builtin_expect(TYPE_OF(obj) != d->float_type, 0)) SLOW();          \
+    store(f, kFloat, *(const uint64_t*)AT(obj, OFFSET(float_value_offset))); \
+    NEXT();                                                                  \
+    EXITS                                                                    \
+  }                                                                          \
+  CHAIN intptr_t stencil_host_float_int_##name(HPARAMS) {                    \
+    DATA();                                                                  \
+    void* obj = OBJECT();                                                    \
+    if (TYPE_OF(obj) != d->int_type) GENERIC();                              \
+    int64_t value;                                                           \
+    if (!small_int(d, obj, layout, &value)) {                                \
+      HOST_INT(obj, big)                                                     \
+      value = big;                                                           \
+    }                                                                        \
+    store(f, kInt, (uint64_t)value);                                         \
+    NEXT();                                                                  \
   }
 FLOAT_STENCIL(sized, FFIJIT_HOST_INT_SIZED_DIGITS)
 FLOAT_STENCIL(tagged, FFIJIT_HOST_INT_TAGGED_DIGITS)
@@ -367,7 +376,7 @@ CHAIN intptr_t stencil_host_float(HPARAMS) {
   void* obj = OBJECT();
   const void* type = TYPE_OF(obj);
   if (type == d->float_type) {
-    store(f, kFloat, *(const uint64_t*)AT(obj, d->float_value_offset));
+    store(f, kFloat, *(const uint64_t*)AT(obj, OFFSET(float_value_offset)));
     NEXT();
   }
   if (type != d->int_type) GENERIC();
@@ -456,7 +465,7 @@ CHAIN intptr_t stencil_host_device(HPARAMS) {
   DATA();
   void* obj = OBJECT();
   if (__builtin_expect(TYPE_OF(obj) != d->device_type, 0)) TO_GENERIC();
-  store(f, kDevice, *(const uint64_t*)AT(obj, d->device_value_offset));
+  store(f, kDevice, *(const uint64_t*)AT(obj, OFFSET(device_value_offset)));
   NEXT();
   EXITS
 }
@@ -465,7 +474,7 @@ CHAIN intptr_t stencil_host_dtype(HPARAMS) {
   DATA();
   void* obj = OBJECT();
   if (__builtin_expect(TYPE_OF(obj) != d->dtype_type, 0)) TO_GENERIC();
-  store(f, kDataType, *(const uint32_t*)AT(obj, d->dtype_value_offset));
+  store(f, kDataType, *(const uint32_t*)AT(obj, OFFSET(dtype_value_offset)));
   NEXT();
   EXITS
 }
@@ -489,8 +498,9 @@ CHAIN intptr_t stencil_host_tensor_miss(HPARAMS) {
 // ---- The switch to the call ----
 
 // Every argument converted: the Anys stand in for the host's objects and the thunk chain copied
-// next converts them for the native (the argument array a structure element would stand in for is
-// theirs too). The _unlocking variant releases the host's lock first (kFFIJITHostEntryReleaseLock).
+// next converts them for the native (no structure parameters: a host entry has none, so the chain
+// never needs the argument array kept at SAVED_ARGS). The _unlocking variant releases the host's
+// lock first (kFFIJITHostEntryReleaseLock).
 #if defined(__x86_64__)
 #define ENTER_THUNK_CHAIN()                                                             \
   CLAIM_JUNK                                                                            \
@@ -503,14 +513,12 @@ CHAIN intptr_t stencil_host_tensor_miss(HPARAMS) {
 CHAIN intptr_t stencil_host_to_chain(HPARAMS) {
   DATA();
   uint64_t* s = THUNK_FRAME;
-  s[SAVED_ARGS] = (uint64_t)(uintptr_t)ANYS;
   ENTER_THUNK_CHAIN();
 }
 CHAIN intptr_t stencil_host_to_chain_unlocking(HPARAMS) {
   DATA();
   *LOCK_STATE = (uint64_t)(uintptr_t)d->release_lock();
   uint64_t* s = THUNK_FRAME;
-  s[SAVED_ARGS] = (uint64_t)(uintptr_t)ANYS;
   ENTER_THUNK_CHAIN();
 }
 

@@ -58,6 +58,13 @@ enum class Hole : uint8_t {
   kSelfNameOffset,    // where the name a host entry records as the lock holder is in its `self`
   kHostFallback,      // a host entry's model's fallback (C function)
   kCountReached,      // a host entry's model's count_reached (C function)
+  // Where a host entry's model keeps an object's type and values (x86-64: displacements).
+  kHostTypeOffset,
+  kHostIntSizeOffset,
+  kHostIntDigitsOffset,
+  kHostFloatValueOffset,
+  kHostDeviceValueOffset,
+  kHostDtypeValueOffset,
 };
 
 struct Patch {
