@@ -22,6 +22,7 @@
 #include "ffijit/register.h"
 #include "interpreter/bound_function.h"
 #include "random_case.h"
+#include "register_canaries.h"
 #include "stencils/code_memory.h"
 #include "stencils/stencil_tier.h"
 
@@ -302,70 +303,23 @@ TEST(StencilTier, AStringAtAPagesEndIsScannedWithoutReadingPastIt) {
 }
 
 #if defined(__x86_64__)
-// Calls a safe_call with rbx, rbp and r12..r15 set to known values and stores what they hold
-// after it in out[0..5]: the x86-64 thunk's entry, epilogue and fail stencil save and restore them
-// by hand (stencils.c).
-extern "C" int FfijitTestCallWithCanaries(TVMFFISafeCallType f, void* handle, const TVMFFIAny* args,
-                                          int32_t num_args, TVMFFIAny* result, uint64_t out[6]);
-__asm__(R"(
-  .text
-  .p2align 4
-  .globl FfijitTestCallWithCanaries
-  .type FfijitTestCallWithCanaries,@function
-FfijitTestCallWithCanaries:
-  push %rbp
-  push %rbx
-  push %r12
-  push %r13
-  push %r14
-  push %r15
-  push %r9
-  mov %rdi, %rax
-  mov %rsi, %rdi
-  mov %rdx, %rsi
-  mov %ecx, %edx
-  mov %r8, %rcx
-  movabs $0x5a5a0000000000b1, %rbx
-  movabs $0x5a5a0000000000b2, %rbp
-  movabs $0x5a5a0000000000c1, %r12
-  movabs $0x5a5a0000000000c2, %r13
-  movabs $0x5a5a0000000000c3, %r14
-  movabs $0x5a5a0000000000c4, %r15
-  call *%rax
-  pop %r9
-  mov %rbx, 0(%r9)
-  mov %rbp, 8(%r9)
-  mov %r12, 16(%r9)
-  mov %r13, 24(%r9)
-  mov %r14, 32(%r9)
-  mov %r15, 40(%r9)
-  pop %r15
-  pop %r14
-  pop %r13
-  pop %r12
-  pop %rbx
-  pop %rbp
-  ret
-  .size FfijitTestCallWithCanaries, .-FfijitTestCallWithCanaries
-)");
-
 // Every way out of an x86-64 thunk (the epilogue, with and without a frame, after an inline
 // conversion or a boxer's call, a status native's error, the fail stencil from an argument or the
 // entry's arity, with and without a frame, counting or not) leaves the registers the C ABI keeps
 // as they were, and agrees with the interpreter.
 TEST(StencilTier, EveryWayOutKeepsTheCallersRegisters) {
-  const uint64_t canaries[6] = {0x5a5a0000000000b1, 0x5a5a0000000000b2, 0x5a5a0000000000c1,
-                                0x5a5a0000000000c2, 0x5a5a0000000000c3, 0x5a5a0000000000c4};
   auto expect_kept = [&](const Subject& s, std::vector<TVMFFIAny> args, const std::string& what) {
     std::vector<TVMFFIAny> copy = args;
     CallOutcome interpreted = CallPacked(&InterpreterSafeCall, s.bound(), args);
     TVMFFIAny result{};
     uint64_t out[6] = {};
     CallOutcome stenciled;
-    stenciled.status =
-        FfijitTestCallWithCanaries(StencilThunkEntry(s.thunk), s.bound(), copy.data(),
-                                   static_cast<int32_t>(copy.size()), &result, out);
-    for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], canaries[i]) << what << ": register " << i;
+    stenciled.status = static_cast<int>(ffijit_tests::CallWithCanaries(
+        reinterpret_cast<const void*>(StencilThunkEntry(s.thunk)),
+        reinterpret_cast<uint64_t>(s.bound()), reinterpret_cast<uint64_t>(copy.data()), copy.size(),
+        reinterpret_cast<uint64_t>(&result), out));
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(out[i], ffijit_tests::kRegisterCanaries[i]) << what << ": register " << i;
     // The outcome as CallPacked records it, from the same call made again.
     stenciled = CallPacked(StencilThunkEntry(s.thunk), s.bound(), copy);
     EXPECT_TRUE(SameOutcome(interpreted, stenciled))

@@ -12,6 +12,7 @@
 #include "ffijit/bridge.h"
 #include "ffijit/error.h"
 #include "ffijit/host_entry.h"
+#include "register_canaries.h"
 #if FFIJIT_HAVE_STENCILS
 #include "stencils/code_memory.h"
 #endif
@@ -768,52 +769,6 @@ TEST_F(StencilHostEntry, CodeIsFreedWithTheEntry) {
 }
 
 #if defined(__x86_64__)
-// Calls an entry with rbx, rbp and r12..r15 set to known values and stores what they hold after it
-// in out[0..5]: the x86-64 stencil entry and epilogue save and restore them by hand.
-extern "C" void* FfijitTestEntryWithCanaries(Entry entry, void* self, void* const* args,
-                                             intptr_t nargs, void* kwnames, uint64_t out[6]);
-__asm__(R"(
-  .text
-  .p2align 4
-  .globl FfijitTestEntryWithCanaries
-  .type FfijitTestEntryWithCanaries,@function
-FfijitTestEntryWithCanaries:
-  push %rbp
-  push %rbx
-  push %r12
-  push %r13
-  push %r14
-  push %r15
-  push %r9
-  mov %rdi, %rax
-  mov %rsi, %rdi
-  mov %rdx, %rsi
-  mov %rcx, %rdx
-  mov %r8, %rcx
-  movabs $0x5a5a0000000000b1, %rbx
-  movabs $0x5a5a0000000000b2, %rbp
-  movabs $0x5a5a0000000000c1, %r12
-  movabs $0x5a5a0000000000c2, %r13
-  movabs $0x5a5a0000000000c3, %r14
-  movabs $0x5a5a0000000000c4, %r15
-  call *%rax
-  pop %r9
-  mov %rbx, 0(%r9)
-  mov %rbp, 8(%r9)
-  mov %r12, 16(%r9)
-  mov %r13, 24(%r9)
-  mov %r14, 32(%r9)
-  mov %r15, 40(%r9)
-  pop %r15
-  pop %r14
-  pop %r13
-  pop %r12
-  pop %rbx
-  pop %rbp
-  ret
-  .size FfijitTestEntryWithCanaries, .-FfijitTestEntryWithCanaries
-)");
-
 // Every way out of an x86-64 stencil entry (a host call stencil, the thunk's call and the return
 // stencil, the packed entry, the interpreter on a value the thunk refuses, the generic path from an
 // argument stencil or its out-of-line part, a tensor miss, the count reached, a wrong count or
@@ -845,16 +800,18 @@ TEST_F(StencilHostEntry, EveryWayOutKeepsTheCallersRegisters) {
   };
   const char* outer = "outer";
   g_lock_holder = outer;
-  const uint64_t canaries[6] = {0x5a5a0000000000b1, 0x5a5a0000000000b2, 0x5a5a0000000000c1,
-                                0x5a5a0000000000c2, 0x5a5a0000000000c3, 0x5a5a0000000000c4};
   auto expect_kept = [&](Entry entry, std::vector<void*> args, const std::string& what,
                          void* kwnames = nullptr, int64_t count = INT64_MAX) {
     const auto nargs = static_cast<intptr_t>(args.size());
     args.push_back(nullptr);
     uint64_t out[6] = {};
     self.count = count;
-    void* kept = FfijitTestEntryWithCanaries(entry, &self, args.data(), nargs, kwnames, out);
-    for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], canaries[i]) << what << ": register " << i;
+    void* kept = reinterpret_cast<void*>(ffijit_tests::CallWithCanaries(
+        reinterpret_cast<const void*>(entry), reinterpret_cast<uint64_t>(&self),
+        reinterpret_cast<uint64_t>(args.data()), static_cast<uint64_t>(nargs),
+        reinterpret_cast<uint64_t>(kwnames), out));
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(out[i], ffijit_tests::kRegisterCanaries[i]) << what << ": register " << i;
     EXPECT_EQ(g_lock_holder, static_cast<const void*>(outer)) << what;
     const bool raised = toy_.raised != 0;
     toy_.raised = 0;
