@@ -676,11 +676,20 @@ TEST_F(StencilHostEntry, CountsCallsDownToTheHost) {
 // A tensor: a DLTensor inside the host's object.
 char kTensorType;
 struct ToyTensor {
-  intptr_t refcount;
-  const void* type;
-  DLTensor tensor;
-  int64_t shape[1];
-  float data[4];
+  intptr_t refcount = 1;
+  const void* type = &kTensorType;
+  DLTensor tensor{};
+  int64_t shape[1] = {4};
+  float data[4] = {1, 2, 3, 4};
+  ToyTensor() {
+    tensor.data = data;
+    tensor.device = DLDevice{kDLCPU, 0};
+    tensor.ndim = 1;
+    tensor.dtype = DLDataType{kDLFloat, 32, 1};
+    tensor.shape = shape;
+  }
+  ToyTensor(const ToyTensor&) = delete;
+  ToyTensor& operator=(const ToyTensor&) = delete;
 };
 extern "C" double toy_sum4(DLTensor* t, int64_t scale) {
   double total = 0;
@@ -704,12 +713,7 @@ TEST_F(StencilHostEntry, BorrowsTensorsAndReleasesThem) {
     EXPECT_EQ(static_cast<ToyTensor*>(*static_cast<void**>(slot))->type, &kTensorType);
     ++released;
   };
-  ToyTensor t{1, &kTensorType, {}, {4}, {1, 2, 3, 4}};
-  t.tensor.data = t.data;
-  t.tensor.device = DLDevice{kDLCPU, 0};
-  t.tensor.ndim = 1;
-  t.tensor.dtype = DLDataType{kDLFloat, 32, 1};
-  t.tensor.shape = t.shape;
+  ToyTensor t;
   // Any length (the stencil thunk's chain is entered) and length 4 only (a static dim: the
   // stencil thunks do not check those, so the entry calls the function's packed entry).
   for (const char* sig : {R"({"a":[["ndarray","f32",1,null],"i64"],"r":["f64"],"v":1})",
@@ -862,12 +866,7 @@ TEST_F(StencilHostEntry, EveryWayOutKeepsTheCallersRegisters) {
   Entry nothing =
       Compile(Make(reinterpret_cast<void*>(&toy_nothing), R"({"a":[],"r":[],"v":1})"), model);
   expect_kept(nothing, {}, "no arguments, no result");
-  ToyTensor t{1, &kTensorType, {}, {4}, {1, 2, 3, 4}};
-  t.tensor.data = t.data;
-  t.tensor.device = DLDevice{kDLCPU, 0};
-  t.tensor.ndim = 1;
-  t.tensor.dtype = DLDataType{kDLFloat, 32, 1};
-  t.tensor.shape = t.shape;
+  ToyTensor t;
   for (const char* sig : {R"({"a":[["ndarray","f32",1,null],"i64"],"r":["f64"],"v":1})",
                           R"({"a":[["ndarray","f32",1,4],"i64"],"r":["f64"],"v":1})"}) {
     Entry sum = Compile(Make(reinterpret_cast<void*>(&toy_sum4), sig), model);
