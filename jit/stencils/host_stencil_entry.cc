@@ -1,6 +1,6 @@
 // Host entries from stencils: the pieces of a function's entry (the C-ABI entry, one stencil per
-// argument by its form, the tensors, the call, and a copy of the function's thunk chain for the
-// call to enter), its model data, and the link.
+// argument by its form, the tensors, the switch into a copy of the function's thunk chain, the
+// call, the epilogue and the ways out of line), its model data, and the link.
 #include "stencils/host_stencil_entry.h"
 
 #include <chrono>
