@@ -250,24 +250,26 @@ static inline __attribute__((always_inline)) void* run(void* self, void* const* 
   if (__builtin_expect(left == 0, 0)) return FN_count_reached(self, args, nargs, kwnames);
 
 void* stencil_host_entry(void* self, void* const* args, intptr_t nargs, void* kwnames) {
-  ENTRY_CHECKS()
-  RUN(HOST_FRAME_WORDS)
+  ENTRY_CHECKS();
+  RUN(HOST_FRAME_WORDS);
 }
 void* stencil_host_entry_counted(void* self, void* const* args, intptr_t nargs, void* kwnames) {
-  ENTRY_CHECKS()
-  COUNT_DOWN()
-  RUN(HOST_FRAME_WORDS)
+  ENTRY_CHECKS();
+  COUNT_DOWN();
+  RUN(HOST_FRAME_WORDS);
 }
 void* stencil_host_entry_slots(void* self, void* const* args, intptr_t nargs, void* kwnames) {
-  ENTRY_CHECKS()
-  RUN(HOST_FRAME_WORDS_WITH_SLOTS)
+  ENTRY_CHECKS();
+  RUN(HOST_FRAME_WORDS_WITH_SLOTS);
 }
 void* stencil_host_entry_slots_counted(void* self, void* const* args, intptr_t nargs,
-                                       void* kwnames){ENTRY_CHECKS() COUNT_DOWN()
-                                                          RUN(HOST_FRAME_WORDS_WITH_SLOTS)}
+                                       void* kwnames) {
+  ENTRY_CHECKS();
+  COUNT_DOWN();
+  RUN(HOST_FRAME_WORDS_WITH_SLOTS);
+}
 // The host's object, returned to the entry.
 CHAIN intptr_t stencil_host_epilogue(HPARAMS) {
-  (void)f;
   return (intptr_t)a;
 }
 #endif
