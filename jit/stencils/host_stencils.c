@@ -182,9 +182,11 @@ static inline __attribute__((always_inline)) void* box(const FFIJITHostStencilDa
 // the data names one) is the name in `self` at HOLE_name_offset while the call runs, and the call
 // is counted; the epilogue puts the previous holder back.
 #if defined(__x86_64__)
-// The frame's bytes: the words, then the previous lock holder at -48(%rbp), the stack pointer at
-// the first stencil 8 below a multiple of 16 as at any function's start (the return address, rbp
-// and five registers pushed).
+// The frame's bytes: the words, then the previous lock holder (PREVIOUS_HOLDER, just below the five
+// registers pushed after rbp, SAVED_REGISTERS), the stack pointer at the first stencil 8 below a
+// multiple of 16 as at any function's start (the return address, rbp and five registers pushed).
+#define SAVED_REGISTERS "-40(%rbp)"
+#define PREVIOUS_HOLDER "-48(%rbp)"
 #define HOST_FRAME_BYTES(words) ((words)*8 + 8)
 _Static_assert(HOST_FRAME_BYTES(HOST_FRAME_WORDS) % 16 == 0 &&
                    HOST_FRAME_BYTES(HOST_FRAME_WORDS_WITH_SLOTS) % 16 == 0,
@@ -201,7 +203,7 @@ _Static_assert(HOST_FRAME_BYTES(HOST_FRAME_WORDS) % 16 == 0 &&
   "  mov %rsp, %r13\n  mov %rsi, %r12\n  mov %rdi, 8*" STR(SELF_WORD) "(%rsp)\n"             \
   "  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_HOLDER) "(%rip), %rcx\n  test %rcx, %rcx\n"    \
   "  je CONT_next\n"                        \
-  "  mov (%rcx), %rax\n  mov %rax, -48(%rbp)\n  mov HOLE_name_offset(%rdi), %rax\n"          \
+  "  mov (%rcx), %rax\n  mov %rax, " PREVIOUS_HOLDER "\n  mov HOLE_name_offset(%rdi), %rax\n"          \
   "  mov %rax, (%rcx)\n  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_CALLS) "(%rip), %rcx\n" \
   "  incq (%rcx)\n  jmp CONT_next\n"
 ASM_STENCIL(host_entry, HOST_ENTRY_CHECKS HOST_ENTER(HOST_FRAME_WORDS))
@@ -214,8 +216,8 @@ ASM_STENCIL(host_entry_slots_counted,
 ASM_STENCIL(host_epilogue,
             "  mov %r12, %rax\n  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_HOLDER) "(%rip), %rcx\n"
             "  test %rcx, %rcx\n  je 1f\n"
-            "  mov -48(%rbp), %rdx\n  mov %rdx, (%rcx)\n"
-            "1:\n  lea -40(%rbp), %rsp\n  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
+            "  mov " PREVIOUS_HOLDER ", %rdx\n  mov %rdx, (%rcx)\n"
+            "1:\n  lea " SAVED_REGISTERS ", %rsp\n  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
             "  pop %rbx\n  pop %rbp\n  ret\n")
 #else
 static inline __attribute__((always_inline)) void* run(void* self, void* const* args, uint64_t* f) {
