@@ -198,13 +198,14 @@ _Static_assert(HOST_FRAME_BYTES(HOST_FRAME_WORDS) % 16 == 0 &&
 // rbp holds the frame's top for the epilogue: the chain's stencils keep it (preserve_none does),
 // and may change every other register the C ABI keeps.
 #define HOST_ENTER(words) \
-  "  push %rbp\n  mov %rsp, %rbp\n  push %rbx\n  push %r12\n  push %r13\n  push %r14\n"      \
-  "  push %r15\n  sub $" STR(HOST_FRAME_BYTES(words)) ", %rsp\n"                             \
-  "  mov %rsp, %r13\n  mov %rsi, %r12\n  mov %rdi, 8*" STR(SELF_WORD) "(%rsp)\n"             \
-  "  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_HOLDER) "(%rip), %rcx\n  test %rcx, %rcx\n"    \
-  "  je CONT_next\n"                        \
-  "  mov (%rcx), %rax\n  mov %rax, " PREVIOUS_HOLDER "\n  mov HOLE_name_offset(%rdi), %rax\n"          \
-  "  mov %rax, (%rcx)\n  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_CALLS) "(%rip), %rcx\n" \
+  "  push %rbp\n  mov %rsp, %rbp\n  push %rbx\n  push %r12\n  push %r13\n  push %r14\n"  \
+  "  push %r15\n  sub $" STR(HOST_FRAME_BYTES(words)) ", %rsp\n"                         \
+  "  mov %rsp, %r13\n  mov %rsi, %r12\n  mov %rdi, 8*" STR(SELF_WORD) "(%rsp)\n"         \
+  "  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_HOLDER) "(%rip), %rcx\n"                  \
+  "  test %rcx, %rcx\n  je CONT_next\n"                                                  \
+  "  mov (%rcx), %rax\n  mov %rax, " PREVIOUS_HOLDER "\n"                                \
+  "  mov HOLE_name_offset(%rdi), %rax\n  mov %rax, (%rcx)\n"                             \
+  "  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_CALLS) "(%rip), %rcx\n"                   \
   "  incq (%rcx)\n  jmp CONT_next\n"
 ASM_STENCIL(host_entry, HOST_ENTRY_CHECKS HOST_ENTER(HOST_FRAME_WORDS))
 ASM_STENCIL(host_entry_counted, HOST_ENTRY_CHECKS HOST_COUNT_DOWN HOST_ENTER(HOST_FRAME_WORDS))
