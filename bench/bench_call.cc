@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "call_natives.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/register.h"
 
 namespace ffijit::bench {
 namespace {

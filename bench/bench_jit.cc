@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "call_natives.h"
-#include "ffijit/jit.h"
-#include "ffijit/jit_module.h"
-#include "ffijit/register.h"
-#include "ffijit/typed_function.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/jit_module.h"
+#include "ffijit/jit/register.h"
+#include "ffijit/jit/typed_function.h"
 #include "handwritten.h"
 
 namespace ffijit::bench {

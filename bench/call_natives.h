@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ffijit/ffijit.h"
-#include "ffijit/signature.h"
+#include "ffijit/reflect/signature.h"
 
 namespace ffijit::bench {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "ffijit/ffijit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/register.h"
 
 namespace {
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "ffijit/ffijit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/register.h"
 #if FFIJIT_HAVE_LLVM
-#include "ffijit/jit.h"
+#include "ffijit/jit/jit.h"
 #endif
 
 namespace {

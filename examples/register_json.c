@@ -1,11 +1,11 @@
 /* Registering a C function at run time from iree.abi JSON metadata with the C API
- * (ffijit/bridge.h), then finding it by global name and calling it through TVMFFIFunctionCall,
+ * (ffijit/jit/bridge.h), then finding it by global name and calling it through TVMFFIFunctionCall,
  * like any other TVM FFI packed function. Also shows the error paths: a wrong argument, and
  * metadata that does not parse. */
 #include <stdio.h>
 #include <string.h>
 
-#include "ffijit/bridge.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ffijit/ffijit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/register.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ffijit/ffijit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/register.h"
 
 #if !FFIJIT_HAVE_LLVM
 
@@ -21,7 +21,7 @@ int main() {
 }
 
 #else
-#include "ffijit/jit.h"
+#include "ffijit/jit/jit.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ffijit/error.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "json_dom.h"
 #include "type_names.h"
 

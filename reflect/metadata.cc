@@ -3,7 +3,7 @@
 #include <string>
 
 #include "ffijit/error.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "json_dom.h"
 
 namespace ffijit {

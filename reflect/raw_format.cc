@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ffijit/error.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "json_dom.h"
 #include "tagged_lexer.h"
 

@@ -1,5 +1,5 @@
 // The Signature model: type factories, the canonical/readable printers, equality and hashing.
-#include "ffijit/signature.h"
+#include "ffijit/reflect/signature.h"
 
 #include <cstdio>
 #include <functional>

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "ffijit/signature.h"
+#include "ffijit/reflect/signature.h"
 
 namespace ffijit_tests {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "command.h"
-#include "ffijit/bridge.h"
+#include "ffijit/jit/bridge.h"
 #include "json_values.h"
 #include "native_call.h"
 

@@ -15,13 +15,13 @@
 #include <string_view>
 
 #include "command.h"
-#include "ffijit/bridge.h"
-#include "ffijit/jit.h"
-#include "ffijit/metadata.h"
+#include "ffijit/jit/bridge.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/reflect/metadata.h"
 #include "ffijit/module.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/register.h"
 #include "json_values.h"
-#include "settings/file_bytes.h"
+#include "base/file_bytes.h"
 
 namespace ffijit::tool {
 namespace {

@@ -13,8 +13,8 @@
 #include "ffijit/any.h"
 #include "ffijit/error.h"
 #include "ffijit/function.h"
-#include "ffijit/metadata.h"
-#include "ffijit/signature.h"
+#include "ffijit/reflect/metadata.h"
+#include "ffijit/reflect/signature.h"
 
 namespace ffijit::tool {
 

@@ -10,7 +10,7 @@
 
 #include "command.h"
 #include "ffijit/error.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 
 namespace ffijit::tool {
 namespace {

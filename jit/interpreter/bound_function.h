@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "ffijit/c_api.h"
-#include "orc_plugin/plugin_export.h"
+#include "base/plugin_export.h"
 #include "plan/call_plan.h"
 
 namespace ffijit {
@@ -98,7 +98,7 @@ FFIJIT_JIT_PLUGIN_API void SetTierAttachHook(TierAttachHook hook);
 TierAttachHook GetTierAttachHook();
 
 // The tier state libffijit_jit's own attach hook gives a function while its LLVM plugin is not
-// loaded (orc_plugin/orc_plugin.cc): what jit/orc's hook would have read at registration, so
+// loaded (plugin/orc_plugin.cc): what jit/orc's hook would have read at registration, so
 // that the plugin, once loaded, attaches the function as if it had seen it then
 // (orc::AdoptPendingTier). release_tier_state is ReleasePendingTier. It also carries the thunk
 // a tier without LLVM made at registration (the stencil tier's), which the plugin adopts with it.

@@ -14,7 +14,7 @@
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
 #include "interpreter/float16.h"
-#include "orc_plugin/plugin_export.h"
+#include "base/plugin_export.h"
 #include "plan/call_plan.h"
 
 namespace ffijit {

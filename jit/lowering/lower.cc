@@ -7,7 +7,7 @@
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
-#include "ffijit/signature.h"
+#include "ffijit/reflect/signature.h"
 #include "interpreter/marshal.h"
 #include "plan/call_plan.h"
 #include "platform/abi.h"

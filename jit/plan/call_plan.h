@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "ffijit/c_api.h"
-#include "ffijit/signature.h"
-#include "orc_plugin/plugin_export.h"
+#include "ffijit/reflect/signature.h"
+#include "base/plugin_export.h"
 
 namespace ffijit {
 

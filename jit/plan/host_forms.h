@@ -1,4 +1,4 @@
-// What a host entry (ffijit/host_entry.h) does with each packed argument, by its parameter's
+// What a host entry (ffijit/jit/host_entry.h) does with each packed argument, by its parameter's
 // conversion, and which plans can have one: shared by the LLVM host entries (jit/orc/codegen) and
 // the stencil ones (jit/stencils), so both accept exactly the same functions and arguments.
 #ifndef FFIJIT_JIT_PLAN_HOST_FORMS_H_

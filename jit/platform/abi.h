@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "orc_plugin/plugin_export.h"
+#include "base/plugin_export.h"
 #include "plan/call_plan.h"
 
 namespace ffijit::platform {

@@ -1,5 +1,5 @@
-// The C registration API (ffijit/bridge.h) and the call-with-keywords entry point.
-#include "ffijit/bridge.h"
+// The C registration API (ffijit/jit/bridge.h) and the call-with-keywords entry point.
+#include "ffijit/jit/bridge.h"
 
 #include <algorithm>
 #include <new>
@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "ffijit/error.h"
-#include "ffijit/jit.h"
-#include "ffijit/metadata.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/reflect/metadata.h"
+#include "ffijit/jit/register.h"
 #include "ffijit/registry.h"
 #include "interpreter/bound_function.h"
 #include "registration/register_internal.h"

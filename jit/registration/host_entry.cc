@@ -1,11 +1,11 @@
-// The host-entry C API (ffijit/host_entry.h): argument checks and ownership; the compile itself is
+// The host-entry C API (ffijit/jit/host_entry.h): argument checks and ownership; the compile itself is
 // the build's (details::CompileHostEntry), or the stencil tier's (kFFIJITHostEntryStencil).
 #include <memory>
 #include <string>
 
 #include "ffijit/error.h"
-#include "registration/host_entry_internal.h"
-#include "stencils/host_stencil_entry.h"
+#include "plan/host_entry_internal.h"
+#include "stencils/entries/host_stencil_entry.h"
 
 using ffijit::details::RequireNonNull;
 

@@ -1,9 +1,9 @@
 // The C++ registration API: Signature/metadata/deduced type -> BoundFunction -> Function.
-#include "ffijit/register.h"
+#include "ffijit/jit/register.h"
 
 #include <cstring>
 
-#include "ffijit/bridge.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/registry.h"
 #include "interpreter/bound_function.h"
 #include "registration/register_internal.h"

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "ffijit/function.h"
-#include "ffijit/register.h"
-#include "ffijit/signature.h"
-#include "orc_plugin/plugin_export.h"
+#include "ffijit/jit/register.h"
+#include "ffijit/reflect/signature.h"
+#include "base/plugin_export.h"
 
 namespace ffijit {
 

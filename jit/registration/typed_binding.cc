@@ -1,6 +1,6 @@
-// DirectNativeTarget: whether a TypedFunction (include/ffijit/typed_function.h) may call a bound
+// DirectNativeTarget: whether a TypedFunction (include/ffijit/jit/typed_function.h) may call a bound
 // native directly, decided once when the handle is made.
-#include "ffijit/typed_function.h"
+#include "ffijit/jit/typed_function.h"
 #include "interpreter/bound_function.h"
 
 namespace ffijit::details {

@@ -2,8 +2,8 @@
 // time, or an architecture without stencils): nothing is ever made, so every function takes the
 // path it would take without the tier, and libffijit_jit exports the same names in every build.
 #include "ffijit/error.h"
-#include "stencils/host_stencil_entry.h"
-#include "stencils/stencil_tier.h"
+#include "stencils/entries/host_stencil_entry.h"
+#include "stencils/thunks/stencil_tier.h"
 
 namespace ffijit::stencils {
 

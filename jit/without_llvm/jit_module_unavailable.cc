@@ -2,7 +2,7 @@
 // ORC JIT, so every entry point throws a RuntimeError saying so, and no `.o`/`.bc`/`.ll` loader
 // is registered (Module::Load reports the format as unknown).
 #include "ffijit/error.h"
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 
 namespace ffijit {
 namespace {

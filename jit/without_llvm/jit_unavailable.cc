@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "ffijit/error.h"
-#include "ffijit/jit.h"
-#include "registration/host_entry_internal.h"
+#include "ffijit/jit/jit.h"
+#include "plan/host_entry_internal.h"
 
 namespace ffijit {
 namespace {

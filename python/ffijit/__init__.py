@@ -130,7 +130,7 @@ for _name in ("index", "count", "__contains__", "__reversed__"):
     setattr(Array, _name, getattr(_abc.Sequence, _name))
 del _name
 
-# Flags of FFIJITMakeFunction (ffijit/bridge.h), as the extension was compiled with them.
+# Flags of FFIJITMakeFunction (ffijit/jit/bridge.h), as the extension was compiled with them.
 _STATUS_CONVENTION = _core._STATUS_CONVENTION
 _ALLOW_OVERRIDE = _core._ALLOW_OVERRIDE
 _INTERPRET_ONLY = _core._INTERPRET_ONLY

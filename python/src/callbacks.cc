@@ -16,8 +16,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "ffijit/jit.h"
-#include "ffijit/metadata.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/reflect/metadata.h"
 
 namespace ffijit::python {
 

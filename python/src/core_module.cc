@@ -5,9 +5,9 @@
 
 #include <dlfcn.h>
 
-#include "ffijit/bridge.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/c_ext.h"
-#include "ffijit/jit.h"
+#include "ffijit/jit/jit.h"
 
 namespace ffijit::python {
 
@@ -58,7 +58,7 @@ int CoreExec(PyObject* module) {
   int added = PyModule_AddObjectRef(module, "_tvm_ffi_abi", revision);
   Py_DECREF(revision);
   if (added != 0) return -1;
-  // FFIJITMakeFunction's flags (ffijit/bridge.h), for the package to combine.
+  // FFIJITMakeFunction's flags (ffijit/jit/bridge.h), for the package to combine.
   if (PyModule_AddIntConstant(module, "_STATUS_CONVENTION", kFFIJITStatusConvention) != 0 ||
       PyModule_AddIntConstant(module, "_ALLOW_OVERRIDE", kFFIJITAllowOverride) != 0 ||
       PyModule_AddIntConstant(module, "_INTERPRET_ONLY", kFFIJITInterpretOnly) != 0) {

@@ -1,4 +1,4 @@
-// Generated Python entries: CPython's object model described to the JIT (ffijit/host_entry.h), the
+// Generated Python entries: CPython's object model described to the JIT (ffijit/jit/host_entry.h), the
 // counting entry that gives a function its entry once Python has called it (a stencil entry on the
 // first call, the LLVM entry once called often enough), and the switch of a Function's builtin to
 // either.
@@ -11,8 +11,8 @@
 #include <cstring>
 #include <string>
 
-#include "ffijit/host_entry.h"
-#include "ffijit/jit.h"
+#include "ffijit/jit/host_entry.h"
+#include "ffijit/jit/jit.h"
 
 namespace ffijit::python {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
-#include "ffijit/host_entry.h"
+#include "ffijit/jit/host_entry.h"
 
 namespace ffijit::python {
 

@@ -25,9 +25,9 @@
 
 #include <structmember.h>
 
-#include "ffijit/bridge.h"
-#include "ffijit/host_entry.h"
-#include "ffijit/metadata.h"
+#include "ffijit/jit/bridge.h"
+#include "ffijit/jit/host_entry.h"
+#include "ffijit/reflect/metadata.h"
 
 namespace ffijit::python {
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "settings/file_bytes.h"
+#include "base/file_bytes.h"
 
 namespace ffijit::python {
 

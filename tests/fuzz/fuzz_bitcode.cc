@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "ffijit/error.h"
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 #include "orc/modules/jit_module.h"
 
 // LLVM's binary bitcode reader trusts the counts in its records: a crafted count makes it allocate

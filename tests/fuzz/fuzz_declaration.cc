@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "ffijit/error.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 
 // Any input either parses or raises a ValueError. What parses prints as a declaration (or is
 // refused with a ValueError) that reads back to the same signature and name, and through JSON.

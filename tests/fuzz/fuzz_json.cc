@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "ffijit/error.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 
 // Any input either parses or raises a ValueError; what parses prints and re-parses to itself.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

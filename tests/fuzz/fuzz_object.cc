@@ -8,7 +8,7 @@
 #include "elf_mutator.h"
 
 #include "ffijit/error.h"
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 #include "orc/modules/jit_module.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);

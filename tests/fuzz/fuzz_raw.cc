@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "ffijit/error.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 
 // Any input either parses or raises a ValueError. What parses has a raw form that reads back to
 // the same signature, and a readable form.

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "ffijit/error.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 
 namespace {
 

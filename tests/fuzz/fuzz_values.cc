@@ -15,9 +15,9 @@
 #include "ffijit/container.h"
 #include "ffijit/error.h"
 #include "ffijit/ffijit.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
-#include "ffijit/signature.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
+#include "ffijit/reflect/signature.h"
 #include "ffijit/tensor.h"
 
 namespace {

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "ffijit/ffijit.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
-#include "ffijit/signature.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
+#include "ffijit/reflect/signature.h"
 #include "interpreter/bound_function.h"
 #include "registration/register_internal.h"
 

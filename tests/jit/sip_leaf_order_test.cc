@@ -5,7 +5,7 @@
 
 #include "catch_error.h"
 #include "ffijit/container.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "interp_test_util.h"
 
 namespace ffijit::testing {

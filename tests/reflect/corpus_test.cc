@@ -4,7 +4,7 @@
 
 #include <regex>
 
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "test_util.h"
 
 namespace ffijit {

@@ -2,7 +2,7 @@
 // form, the async fences, the printer and round trip, and a clear refusal for everything else.
 #include <gtest/gtest.h>
 
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "test_util.h"
 
 namespace ffijit {

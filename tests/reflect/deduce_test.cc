@@ -1,9 +1,9 @@
 // SignatureOf: the Signature of C++ function types, deduced at compile time.
-#include "ffijit/deduce.h"
+#include "ffijit/reflect/deduce.h"
 
 #include <gtest/gtest.h>
 
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 
 namespace ffijit::deduce_test {
 

@@ -1,7 +1,7 @@
 // The iree.abi JSON format: every bad-input class gets a clear error with its offset.
 #include <gtest/gtest.h>
 
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "test_util.h"
 
 namespace ffijit {

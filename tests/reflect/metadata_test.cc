@@ -2,8 +2,8 @@
 // whichever way it was written.
 #include <gtest/gtest.h>
 
-#include "ffijit/deduce.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/deduce.h"
+#include "ffijit/reflect/metadata.h"
 #include "test_util.h"
 
 namespace ffijit {

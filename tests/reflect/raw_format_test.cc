@@ -1,7 +1,7 @@
 // The raw mangled signature: mangler coverage, readable form and bad input.
 #include <gtest/gtest.h>
 
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "test_util.h"
 
 namespace ffijit {

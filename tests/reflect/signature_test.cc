@@ -1,5 +1,5 @@
 // The Signature model: factories, the printed forms, equality and hashing.
-#include "ffijit/signature.h"
+#include "ffijit/reflect/signature.h"
 #include "signature_fixtures.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // SIP: builder from index paths, readable form, Combine with a raw signature, and bad input.
 #include <gtest/gtest.h>
 
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "test_util.h"
 
 namespace ffijit {

@@ -1,12 +1,12 @@
 // Host entry code generation: LLVM IR for one function's entry in a host language's fastcall shape
-// (ffijit/host_entry.h), converting the host's objects inline and calling the function's
+// (ffijit/jit/host_entry.h), converting the host's objects inline and calling the function's
 // safe_call.
 #ifndef FFIJIT_JIT_ORC_CODEGEN_HOST_ENTRY_CODEGEN_H_
 #define FFIJIT_JIT_ORC_CODEGEN_HOST_ENTRY_CODEGEN_H_
 
 #include <string>
 
-#include "ffijit/host_entry.h"
+#include "ffijit/jit/host_entry.h"
 #include "plan/call_plan.h"
 #include "plan/host_forms.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ffijit/c_api.h"
-#include "ffijit/host_entry.h"
+#include "ffijit/jit/host_entry.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"

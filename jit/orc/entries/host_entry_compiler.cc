@@ -14,7 +14,7 @@
 #include "orc/codegen/host_entry_codegen.h"
 #include "orc/codegen/thunk_codegen.h"
 #include "orc/tiers/jit_engine_impl.h"
-#include "registration/host_entry_internal.h"
+#include "plan/host_entry_internal.h"
 
 namespace ffijit::details {
 namespace {

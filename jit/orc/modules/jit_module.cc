@@ -1,4 +1,4 @@
-// JIT modules' public API, ffijit::JitModule (include/ffijit/jit_module.h). A JIT module loads ELF
+// JIT modules' public API, ffijit::JitModule (include/ffijit/jit/jit_module.h). A JIT module loads ELF
 // relocatable objects and LLVM IR into a JITDylib of the process's ORC session
 // (orc/llvm/session.h), runs their static initialisers, and is a library module to the runtime:
 // the module object and its symbol source are module_object.cc's, the files and the globals
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "ffijit/error.h"
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 #include "ffijit/registry.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/Module.h"

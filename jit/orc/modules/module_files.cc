@@ -1,15 +1,15 @@
 // The files a JIT module loads, by extension (AddFileTo), and what `ffijit.JitModuleUnload`
-// (orc_plugin/module_globals.cc registers the globals) does.
+// (plugin/module_globals.cc registers the globals) does.
 #include <string>
 #include <vector>
 
 #include "ffijit/error.h"
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 #include "ffijit/registry.h"
+#include "base/file_bytes.h"
 #include "orc/llvm/session.h"
 #include "orc/modules/module_state.h"
-#include "orc_plugin/orc_plugin.h"
-#include "settings/file_bytes.h"
+#include "orc/modules/unload_global.h"
 
 namespace ffijit::orc {
 namespace {
@@ -29,7 +29,7 @@ std::string Extension(const std::string& path) {
 }
 
 // The files a JIT module loads, by extension: the one list behind AddFile and the
-// `ffi.Module.load_from_file.<extension>` loaders (orc_plugin/module_globals.cc).
+// `ffi.Module.load_from_file.<extension>` loaders (plugin/module_globals.cc).
 struct FileKind {
   const char* extension;
   bool is_object;  // else LLVM IR, bitcode or text

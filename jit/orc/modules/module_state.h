@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 #include "ffijit/object.h"
 #include "orc/llvm/session.h"
 #include "orc/llvm_patches/link_records.h"

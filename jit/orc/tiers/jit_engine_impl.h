@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ffijit/jit.h"
+#include "ffijit/jit/jit.h"
 #include "interpreter/bound_function.h"
 #include "orc/tiers/unit_compiler.h"
 #include "settings/jit_settings.h"

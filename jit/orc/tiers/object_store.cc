@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "llvm/Support/xxhash.h"
-#include "settings/file_bytes.h"
+#include "base/file_bytes.h"
 
 namespace ffijit::orc {
 namespace {

@@ -6,7 +6,7 @@
 #include "orc/codegen/thunk_codegen.h"
 #include "orc/tiers/jit_engine_impl.h"
 #include "settings/jit_settings.h"
-#include "stencils/stencil_tier.h"
+#include "stencils/thunks/stencil_tier.h"
 
 namespace ffijit {
 namespace {

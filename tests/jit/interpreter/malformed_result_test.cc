@@ -16,7 +16,7 @@
 #include "ffijit/container.h"
 #include "ffijit/function.h"
 #include "ffijit/tensor.h"
-#include "ffijit/typed_function.h"
+#include "ffijit/jit/typed_function.h"
 #include "jit/interp_test_util.h"
 
 namespace ffijit::testing {

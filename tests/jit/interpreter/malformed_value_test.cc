@@ -14,7 +14,7 @@
 #include "ffijit/c_env_api.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
-#include "ffijit/metadata.h"
+#include "ffijit/reflect/metadata.h"
 #include "jit/interp_test_util.h"
 
 namespace ffijit::testing {

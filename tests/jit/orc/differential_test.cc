@@ -10,13 +10,13 @@
 #include "differential.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
 #include "interpreter/bound_function.h"
 #include "random_case.h"
 #include "recorder.h"
 #if FFIJIT_HAVE_STENCILS
-#include "stencils/stencil_tier.h"
+#include "stencils/thunks/stencil_tier.h"
 #endif
 
 namespace ffijit::testing {

@@ -10,8 +10,8 @@
 #include "call_natives.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
 #include "handwritten.h"
 #include "interpreter/bound_function.h"
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
 #include "runtime/tvm_header_style.h"
 
 namespace ffijit::testing {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "ffijit/error.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
 #include "interpreter/bound_function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ffijit/jit.h"
+#include "ffijit/jit/jit.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "orc/tiers/unit_compiler.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ffijit/c_api.h"
-#include "ffijit/signature.h"
+#include "ffijit/reflect/signature.h"
 #include "plan/call_plan.h"
 
 namespace ffijit::testing {

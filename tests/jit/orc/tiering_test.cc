@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "ffijit/error.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
 #include "ffijit/registry.h"
 #include "finishes_in_time.h"
 #include "interpreter/bound_function.h"

@@ -4,10 +4,10 @@
 
 #include <string>
 
-#include "ffijit/bridge.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/error.h"
-#include "ffijit/host_entry.h"
-#include "ffijit/jit.h"
+#include "ffijit/jit/host_entry.h"
+#include "ffijit/jit/jit.h"
 
 namespace ffijit::testing {
 namespace {

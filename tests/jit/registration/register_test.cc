@@ -1,7 +1,7 @@
 // Registration (C++ and C), global names, lifetime, keyword calls, deduced signatures.
 #include <string>
 
-#include "ffijit/bridge.h"
+#include "ffijit/jit/bridge.h"
 #include "interpreter/bound_function.h"
 #include "jit/interp_test_util.h"
 

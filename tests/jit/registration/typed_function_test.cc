@@ -10,9 +10,9 @@
 
 #include "catch_error.h"
 #include "ffijit/ffijit.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
-#include "ffijit/typed_function.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
+#include "ffijit/jit/typed_function.h"
 
 namespace ffijit::testing {
 namespace {

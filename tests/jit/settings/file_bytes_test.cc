@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "settings/file_bytes.h"
+#include "base/file_bytes.h"
 
 namespace ffijit::testing {
 namespace {

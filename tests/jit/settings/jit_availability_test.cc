@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ffijit/jit.h"
+#include "ffijit/jit/jit.h"
 #include "jit/interp_test_util.h"
 
 namespace ffijit::testing {

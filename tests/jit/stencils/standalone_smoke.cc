@@ -12,7 +12,7 @@
 
 #include "interpreter/bound_function.h"
 #include "platform/abi.h"
-#include "stencils/stencil_tier.h"
+#include "stencils/thunks/stencil_tier.h"
 
 namespace ffijit {
 bool CallPlan::has_keywords() const {

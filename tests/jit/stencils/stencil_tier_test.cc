@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "differential.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
 #include "interpreter/bound_function.h"
 #include "random_case.h"
 #include "register_canaries.h"
-#include "stencils/code_memory.h"
-#include "stencils/stencil_tier.h"
+#include "stencils/link/code_memory.h"
+#include "stencils/thunks/stencil_tier.h"
 
 namespace ffijit::testing {
 namespace {

@@ -6,10 +6,10 @@
 #include <string>
 
 #include "ffijit/ffijit.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
 #include "ffijit/registry.h"
-#include "ffijit/typed_function.h"
+#include "ffijit/jit/typed_function.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 
 #include "catch_error.h"
 #include "ffijit/module.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/register.h"
 
 namespace ffijit {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "ffijit/c_ext.h"
 #include "ffijit/error.h"
-#include "ffijit/jit.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
 #include "signature_fixtures.h"
 
 namespace ffijit::testing {

@@ -1,4 +1,4 @@
-// Host entries (ffijit/host_entry.h) against a toy object model: the inline conversions, the result
+// Host entries (ffijit/jit/host_entry.h) against a toy object model: the inline conversions, the result
 // boxing, every way out to the host's fallback, errors raised as the packed call raises them, and
 // the lock released around the call. No Python: the entry knows only what the model tells it.
 #include <gtest/gtest.h>
@@ -9,12 +9,12 @@
 #include <deque>
 #include <string>
 
-#include "ffijit/bridge.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/error.h"
-#include "ffijit/host_entry.h"
+#include "ffijit/jit/host_entry.h"
 #include "register_canaries.h"
 #if FFIJIT_HAVE_STENCILS
-#include "stencils/code_memory.h"
+#include "stencils/link/code_memory.h"
 #endif
 
 namespace ffijit::testing {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "catch_error.h"
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 
 namespace {
 

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "differential.h"
-#include "ffijit/jit.h"
-#include "ffijit/jit_module.h"
-#include "ffijit/register.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/jit_module.h"
+#include "ffijit/jit/register.h"
 #include "interpreter/bound_function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Type.h"

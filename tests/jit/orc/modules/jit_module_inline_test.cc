@@ -19,8 +19,8 @@
 #include "call_natives.h"
 #include "catch_error.h"
 #include "ffijit/c_ext.h"
-#include "ffijit/jit.h"
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/jit_module.h"
 #include "ffijit/tensor.h"
 #include "signature_fixtures.h"
 

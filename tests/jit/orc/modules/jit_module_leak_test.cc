@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 #include "ffijit/module.h"
 
 namespace {

@@ -19,7 +19,7 @@
 
 #include "catch_error.h"
 #include "ffijit/c_env_api.h"
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 #include "ffijit/module.h"
 #include "ffijit/registry.h"
 #include "tools/tool_run.h"

@@ -13,7 +13,7 @@
 
 #include "catch_error.h"
 #include "ffijit/container.h"
-#include "ffijit/jit_module.h"
+#include "ffijit/jit/jit_module.h"
 #include "ffijit/module.h"
 
 namespace {

@@ -1,0 +1,107 @@
+// libffijit_jit.so loads its LLVM plugin (libffijit_orc.so, and with it libLLVM) on the first
+// thing that needs LLVM, never before: registering functions and calling them on the interpreter
+// maps neither, nor does the stencil tier. Links the shared library, as a user's program does, and
+// is the only test of its binary: the process's mappings are the subject.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
+
+namespace ffijit {
+namespace {
+
+int64_t Mix(int64_t a, int64_t b) {
+  return 3 * a - b;
+}
+
+// Whether a file whose name contains `needle` is mapped into this process.
+bool Mapped(const std::string& needle) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+int64_t CallMix(const Function& f, int64_t a, int64_t b) {
+  return f(a, b).cast<int64_t>();
+}
+
+TEST(LazyLlvm, InterpreterNeverLoadsLlvmTheFirstCompileDoes) {
+  ASSERT_FALSE(Mapped("libLLVM")) << "libLLVM mapped before anything asked for it";
+  ASSERT_FALSE(Mapped("libffijit_orc"));
+
+  // Registered before the plugin exists: on the interpreter, one going to the cold tier after 3
+  // calls and one never on its own; on the stencil tier (no LLVM either), one never going hot and
+  // one going hot after 2 calls.
+  Function counted, never, stencilled, stencil_hot;
+  {
+    ScopedJitOptions options({JitPolicy::kAfterCalls, 3, 0, /*stencils=*/false});
+    counted = MakeFunction("lazy_counted", &Mix);
+  }
+  {
+    ScopedJitOptions options({JitPolicy::kNever, 0, 0});
+    never = MakeFunction("lazy_never", &Mix);
+  }
+  {
+    ScopedJitOptions options({JitPolicy::kAfterCalls, 3, 0});
+    stencilled = MakeFunction("lazy_stencilled", &Mix);
+  }
+  {
+    ScopedJitOptions options({JitPolicy::kAfterCalls, 3, 2});
+    stencil_hot = MakeFunction("lazy_stencil_hot", &Mix);
+  }
+  EXPECT_EQ(CallMix(never, 5, 2), 13);
+  EXPECT_EQ(CallMix(counted, 1, 1), 2);
+  EXPECT_EQ(CallMix(counted, 2, 1), 5);
+  for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(CallMix(stencilled, i, 1), 3 * i - 1);
+  EXPECT_EQ(CallMix(stencil_hot, 1, 2), 1);
+  // Asking whether something is compiled needs no LLVM to say no (a stencil thunk is not an LLVM
+  // tier's).
+  EXPECT_FALSE(IsJitCompiled(counted));
+  EXPECT_FALSE(IsJitCompiled(never));
+  EXPECT_FALSE(IsJitCompiled(stencilled));
+  EXPECT_FALSE(Mapped("libLLVM")) << "registration, the interpreter or a stencil loaded LLVM";
+  EXPECT_FALSE(Mapped("libffijit_orc"));
+
+  // The stencil thunk's second call runs its count out: the hot compile it asks for loads the
+  // plugin.
+  EXPECT_EQ(CallMix(stencil_hot, 2, 2), 4);
+  EXPECT_TRUE(Mapped("libffijit_orc"));
+  EXPECT_TRUE(Mapped("libLLVM"));
+  JitEngine::Default().WaitIdle();
+  EXPECT_TRUE(IsHotCompiled(stencil_hot));
+  EXPECT_EQ(CallMix(stencil_hot, 3, 2), 7);
+  EXPECT_GE(JitEngine::Default().Stats().stencil_thunks_made, 2);
+
+  // The third call reaches the interpreter's count: the cold compile is queued.
+  EXPECT_EQ(CallMix(counted, 3, 1), 8);
+  JitEngine::Default().WaitIdle();
+  EXPECT_TRUE(IsJitCompiled(counted));
+  EXPECT_EQ(CallMix(counted, 4, 1), 11);
+
+  // Registered before the load, compiled after it on request.
+  EXPECT_FALSE(IsJitCompiled(never));
+  JitEngine::Default().CompileNow(never);
+  EXPECT_TRUE(IsJitCompiled(never));
+  EXPECT_EQ(CallMix(never, 5, 2), 13);
+
+  // Registered after the load: the plugin's own hook attaches it.
+  Function eager;
+  {
+    ScopedJitOptions options({JitPolicy::kEager, 0, 0, /*stencils=*/false});
+    eager = MakeFunction("lazy_eager", &Mix);
+  }
+  JitEngine::Default().WaitIdle();
+  EXPECT_TRUE(IsJitCompiled(eager));
+  EXPECT_EQ(CallMix(eager, 7, 1), 20);
+  EXPECT_TRUE(JitAvailable());
+}
+
+}  // namespace
+}  // namespace ffijit
