@@ -65,148 +65,146 @@ inline int BoxReturned(const BoundFunction* fn, Conversion conversion, const uin
   }
 }
 
-int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
-  const InterpProgram& program = *fn->program;
-  if (__builtin_expect(num_args != program.num_args, 0)) {
-    return FFIJITRaiseArityError(fn, num_args);
+// The validity contract inline: a Str's object exists and is a Str; a SmallStr fits and ends in
+// NUL; and neither holds a NUL inside, which would cut the C string short. Anything else is the
+// general path's to convert or reject.
+inline bool StoreStr(const InterpOp& op, const TVMFFIAny* value, uint64_t* frame) {
+  if (value->type_index == kTVMFFIStr) {
+    const TVMFFIObject* obj = value->v_obj;
+    if (__builtin_expect(obj == nullptr || obj->type_index != kTVMFFIStr, 0)) return false;
+    if (__builtin_expect(StrObjectHasNul(obj), 0)) return false;
+    frame[op.dest] = reinterpret_cast<uintptr_t>(CellOf<FFIJITBytesCell>(value->v_obj)->data);
+    return true;
   }
-  // Uninitialized on purpose: every word the target reads is written below, and zeroing the
-  // frame costs more than the rest of a small call.
-  uint64_t small_frame[kSmallFrame];
-  std::unique_ptr<uint64_t[]> big_frame;
-  uint64_t* frame = small_frame;
-  if (__builtin_expect(program.frame_words > kSmallFrame, 0)) {
-    big_frame.reset(new (std::nothrow) uint64_t[static_cast<size_t>(program.frame_words)]);
-    if (big_frame == nullptr) return RaiseOutOfMemory();
-    frame = big_frame.get();
+  if (value->type_index == kTVMFFISmallStr) {
+    if (__builtin_expect(
+            value->small_str_len > 7 || value->v_bytes[7] != 0 || SmallStrHasNul(*value), 0))
+      return false;
+    frame[op.dest] = reinterpret_cast<uintptr_t>(value->v_bytes);
+    return true;
   }
+  return false;
+}
 
-  for (const InterpOp& op : program.ops) {
-    const TVMFFIAny* value = args + op.position;
-    switch (op.opcode) {
-      case InterpOpcode::kInt64:
-        if (__builtin_expect(value->type_index == kTVMFFIInt || value->type_index == kTVMFFIBool,
-                             1)) {
-          frame[op.dest] = static_cast<uint64_t>(value->v_int64);
-          continue;
-        }
-        break;
-      case InterpOpcode::kFloat64:
-        if (__builtin_expect(value->type_index == kTVMFFIFloat, 1)) {
-          std::memcpy(&frame[op.dest], &value->v_float64, sizeof(double));
-          continue;
-        }
-        break;
-      case InterpOpcode::kOpaquePtr:
-        if (__builtin_expect(value->type_index == kTVMFFIOpaquePtr, 1)) {
-          frame[op.dest] = reinterpret_cast<uintptr_t>(value->v_ptr);
-          continue;
-        }
-        break;
-      case InterpOpcode::kInt32:
-        if (__builtin_expect(
-                (value->type_index == kTVMFFIInt || value->type_index == kTVMFFIBool) &&
-                    value->v_int64 >= INT32_MIN && value->v_int64 <= INT32_MAX,
-                1)) {
-          frame[op.dest] = static_cast<uint64_t>(value->v_int64);
-          continue;
-        }
-        break;
-      case InterpOpcode::kFloat32:
-        if (__builtin_expect(value->type_index == kTVMFFIFloat, 1)) {
-          const float f = static_cast<float>(value->v_float64);
-          uint32_t bits;
-          std::memcpy(&bits, &f, sizeof bits);
-          frame[op.dest] = bits;
-          continue;
-        }
-        break;
-      case InterpOpcode::kStr:
-        // The validity contract inline: a Str's object exists and is a Str; a SmallStr fits and
-        // ends in NUL; and neither holds a NUL inside, which would cut the C string short.
-        // Anything else is the general path's to convert or reject.
-        if (value->type_index == kTVMFFIStr) {
-          const TVMFFIObject* obj = value->v_obj;
-          if (__builtin_expect(obj == nullptr || obj->type_index != kTVMFFIStr, 0)) break;
-          if (__builtin_expect(StrObjectHasNul(obj), 0)) break;
-          frame[op.dest] = reinterpret_cast<uintptr_t>(CellOf<FFIJITBytesCell>(value->v_obj)->data);
-          continue;
-        }
-        if (value->type_index == kTVMFFISmallStr) {
-          if (__builtin_expect(
-                  value->small_str_len > 7 || value->v_bytes[7] != 0 || SmallStrHasNul(*value), 0))
-            break;
-          frame[op.dest] = reinterpret_cast<uintptr_t>(value->v_bytes);
-          continue;
-        }
-        break;
-      case InterpOpcode::kTensor: {
-        // The validity contract inline: a Tensor's object exists and is a Tensor, and a tensor's
-        // shape exists when ndim > 0.
-        const DLTensor* t = nullptr;
-        if (value->type_index == kTVMFFITensor) {
-          const TVMFFIObject* obj = value->v_obj;
-          if (__builtin_expect(obj != nullptr && obj->type_index == kTVMFFITensor, 1)) {
-            t = CellOf<DLTensor>(value->v_obj);
-          }
-        } else if (value->type_index == kTVMFFIDLTensorPtr) {
-          t = static_cast<const DLTensor*>(value->v_ptr);
-        }
-        if (__builtin_expect(t != nullptr, 1)) {
-          uint32_t dtype;
-          std::memcpy(&dtype, &t->dtype, sizeof dtype);
-          // With a checked rank, ndim == rank settles the sign; the shape must exist when ndim > 0
-          // (before the static dims read it).
-          const bool matches = (!op.tensor_check_dtype || dtype == op.tensor_dtype) &&
-                               (op.tensor_rank < 0 ? t->ndim >= 0 : t->ndim == op.tensor_rank) &&
-                               (t->shape != nullptr || t->ndim == 0) &&
-                               (!op.tensor_has_static_dim || TensorMatches(op.native->tensor, t));
-          if (__builtin_expect(!matches, 0)) break;
-          frame[op.dest] = reinterpret_cast<uintptr_t>(t);
-          continue;
-        }
-        break;
-      }
-      case InterpOpcode::kDataType:
-        if (__builtin_expect(value->type_index == kTVMFFIDataType, 1)) {
-          uint32_t bits;
-          std::memcpy(&bits, &value->v_dtype, sizeof bits);
-          frame[op.dest] = bits;
-          continue;
-        }
-        break;
-      case InterpOpcode::kDevice:
-        if (__builtin_expect(value->type_index == kTVMFFIDevice, 1)) {
-          std::memcpy(&frame[op.dest], &value->v_device, sizeof(DLDevice));
-          continue;
-        }
-        break;
-      case InterpOpcode::kGeneric:
-        break;
+// The validity contract inline: a Tensor's object exists and is a Tensor, and a tensor's shape
+// exists when ndim > 0.
+inline bool StoreTensor(const InterpOp& op, const TVMFFIAny* value, uint64_t* frame) {
+  const DLTensor* t = nullptr;
+  if (value->type_index == kTVMFFITensor) {
+    const TVMFFIObject* obj = value->v_obj;
+    if (__builtin_expect(obj != nullptr && obj->type_index == kTVMFFITensor, 1)) {
+      t = CellOf<DLTensor>(value->v_obj);
     }
-    if (ConvertGeneric(fn, op, args, frame) != 0) return -1;
+  } else if (value->type_index == kTVMFFIDLTensorPtr) {
+    t = static_cast<const DLTensor*>(value->v_ptr);
   }
+  if (__builtin_expect(t != nullptr, 1)) {
+    uint32_t dtype;
+    std::memcpy(&dtype, &t->dtype, sizeof dtype);
+    // With a checked rank, ndim == rank settles the sign; the shape must exist when ndim > 0
+    // (before the static dims read it).
+    const bool matches = (!op.tensor_check_dtype || dtype == op.tensor_dtype) &&
+                         (op.tensor_rank < 0 ? t->ndim >= 0 : t->ndim == op.tensor_rank) &&
+                         (t->shape != nullptr || t->ndim == 0) &&
+                         (!op.tensor_has_static_dim || TensorMatches(op.native->tensor, t));
+    if (__builtin_expect(!matches, 0)) return false;
+    frame[op.dest] = reinterpret_cast<uintptr_t>(t);
+    return true;
+  }
+  return false;
+}
 
-  // Out-pointer results: zeroed 16-byte buffers, one per result not returned by value.
+// Stores an argument that already has the op's kind as the frame takes it; false leaves the
+// argument to ConvertGeneric.
+inline bool StoreFast(const InterpOp& op, const TVMFFIAny* value, uint64_t* frame) {
+  switch (op.opcode) {
+    case InterpOpcode::kInt64:
+      if (__builtin_expect(value->type_index == kTVMFFIInt || value->type_index == kTVMFFIBool,
+                           1)) {
+        frame[op.dest] = static_cast<uint64_t>(value->v_int64);
+        return true;
+      }
+      break;
+    case InterpOpcode::kFloat64:
+      if (__builtin_expect(value->type_index == kTVMFFIFloat, 1)) {
+        std::memcpy(&frame[op.dest], &value->v_float64, sizeof(double));
+        return true;
+      }
+      break;
+    case InterpOpcode::kOpaquePtr:
+      if (__builtin_expect(value->type_index == kTVMFFIOpaquePtr, 1)) {
+        frame[op.dest] = reinterpret_cast<uintptr_t>(value->v_ptr);
+        return true;
+      }
+      break;
+    case InterpOpcode::kInt32:
+      if (__builtin_expect((value->type_index == kTVMFFIInt || value->type_index == kTVMFFIBool) &&
+                               value->v_int64 >= INT32_MIN && value->v_int64 <= INT32_MAX,
+                           1)) {
+        frame[op.dest] = static_cast<uint64_t>(value->v_int64);
+        return true;
+      }
+      break;
+    case InterpOpcode::kFloat32:
+      if (__builtin_expect(value->type_index == kTVMFFIFloat, 1)) {
+        const float f = static_cast<float>(value->v_float64);
+        uint32_t bits;
+        std::memcpy(&bits, &f, sizeof bits);
+        frame[op.dest] = bits;
+        return true;
+      }
+      break;
+    case InterpOpcode::kStr:
+      return StoreStr(op, value, frame);
+    case InterpOpcode::kTensor:
+      return StoreTensor(op, value, frame);
+    case InterpOpcode::kDataType:
+      if (__builtin_expect(value->type_index == kTVMFFIDataType, 1)) {
+        uint32_t bits;
+        std::memcpy(&bits, &value->v_dtype, sizeof bits);
+        frame[op.dest] = bits;
+        return true;
+      }
+      break;
+    case InterpOpcode::kDevice:
+      if (__builtin_expect(value->type_index == kTVMFFIDevice, 1)) {
+        std::memcpy(&frame[op.dest], &value->v_device, sizeof(DLDevice));
+        return true;
+      }
+      break;
+    case InterpOpcode::kGeneric:
+      break;
+  }
+  return false;
+}
+
+using OutBuffer = uint64_t[2];
+
+// Out-pointer results: zeroed 16-byte buffers, one per result not returned by value, in `small`
+// or, when more than fit, in `big`. Returns the buffers, nullptr when out of memory.
+inline OutBuffer* BindOutBuffers(const InterpProgram& program, uint64_t* frame, OutBuffer* small,
+                                 std::unique_ptr<OutBuffer[]>& big) {
   const int32_t num_results = program.num_results;
-  uint64_t small_out[kSmallResults][2];
-  std::unique_ptr<uint64_t[][2]> big_out;
-  uint64_t(*out)[2] = small_out;
+  OutBuffer* out = small;
   const bool by_return =
       program.return_kind != ReturnKind::kVoid && program.return_kind != ReturnKind::kStatus;
   if (!by_return && num_results > 0) {
     if (num_results > kSmallResults) {
-      big_out.reset(new (std::nothrow) uint64_t[static_cast<size_t>(num_results)][2]);
-      if (big_out == nullptr) return RaiseOutOfMemory();
-      out = big_out.get();
+      big.reset(new (std::nothrow) OutBuffer[static_cast<size_t>(num_results)]);
+      if (big == nullptr) return nullptr;
+      out = big.get();
     }
     for (int32_t r = 0; r < num_results; ++r) {
       out[r][0] = out[r][1] = 0;
       frame[program.out_dest[static_cast<size_t>(r)]] = reinterpret_cast<uintptr_t>(out[r]);
     }
   }
+  return out;
+}
 
-  uint64_t ret[platform::kRetWords];
+// Calls the target with the frame's words; its return registers land in `ret`.
+inline void CallTarget(const BoundFunction* fn, [[maybe_unused]] const InterpProgram& program,
+                       uint64_t* frame, uint64_t* ret) {
 #if FFIJIT_HAVE_CALL_STUB
   if (__builtin_expect(fn->libffi == nullptr, 1)) {
     if (program.num_stack == 0) {
@@ -221,7 +219,12 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
 #else
   CallLibffi(fn->libffi, fn->target, frame, ret);
 #endif
+}
 
+// Boxes what the call returned (in `ret`, or in the out-buffers) into `result`, or raises the
+// error a status result reports.
+inline int BoxCallResult(const BoundFunction* fn, const InterpProgram& program, const uint64_t* ret,
+                         OutBuffer* out, TVMFFIAny* result) {
   const uint64_t* returned = nullptr;
   switch (program.return_kind) {
     case ReturnKind::kGpr:
@@ -248,11 +251,42 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
     return FFIJITBoxResults(fn, out, result);
   }
   if (returned != nullptr) return BoxReturned(fn, program.return_conversion, returned, result);
-  if (num_results == 0) {
+  if (program.num_results == 0) {
     *result = TVMFFIAny{};
     return 0;
   }
   return FFIJITBoxResult(fn, 0, out[0], result);
+}
+
+int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  const InterpProgram& program = *fn->program;
+  if (__builtin_expect(num_args != program.num_args, 0)) {
+    return FFIJITRaiseArityError(fn, num_args);
+  }
+  // Uninitialized on purpose: every word the target reads is written below, and zeroing the
+  // frame costs more than the rest of a small call.
+  uint64_t small_frame[kSmallFrame];
+  std::unique_ptr<uint64_t[]> big_frame;
+  uint64_t* frame = small_frame;
+  if (__builtin_expect(program.frame_words > kSmallFrame, 0)) {
+    big_frame.reset(new (std::nothrow) uint64_t[static_cast<size_t>(program.frame_words)]);
+    if (big_frame == nullptr) return RaiseOutOfMemory();
+    frame = big_frame.get();
+  }
+
+  for (const InterpOp& op : program.ops) {
+    if (StoreFast(op, args + op.position, frame)) continue;
+    if (ConvertGeneric(fn, op, args, frame) != 0) return -1;
+  }
+
+  OutBuffer small_out[kSmallResults];
+  std::unique_ptr<OutBuffer[]> big_out;
+  OutBuffer* const out = BindOutBuffers(program, frame, small_out, big_out);
+  if (out == nullptr) return RaiseOutOfMemory();
+
+  uint64_t ret[platform::kRetWords];
+  CallTarget(fn, program, frame, ret);
+  return BoxCallResult(fn, program, ret, out, result);
 }
 
 }  // namespace
