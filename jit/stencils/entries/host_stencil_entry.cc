@@ -214,6 +214,139 @@ void ReleaseHostCode(void* code) {
   delete host_code;
 }
 
+// Argument pieces with an out-of-line part: (the piece, its part), placed after the chain.
+using SlowParts = std::vector<std::pair<size_t, Piece>>;
+
+// Appends every argument's piece but the tensors', then the tensors' (borrowed last).
+void AppendArgumentPieces(const CallPlan& plan, const std::vector<size_t>& tensors,
+                          int32_t int_layout, std::vector<Piece>& pieces, SlowParts& slow_parts) {
+  // Argument i's piece (`index`: a tensor's number).
+  auto argument_piece = [&](size_t i, int64_t index) {
+    const ArgumentStencils stencils =
+        ArgumentStencilsOf(FormOf(FlatParamOf(plan, i)->conversion), int_layout);
+    Piece piece{stencils.fast};
+    piece.object_offset = static_cast<int64_t>(sizeof(void*) * i);
+    piece.offset = static_cast<int64_t>(sizeof(TVMFFIAny) * i);
+    piece.index = index;
+    if (stencils.slow != nullptr) {
+      Piece slow = piece;
+      slow.stencil = stencils.slow;
+      slow_parts.push_back({pieces.size(), slow});
+    }
+    return piece;
+  };
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    if (FormOf(FlatParamOf(plan, i)->conversion) != InlineForm::kTensor) {
+      pieces.push_back(argument_piece(i, 0));
+    }
+  }
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    pieces.push_back(argument_piece(tensors[t], static_cast<int64_t>(t)));
+  }
+}
+
+// The switch to the call: into a copy of the function's thunk chain when the stencil thunks
+// cover its plan, else to its packed entry. Sets targets.fail to the thunk's fallback piece
+// (LinkTargets::kNone for the packed entry, which has none).
+void AppendCallPieces(const BoundFunction* fn, const FFIJITHostModel& model, int flags,
+                      size_t num_tensors, LinkTargets& targets, std::vector<Piece>& pieces) {
+  std::vector<Piece> thunk;
+  std::string thunk_why;
+  targets.fail =
+      AppendThunkPieces(fn, /*count_calls=*/false, /*with_entry=*/false, &thunk, &thunk_why);
+  const bool unlocking = (flags & kFFIJITHostEntryReleaseLock) != 0;
+  if (targets.fail == LinkTargets::kNone) {
+    pieces.push_back({&gen::k_stencil_host_to_packed});
+  } else {
+    pieces.push_back(
+        {unlocking ? &gen::k_stencil_host_to_chain_unlocking : &gen::k_stencil_host_to_chain});
+  }
+  for (size_t i = 0; i + 1 < pieces.size(); ++i) pieces[i].falls_through = true;
+  if (targets.fail == LinkTargets::kNone) {
+    pieces.back().index = static_cast<int64_t>(num_tensors);  // it releases them
+    return;
+  }
+  LoadCheckedPayloads(&thunk);
+  // The thunk's pieces end in its call stencil, its epilogue and its fallback: here the host's
+  // call stencil where it has one for the result (which boxes it and takes back what the entry
+  // gave away), else the thunk's call and a return stencil that does the same with the Any the
+  // call left; then the host's fallback.
+  thunk.pop_back();  // the fallback
+  const bool plain = !unlocking && num_tensors == 0 && model.plain_refcount != 0;
+  if (const Stencil* host_call = HostCallStencil(*fn->plan, plain)) {
+    thunk.pop_back();  // the epilogue
+    thunk.back() = Piece{host_call};
+  } else {
+    thunk.back() = Piece{&gen::k_stencil_host_return};
+    thunk[thunk.size() - 2].falls_through = true;
+  }
+  thunk.back().index = static_cast<int64_t>(num_tensors);
+  pieces.back().falls_through = true;
+  pieces.insert(pieces.end(), thunk.begin(), thunk.end());
+}
+
+// The epilogue, which the call's end falls into, then the ways out of line: the host's fallback
+// for the thunk's stencils, the way to the generic path, and each argument's out-of-line part,
+// which continues the chain where its piece would.
+void AppendEpilogueAndOutOfLine(size_t num_tensors, SlowParts& slow_parts, LinkTargets& targets,
+                                std::vector<Piece>& pieces) {
+  pieces.back().falls_through = true;
+  targets.exit = pieces.size();
+  pieces.push_back({&gen::k_stencil_host_epilogue});
+  if (targets.fail != LinkTargets::kNone) {
+    targets.fail = pieces.size();
+    pieces.push_back({&gen::k_stencil_host_fail});
+    pieces.back().index = static_cast<int64_t>(num_tensors);
+  }
+  targets.generic = pieces.size();
+  pieces.push_back({&gen::k_stencil_host_generic});
+  for (auto& [index, slow] : slow_parts) {
+    pieces[index].slow_piece = pieces.size();
+    slow.next_piece = index + 1;
+    pieces.push_back(slow);
+  }
+}
+
+struct HostHoleContext {
+  const BoundFunction* fn;
+  const FFIJITHostModel* model;
+  const FFIJITHostStencilData* data;
+};
+
+// The values of the holes only host entries have (a HoleValue; `opaque`: a HostHoleContext),
+// the rest the thunk's.
+bool HostHoleValue(const void* opaque, Hole hole, uint64_t* value) {
+  const auto& c = *static_cast<const HostHoleContext*>(opaque);
+  switch (hole) {
+    case Hole::kSelfCountOffset:
+      *value = static_cast<uint64_t>(static_cast<int64_t>(c.model->self_count_offset));
+      return true;
+    case Hole::kSelfNameOffset:
+      *value = static_cast<uint64_t>(static_cast<int64_t>(c.model->self_name_offset));
+      return true;
+    case Hole::kHostFallback:
+      *value = reinterpret_cast<uint64_t>(c.model->fallback);
+      return true;
+    case Hole::kCountReached:
+      *value = reinterpret_cast<uint64_t>(c.model->count_reached);
+      return c.model->count_reached != nullptr;
+    case Hole::kHostTypeOffset:
+      return Offset(c.data->type_offset, value);
+    case Hole::kHostIntSizeOffset:
+      return Offset(c.data->int_size_offset, value);
+    case Hole::kHostIntDigitsOffset:
+      return Offset(c.data->int_digits_offset, value);
+    case Hole::kHostFloatValueOffset:
+      return Offset(c.data->float_value_offset, value);
+    case Hole::kHostDeviceValueOffset:
+      return Offset(c.data->device_value_offset, value);
+    case Hole::kHostDtypeValueOffset:
+      return Offset(c.data->dtype_value_offset, value);
+    default:
+      return ThunkHoleValue(c.fn, /*count_calls=*/false, hole, value);
+  }
+}
+
 }  // namespace
 
 FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostModel& model,
@@ -249,124 +382,14 @@ FFIJITHostEntry* MakeStencilHostEntry(const BoundFunction* fn, const FFIJITHostM
         {counted ? &gen::k_stencil_host_entry_slots_counted : &gen::k_stencil_host_entry_slots});
   }
   const FFIJITHostStencilData data = DataOf(fn, model, flags);
-  // Argument pieces with an out-of-line part: (the piece, its part), placed after the chain.
-  std::vector<std::pair<size_t, Piece>> slow_parts;
-  struct Context {
-    const BoundFunction* fn;
-    const FFIJITHostModel* model;
-    const FFIJITHostStencilData* data;
-  };
-  // Argument i's piece (`index`: a tensor's number).
-  auto argument_piece = [&](size_t i, int64_t index) {
-    const ArgumentStencils stencils =
-        ArgumentStencilsOf(FormOf(FlatParamOf(plan, i)->conversion), data.int_layout);
-    Piece piece{stencils.fast};
-    piece.object_offset = static_cast<int64_t>(sizeof(void*) * i);
-    piece.offset = static_cast<int64_t>(sizeof(TVMFFIAny) * i);
-    piece.index = index;
-    if (stencils.slow != nullptr) {
-      Piece slow = piece;
-      slow.stencil = stencils.slow;
-      slow_parts.push_back({pieces.size(), slow});
-    }
-    return piece;
-  };
-  for (size_t i = 0; i < num_args; ++i) {
-    if (FormOf(FlatParamOf(plan, i)->conversion) != InlineForm::kTensor) {
-      pieces.push_back(argument_piece(i, 0));
-    }
-  }
-  for (size_t t = 0; t < tensors.size(); ++t) {
-    pieces.push_back(argument_piece(tensors[t], static_cast<int64_t>(t)));
-  }
-  // The switch to the call: into a copy of the function's thunk chain when the stencil thunks
-  // cover its plan, else to its packed entry.
+  SlowParts slow_parts;
+  AppendArgumentPieces(plan, tensors, data.int_layout, pieces, slow_parts);
   LinkTargets targets;
-  std::vector<Piece> thunk;
-  std::string thunk_why;
-  targets.fail =
-      AppendThunkPieces(fn, /*count_calls=*/false, /*with_entry=*/false, &thunk, &thunk_why);
-  const bool unlocking = (flags & kFFIJITHostEntryReleaseLock) != 0;
-  if (targets.fail == LinkTargets::kNone) {
-    pieces.push_back({&gen::k_stencil_host_to_packed});
-  } else {
-    pieces.push_back(
-        {unlocking ? &gen::k_stencil_host_to_chain_unlocking : &gen::k_stencil_host_to_chain});
-  }
-  for (size_t i = 0; i + 1 < pieces.size(); ++i) pieces[i].falls_through = true;
-  if (targets.fail == LinkTargets::kNone) {
-    pieces.back().index = static_cast<int64_t>(tensors.size());  // it releases them
-  } else {
-    LoadCheckedPayloads(&thunk);
-    // The thunk's pieces end in its call stencil, its epilogue and its fallback: here the host's
-    // call stencil where it has one for the result (which boxes it and takes back what the entry
-    // gave away), else the thunk's call and a return stencil that does the same with the Any the
-    // call left; then the host's fallback.
-    thunk.pop_back();  // the fallback
-    const bool plain = !unlocking && tensors.empty() && model.plain_refcount != 0;
-    if (const Stencil* host_call = HostCallStencil(plan, plain)) {
-      thunk.pop_back();  // the epilogue
-      thunk.back() = Piece{host_call};
-    } else {
-      thunk.back() = Piece{&gen::k_stencil_host_return};
-      thunk[thunk.size() - 2].falls_through = true;
-    }
-    thunk.back().index = static_cast<int64_t>(tensors.size());
-    pieces.back().falls_through = true;
-    pieces.insert(pieces.end(), thunk.begin(), thunk.end());
-  }
-  // The epilogue, which the call's end falls into, then the ways out of line: the host's fallback
-  // for the thunk's stencils, the way to the generic path, and each argument's out-of-line part,
-  // which continues the chain where its piece would.
-  pieces.back().falls_through = true;
-  targets.exit = pieces.size();
-  pieces.push_back({&gen::k_stencil_host_epilogue});
-  if (targets.fail != LinkTargets::kNone) {
-    targets.fail = pieces.size();
-    pieces.push_back({&gen::k_stencil_host_fail});
-    pieces.back().index = static_cast<int64_t>(tensors.size());
-  }
-  targets.generic = pieces.size();
-  pieces.push_back({&gen::k_stencil_host_generic});
-  for (auto& [index, slow] : slow_parts) {
-    pieces[index].slow_piece = pieces.size();
-    slow.next_piece = index + 1;
-    pieces.push_back(slow);
-  }
-  auto hole_value = [](const void* opaque, Hole hole, uint64_t* value) {
-    const auto& c = *static_cast<const Context*>(opaque);
-    switch (hole) {
-      case Hole::kSelfCountOffset:
-        *value = static_cast<uint64_t>(static_cast<int64_t>(c.model->self_count_offset));
-        return true;
-      case Hole::kSelfNameOffset:
-        *value = static_cast<uint64_t>(static_cast<int64_t>(c.model->self_name_offset));
-        return true;
-      case Hole::kHostFallback:
-        *value = reinterpret_cast<uint64_t>(c.model->fallback);
-        return true;
-      case Hole::kCountReached:
-        *value = reinterpret_cast<uint64_t>(c.model->count_reached);
-        return c.model->count_reached != nullptr;
-      case Hole::kHostTypeOffset:
-        return Offset(c.data->type_offset, value);
-      case Hole::kHostIntSizeOffset:
-        return Offset(c.data->int_size_offset, value);
-      case Hole::kHostIntDigitsOffset:
-        return Offset(c.data->int_digits_offset, value);
-      case Hole::kHostFloatValueOffset:
-        return Offset(c.data->float_value_offset, value);
-      case Hole::kHostDeviceValueOffset:
-        return Offset(c.data->device_value_offset, value);
-      case Hole::kHostDtypeValueOffset:
-        return Offset(c.data->dtype_value_offset, value);
-      default:
-        return ThunkHoleValue(c.fn, /*count_calls=*/false, hole, value);
-    }
-  };
-  const Context context{fn, &model, &data};
+  AppendCallPieces(fn, model, flags, tensors.size(), targets, pieces);
+  AppendEpilogueAndOutOfLine(tensors.size(), slow_parts, targets, pieces);
+  const HostHoleContext context{fn, &model, &data};
   LinkedCode code;
-  if (!LinkStencils(pieces, targets, hole_value, &context, &data, sizeof data,
+  if (!LinkStencils(pieces, targets, &HostHoleValue, &context, &data, sizeof data,
                     reinterpret_cast<const void*>(&MakeStencilHostEntry), &code, &why)) {
     throw RuntimeError(refused + why);
   }
