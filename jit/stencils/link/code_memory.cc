@@ -126,10 +126,10 @@ bool Seal(const CodeBlock& block, std::string* why) {
     return false;
   }
   // AArch64 needs the data and instruction caches made coherent for the executable view; a no-op
-  // on x86-64. The release fence orders the writes before the publication of the entry point.
+  // on x86-64. No fence here: the code reaches other threads only through its entry point, which
+  // its maker publishes with a release store (SetSafeCall) or hands to the one caller that asked.
   __builtin___clear_cache(reinterpret_cast<char*>(block.base),
                           reinterpret_cast<char*>(block.base + block.size));
-  std::atomic_thread_fence(std::memory_order_release);
   return true;
 }
 

@@ -25,7 +25,8 @@ struct CodeBlock {
 CodeBlock AllocateWritable(size_t bytes, const void* near, std::string* why);
 // Publishes the block's code: read+execute from `base` (its own pages sealed, when the system has
 // no shared memory to give two views), the instruction cache synchronized. `write` must not be
-// used after.
+// used after. Another thread may run the code once it has acquired the entry point from the
+// thread that sealed it (a release store, a lock): Seal itself orders nothing.
 bool Seal(const CodeBlock& block, std::string* why);
 void Free(const CodeBlock& block);
 // Blocks currently allocated, and chunks currently mapped (tests: release frees the code).
