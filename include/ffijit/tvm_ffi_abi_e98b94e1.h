@@ -15,7 +15,8 @@
 #error "include ffijit/c_api.h, not this header"
 #endif
 
-/* ---- What this revision has (read where behaviour truly differs; listed in architecture.md) ----
+/* ---- What this revision has (read where behaviour truly differs; every place that reads these
+ * is listed in docs/architecture/02-tvm-ffi-abi-revisions.md) ----
  */
 #define FFIJIT_TVM_FFI_HAS_CUSTOM_ALLOCATOR 0
 #define FFIJIT_TVM_FFI_HAS_ERROR_CAUSE_CHAIN 0

@@ -22,7 +22,8 @@
 #define TVM_FFI_VERSION_MINOR 1
 #define TVM_FFI_VERSION_PATCH 13
 
-/* ---- What this revision has (read where behaviour truly differs; listed in architecture.md) ----
+/* ---- What this revision has (read where behaviour truly differs; every place that reads these
+ * is listed in docs/architecture/02-tvm-ffi-abi-revisions.md) ----
  */
 /* TVMFFI{Get,Set}CustomAllocator exist; objects header code allocates come from the custom
  * allocator, an alloc header before each. */

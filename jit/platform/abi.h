@@ -1,9 +1,11 @@
 // The platform-ABI layer: per platform, register counts, the interpreter's call frame, where each
 // native parameter and result goes, and the LLVM IR types the code generators pass it as.
 //
-// In the spirit of LuaJIT's lj_ccall: nothing outside jit/platform knows a register number.
-// Lowering (AssignAbi), the interpreter and its assembly stub, the libffi path, the thunk and the
-// callback code generators all read this header. Each platform's rules live in one file
+// In the spirit of LuaJIT's lj_ccall: where a native's arguments and results go is decided here
+// and nowhere else. Lowering (AssignAbi), the interpreter and its assembly stub, the libffi path,
+// the thunk and the callback code generators all read this header. (The stencils' own chain
+// between stencils is a preserve_none convention of theirs, stated in
+// stencils/generate/stencil_chain.h.) Each platform's rules live in one file
 // (abi_x86_64.cc, abi_aarch64.cc); every platform's rules compile on every host, so the placement
 // of either platform is testable anywhere, while the host's is what calls use.
 #ifndef FFIJIT_JIT_PLATFORM_ABI_H_

@@ -4,7 +4,7 @@
 // LLVM here needs: target set-up and target machines, the O2 pipeline, LLVM error text and where
 // LLVM's diagnostics go.
 //
-// Error rule of the JIT layer (docs/architecture.md): code that talks to LLVM turns every
+// Error rule of the JIT layer (docs/architecture/08-orc.md): code that talks to LLVM turns every
 // llvm::Error into text here (ErrorText) at the point it happens; the layer's internal functions
 // return that text ("" or a bool + reason) to the tiers, which fall back to the interpreter;
 // only the user-facing JIT module API throws ffijit errors.
