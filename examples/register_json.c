@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ffijit/jit/bridge.h"
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
+#include "ffijit/jit/bridge.h"
 
 /* The native function: knows nothing about ffijit. */
 static double lerp(double a, double b, double t) {

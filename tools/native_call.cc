@@ -14,14 +14,14 @@
 #include <optional>
 #include <string_view>
 
+#include "base/file_bytes.h"
 #include "command.h"
 #include "ffijit/jit/bridge.h"
 #include "ffijit/jit/jit.h"
-#include "ffijit/reflect/metadata.h"
-#include "ffijit/module.h"
 #include "ffijit/jit/register.h"
+#include "ffijit/module.h"
+#include "ffijit/reflect/metadata.h"
 #include "json_values.h"
-#include "base/file_bytes.h"
 
 namespace ffijit::tool {
 namespace {

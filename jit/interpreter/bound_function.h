@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ffijit/c_api.h"
 #include "base/plugin_export.h"
+#include "ffijit/c_api.h"
 #include "plan/call_plan.h"
 
 namespace ffijit {

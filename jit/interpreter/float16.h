@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
-#include "ffijit/c_api.h"
 #include "base/plugin_export.h"
+#include "ffijit/c_api.h"
 
 extern "C" {
 // Bit patterns of the nearest binary16 / bfloat16 value (ties to even; NaN stays NaN, overflow

@@ -10,11 +10,11 @@
 #include <cstring>
 #include <string>
 
+#include "base/plugin_export.h"
 #include "ffijit/any.h"
 #include "ffijit/c_api.h"
 #include "ffijit/c_ext.h"
 #include "interpreter/float16.h"
-#include "base/plugin_export.h"
 #include "plan/call_plan.h"
 
 namespace ffijit {

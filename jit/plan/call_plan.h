@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "base/plugin_export.h"
 #include "ffijit/c_api.h"
 #include "ffijit/reflect/signature.h"
-#include "base/plugin_export.h"
 
 namespace ffijit {
 

@@ -14,8 +14,8 @@
 #include "ffijit/error.h"
 #include "ffijit/jit/jit.h"
 #include "ffijit/jit/jit_module.h"
-#include "plugin/orc_plugin.h"
 #include "plan/host_entry_internal.h"
+#include "plugin/orc_plugin.h"
 #include "settings/jit_settings.h"
 #include "stencils/thunks/stencil_tier.h"
 

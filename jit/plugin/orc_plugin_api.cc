@@ -3,8 +3,8 @@
 // straight into a program (ffijit's tests of internals) nothing reads the table.
 #include "ffijit/jit/host_entry.h"
 #include "orc/tiers/jit_engine_impl.h"
-#include "plugin/orc_plugin.h"
 #include "plan/host_entry_internal.h"
+#include "plugin/orc_plugin.h"
 
 namespace ffijit::orc {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "ffijit/error.h"
 #include "ffijit/jit/jit.h"
-#include "ffijit/reflect/metadata.h"
 #include "ffijit/jit/register.h"
+#include "ffijit/reflect/metadata.h"
 #include "ffijit/registry.h"
 #include "interpreter/bound_function.h"
 #include "registration/register_internal.h"

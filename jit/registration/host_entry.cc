@@ -1,9 +1,10 @@
-// The host-entry C API (ffijit/jit/host_entry.h): argument checks and ownership; the compile itself is
-// the build's (details::CompileHostEntry), or the stencil tier's (kFFIJITHostEntryStencil).
+// The host-entry C API (ffijit/jit/host_entry.h): argument checks and ownership; the compile itself
+// is the build's (details::CompileHostEntry), or the stencil tier's (kFFIJITHostEntryStencil).
 #include <memory>
 #include <string>
 
 #include "ffijit/error.h"
+#include "interpreter/bound_function.h"
 #include "plan/host_entry_internal.h"
 #include "stencils/entries/host_stencil_entry.h"
 

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 
+#include "base/plugin_export.h"
 #include "ffijit/function.h"
 #include "ffijit/jit/register.h"
 #include "ffijit/reflect/signature.h"
-#include "base/plugin_export.h"
 
 namespace ffijit {
 

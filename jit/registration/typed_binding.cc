@@ -1,5 +1,5 @@
-// DirectNativeTarget: whether a TypedFunction (include/ffijit/jit/typed_function.h) may call a bound
-// native directly, decided once when the handle is made.
+// DirectNativeTarget: whether a TypedFunction (include/ffijit/jit/typed_function.h) may call a
+// bound native directly, decided once when the handle is made.
 #include "ffijit/jit/typed_function.h"
 #include "interpreter/bound_function.h"
 

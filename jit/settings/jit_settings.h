@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "ffijit/jit/jit.h"
 #include "base/plugin_export.h"
+#include "ffijit/jit/jit.h"
 
 namespace ffijit {
 

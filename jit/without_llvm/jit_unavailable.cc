@@ -6,6 +6,7 @@
 
 #include "ffijit/error.h"
 #include "ffijit/jit/jit.h"
+#include "interpreter/bound_function.h"
 #include "plan/host_entry_internal.h"
 
 namespace ffijit {

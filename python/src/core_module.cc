@@ -5,8 +5,8 @@
 
 #include <dlfcn.h>
 
-#include "ffijit/jit/bridge.h"
 #include "ffijit/c_ext.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/jit/jit.h"
 
 namespace ffijit::python {

@@ -1,7 +1,7 @@
-// Generated Python entries: CPython's object model described to the JIT (ffijit/jit/host_entry.h), the
-// counting entry that gives a function its entry once Python has called it (a stencil entry on the
-// first call, the LLVM entry once called often enough), and the switch of a Function's builtin to
-// either.
+// Generated Python entries: CPython's object model described to the JIT (ffijit/jit/host_entry.h),
+// the counting entry that gives a function its entry once Python has called it (a stencil entry on
+// the first call, the LLVM entry once called often enough), and the switch of a Function's builtin
+// to either.
 //
 // A generated entry converts exact ints, floats, bools, None, ASCII strs, Devices, DataTypes and
 // numpy arrays (at ndarray parameters) inline, exactly as ArgPack does, and hands every other call

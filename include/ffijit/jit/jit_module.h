@@ -36,9 +36,9 @@
 
 #include "ffijit/export.h"
 #include "ffijit/function.h"
-#include "ffijit/reflect/metadata.h"
-#include "ffijit/module.h"
 #include "ffijit/jit/register.h"
+#include "ffijit/module.h"
+#include "ffijit/reflect/metadata.h"
 #include "ffijit/reflect/signature.h"
 
 namespace llvm {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "ffijit/any.h"
-#include "ffijit/reflect/deduce.h"
 #include "ffijit/function.h"
+#include "ffijit/reflect/deduce.h"
 #include "ffijit/reflect/metadata.h"
 #include "ffijit/reflect/signature.h"
 

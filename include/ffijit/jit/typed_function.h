@@ -20,9 +20,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "ffijit/reflect/deduce.h"
 #include "ffijit/export.h"
 #include "ffijit/function.h"
+#include "ffijit/reflect/deduce.h"
 #include "ffijit/reflect/signature.h"
 
 namespace ffijit {

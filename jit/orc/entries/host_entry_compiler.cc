@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ffijit/error.h"
+#include "interpreter/bound_function.h"
 #include "llvm/IR/Module.h"
 #include "orc/codegen/host_entry_codegen.h"
 #include "orc/codegen/thunk_codegen.h"

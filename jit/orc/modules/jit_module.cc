@@ -1,5 +1,5 @@
-// JIT modules' public API, ffijit::JitModule (include/ffijit/jit/jit_module.h). A JIT module loads ELF
-// relocatable objects and LLVM IR into a JITDylib of the process's ORC session
+// JIT modules' public API, ffijit::JitModule (include/ffijit/jit/jit_module.h). A JIT module loads
+// ELF relocatable objects and LLVM IR into a JITDylib of the process's ORC session
 // (orc/llvm/session.h), runs their static initialisers, and is a library module to the runtime:
 // the module object and its symbol source are module_object.cc's, the files and the globals
 // module_files.cc's, the state behind the object module_state.cc's.

@@ -1,5 +1,5 @@
-// Internal view of JIT modules (include/ffijit/jit/jit_module.h) for the rest of the jit library: the
-// IR of a native made by JitModule::MakeNative, kept so a later tier can compile a thunk in the
+// Internal view of JIT modules (include/ffijit/jit/jit_module.h) for the rest of the jit library:
+// the IR of a native made by JitModule::MakeNative, kept so a later tier can compile a thunk in the
 // same LLVM module as the native's body.
 #ifndef FFIJIT_JIT_ORC_MODULES_JIT_MODULE_H_
 #define FFIJIT_JIT_ORC_MODULES_JIT_MODULE_H_

@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
+#include "base/file_bytes.h"
 #include "ffijit/error.h"
 #include "ffijit/jit/jit_module.h"
 #include "ffijit/registry.h"
-#include "base/file_bytes.h"
 #include "orc/llvm/session.h"
 #include "orc/modules/module_state.h"
 #include "orc/modules/unload_global.h"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "llvm/Support/xxhash.h"
 #include "base/file_bytes.h"
+#include "llvm/Support/xxhash.h"
 
 namespace ffijit::orc {
 namespace {

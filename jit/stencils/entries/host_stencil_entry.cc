@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ffijit/error.h"
+#include "interpreter/bound_function.h"
 #include "plan/host_forms.h"
 #include "stencils/generate/host_stencil_data.h"
 #include "stencils/link/stencil_link.h"

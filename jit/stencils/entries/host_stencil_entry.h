@@ -1,5 +1,5 @@
-// Host entries made from stencils (kFFIJITHostEntryStencil in ffijit/jit/host_entry.h): the entry of
-// one function in microseconds, without LLVM, from host_stencils.c's stencils.
+// Host entries made from stencils (kFFIJITHostEntryStencil in ffijit/jit/host_entry.h): the entry
+// of one function in microseconds, without LLVM, from host_stencils.c's stencils.
 #ifndef FFIJIT_JIT_STENCILS_ENTRIES_HOST_STENCIL_ENTRY_H_
 #define FFIJIT_JIT_STENCILS_ENTRIES_HOST_STENCIL_ENTRY_H_
 

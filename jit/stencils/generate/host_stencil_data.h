@@ -1,5 +1,5 @@
-/* The data a stencil host entry reads: its host's model (ffijit/jit/host_entry.h) as the entry uses it,
- * copied after the entry's code. One layout for the stencils that read it (host_stencils.c,
+/* The data a stencil host entry reads: its host's model (ffijit/jit/host_entry.h) as the entry uses
+ * it, copied after the entry's code. One layout for the stencils that read it (host_stencils.c,
  * freestanding C) and the tier that writes it (host_stencil_entry.cc). */
 #ifndef FFIJIT_JIT_STENCILS_GENERATE_HOST_STENCIL_DATA_H_
 #define FFIJIT_JIT_STENCILS_GENERATE_HOST_STENCIL_DATA_H_

@@ -1,6 +1,6 @@
-// Stencil sources of the copy-and-patch host entries (ffijit/jit/host_entry.h): a dynamic language's
-// fastcall entry for one packed function, made in microseconds. Compiled by clang-19 at build time
-// with the thunk stencils (stencils.c) and extracted by the same tool.
+// Stencil sources of the copy-and-patch host entries (ffijit/jit/host_entry.h): a dynamic
+// language's fastcall entry for one packed function, made in microseconds. Compiled by clang-19 at
+// build time with the thunk stencils (stencils.c) and extracted by the same tool.
 //
 // An entry is one chain, entered by the entry stencil and left through the epilogue, which
 // returns the host's object (or NULL with its error set) to the entry's caller. The entry checks

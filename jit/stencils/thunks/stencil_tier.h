@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "base/plugin_export.h"
 #include "ffijit/c_api.h"
 #include "ffijit/jit/jit.h"
-#include "base/plugin_export.h"
 #include "plan/call_plan.h"
 #include "stencils/link/stencil_types.h"
 

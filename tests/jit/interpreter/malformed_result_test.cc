@@ -15,8 +15,8 @@
 #include "catch_error.h"
 #include "ffijit/container.h"
 #include "ffijit/function.h"
-#include "ffijit/tensor.h"
 #include "ffijit/jit/typed_function.h"
+#include "ffijit/tensor.h"
 #include "jit/interp_test_util.h"
 
 namespace ffijit::testing {

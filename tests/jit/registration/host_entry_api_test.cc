@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "ffijit/jit/bridge.h"
 #include "ffijit/error.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/jit/host_entry.h"
 #include "ffijit/jit/jit.h"
 

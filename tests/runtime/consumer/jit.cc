@@ -8,8 +8,8 @@
 #include "ffijit/ffijit.h"
 #include "ffijit/jit/jit.h"
 #include "ffijit/jit/register.h"
-#include "ffijit/registry.h"
 #include "ffijit/jit/typed_function.h"
+#include "ffijit/registry.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "catch_error.h"
-#include "ffijit/module.h"
 #include "ffijit/jit/register.h"
+#include "ffijit/module.h"
 
 namespace ffijit {
 namespace {

@@ -1,6 +1,7 @@
-// Host entries (ffijit/jit/host_entry.h) against a toy object model: the inline conversions, the result
-// boxing, every way out to the host's fallback, errors raised as the packed call raises them, and
-// the lock released around the call. No Python: the entry knows only what the model tells it.
+// Host entries (ffijit/jit/host_entry.h) against a toy object model: the inline conversions, the
+// result boxing, every way out to the host's fallback, errors raised as the packed call raises
+// them, and the lock released around the call. No Python: the entry knows only what the model tells
+// it.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -9,8 +10,8 @@
 #include <deque>
 #include <string>
 
-#include "ffijit/jit/bridge.h"
 #include "ffijit/error.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/jit/host_entry.h"
 #include "register_canaries.h"
 #if FFIJIT_HAVE_STENCILS

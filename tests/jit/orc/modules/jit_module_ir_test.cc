@@ -7,9 +7,9 @@
 #include <string>
 
 #include "catch_error.h"
-#include "ffijit/reflect/deduce.h"
 #include "ffijit/jit/jit.h"
 #include "ffijit/jit/jit_module.h"
+#include "ffijit/reflect/deduce.h"
 #include "ffijit/registry.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
