@@ -1,6 +1,6 @@
 // Containers: Array (owned Any values, in TVM FFI's ArrayObj layout), Shape, and on revisions that
 // have it List (TVM FFI's ListObj: the same sequence cell over a separate, growable buffer). Maps
-// and Dicts: map.cc.
+// and Dicts: map.cc, map_table.cc and map_key.cc.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

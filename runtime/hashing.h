@@ -1,6 +1,6 @@
 // The hash primitives of TVM FFI's stable hashing (StableHashCombine / StableHashBytes of its
 // public base_details.h) and a type's key hash, shared by the structural hash
-// (extra/structural_hash.cc) and the recursive hash of the dataclass API (extra/dataclass.cc),
+// (extra/structural_hash.cc) and the recursive hash of the dataclass API (extra/dataclass_hash.cc),
 // whose values must match the original's numbers exactly.
 #ifndef FFIJIT_RUNTIME_HASHING_H_
 #define FFIJIT_RUNTIME_HASHING_H_
