@@ -113,10 +113,10 @@ void AttachTierBeforeLoad(BoundFunction* fn) {
     return;
   }
   auto* pending = new PendingTier();
-  pending->hot_after = options.hot_after_calls > 0 ? options.hot_after_calls : 0;
+  pending->hot_after = HotAfterCalls(options);
   fn->tier_state = pending;
   fn->release_tier_state = &ReleasePendingTier;
-  if (options.policy == JitPolicy::kNever) return;
+  if (options.policy == JitPolicy::kNever || options.policy == JitPolicy::kStencils) return;
   fn->calls_until_hot.store(options.after_calls, std::memory_order_relaxed);
   fn->on_hot = &OnHotBeforeLoad;
 }

@@ -27,8 +27,8 @@ int64_t AfterCount(const char* text) {
   return end != text + 6 && *end == '\0' && n > 0 ? n : 0;
 }
 
-// FFIJIT_JIT: "eager", "never" (or "off"), "after:N" with N > 0. Anything else keeps the built-in
-// default and says so on the JIT log: a misspelt policy must not pass silently.
+// FFIJIT_JIT: "eager", "never" (or "off"), "stencils", "after:N" with N > 0. Anything else keeps
+// the built-in default and says so on the JIT log: a misspelt policy must not pass silently.
 JitOptions OptionsFromEnvironment() {
   JitOptions options;
   const char* text = std::getenv("FFIJIT_JIT");
@@ -41,12 +41,16 @@ JitOptions OptionsFromEnvironment() {
     options.policy = JitPolicy::kNever;
     return options;
   }
+  if (std::strcmp(text, "stencils") == 0) {
+    options.policy = JitPolicy::kStencils;
+    return options;
+  }
   if (int64_t n = AfterCount(text); n > 0) {
     options.after_calls = n;
     return options;
   }
   LogJit(std::string("ffijit: FFIJIT_JIT=\"") + text +
-         "\" is not eager, never, off or after:N (N > 0); using after:" +
+         "\" is not eager, never, off, stencils or after:N (N > 0); using after:" +
          std::to_string(options.after_calls));
   return options;
 }

@@ -26,6 +26,9 @@ int64_t g_entry_after_calls = 0;
 // (JitOptions::hot_after_calls; never: INT64_MAX).
 bool g_stencil_entries = false;
 int64_t g_llvm_entry_after_calls = 0;
+// Whether an LLVM entry is ever compiled unasked (not under FFIJIT_JIT=stencils, which leaves a
+// function without a stencil entry on the generic one).
+bool g_llvm_entries = true;
 
 PyObject* NewReference(PyObject* obj) {
   return Py_NewRef(obj);
@@ -76,6 +79,10 @@ PyObject* CountingEntry(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     EntryState* state = EntryStateOf(function->base.handle);
     if (g_stencil_entries && state->stencil_refusal.empty() && state->stencil == nullptr) {
       if (InstallStencilEntry(function, &why)) return GenericEntry(self, args, nargs, kwnames);
+      if (!g_llvm_entries) {
+        function->method.ml_meth = AsMethod(GenericEntry);
+        return GenericEntry(self, args, nargs, kwnames);
+      }
       function->calls_until_entry = g_entry_after_calls - 1;
       if (function->calls_until_entry > 0) return GenericEntry(self, args, nargs, kwnames);
     }
@@ -128,8 +135,9 @@ void ChooseFirstEntry(PyFFIFunction* function) {
   // Even `eager` compiles on a call, never here: wrappers are made in the middle of conversions,
   // where the compile's release of the GIL would let other threads in. A stencil entry is made on
   // the first call too: a wrapper nobody calls costs no code.
-  function->calls_until_entry =
-      g_stencil_entries && state->stencil_refusal.empty() ? 1 : g_entry_after_calls;
+  const bool stencil_next = g_stencil_entries && state->stencil_refusal.empty();
+  if (!stencil_next && !g_llvm_entries) return;
+  function->calls_until_entry = stencil_next ? 1 : g_entry_after_calls;
   function->method.ml_meth = AsMethod(CountingEntry);
 }
 
@@ -261,11 +269,17 @@ bool InitEntries(PyObject*) {
 #endif
   m.count_reached = As<void* (*)(void*, void* const*, intptr_t, void*)>(EntryCountReached);
   const JitOptions options = DefaultJitOptions();
-  g_stencil_entries = options.stencils && options.policy == JitPolicy::kAfterCalls;
-  g_llvm_entry_after_calls = options.hot_after_calls > 0 ? options.hot_after_calls : INT64_MAX;
+  g_llvm_entries = options.policy != JitPolicy::kStencils;
+  g_stencil_entries = options.stencils && (options.policy == JitPolicy::kAfterCalls ||
+                                           options.policy == JitPolicy::kStencils);
+  g_llvm_entry_after_calls =
+      g_llvm_entries && options.hot_after_calls > 0 ? options.hot_after_calls : INT64_MAX;
   switch (options.policy) {
     case JitPolicy::kNever:
       g_entry_after_calls = 0;
+      break;
+    case JitPolicy::kStencils:
+      g_entry_after_calls = g_stencil_entries ? 1 : 0;
       break;
     case JitPolicy::kEager:
       g_entry_after_calls = 1;

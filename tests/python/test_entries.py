@@ -504,18 +504,21 @@ seen = [add3.__self__.entry]
 for i in range(150):
     assert add3(i, 0, 0) == i
     seen.append(add3.__self__.entry)
-print(json.dumps([seen[0], seen[1], seen[-1]]))
+llvm = any("libLLVM" in line for line in open("/proc/self/maps"))
+print(json.dumps([seen[0], seen[1], seen[-1], llvm]))
 """
 
 
 # With the after:N policy the first call makes the stencil entry, and FFIJIT_JIT_HOT's count of
 # calls on it the LLVM one; a policy without stencil entries counts FFIJIT_JIT's calls for the LLVM
-# entry (eager: one).
+# entry (eager: one); `stencils` makes the stencil entry and never an LLVM one. The last item says
+# whether libLLVM was loaded.
 @pytest.mark.parametrize("policy, hot, expected", [
-    ("eager", "after:100", ["generic", "llvm", "llvm"]),
-    ("never", "after:100", ["generic", "generic", "generic"]),
-    ("after:120", "after:100", ["generic", "stencil", "llvm"]),
-    ("after:120", "never", ["generic", "stencil", "stencil"])])
+    ("eager", "after:100", ["generic", "llvm", "llvm", True]),
+    ("never", "after:100", ["generic", "generic", "generic", False]),
+    ("after:120", "after:100", ["generic", "stencil", "llvm", True]),
+    ("after:120", "never", ["generic", "stencil", "stencil", False]),
+    ("stencils", "after:100", ["generic", "stencil", "stencil", False])])
 def test_the_jit_policy_decides_when_entries_come(natives_path, policy, hot, expected):
     """FFIJIT_JIT is read once per process: each policy runs in a process of its own."""
     env = dict(os.environ, FFIJIT_JIT=policy, FFIJIT_JIT_HOT=hot)

@@ -42,6 +42,11 @@ enum class JitPolicy : uint8_t {
   kEager,       // queue the compile at registration
   kAfterCalls,  // queue it when the function has been called `after_calls` times
   kNever,       // stay interpreted (CompileNow still works)
+  // The stencil thunk at registration where the stencil tier covers the plan, else the
+  // interpreter; no LLVM compile is ever queued (neither tier, whatever `hot_after_calls` says),
+  // so the LLVM plugin is loaded only by what asks for it (JitAvailable, JitEngine, a JitModule, a
+  // NativeCallback). CompileNow and CompileHotNow still work.
+  kStencils,
 };
 
 // The hot tier: a function that keeps being called on its shared (cold-tier) thunk is recompiled
@@ -66,8 +71,9 @@ struct JitOptions {
 FFIJIT_JIT_API bool JitAvailable();
 
 // The policy for functions registered from now on (initially from the FFIJIT_JIT environment
-// variable: "eager", "never", "after:N"; otherwise after 100 calls; and from FFIJIT_JIT_HOT for
-// the hot tier: "never" or "after:N"; otherwise after 100000 calls on the cold tier).
+// variable: "eager", "never", "stencils", "after:N"; otherwise after 100 calls; and from
+// FFIJIT_JIT_HOT for the hot tier: "never" or "after:N"; otherwise after 100000 calls on the cold
+// tier).
 FFIJIT_JIT_API void SetDefaultJitOptions(const JitOptions& options);
 FFIJIT_JIT_API JitOptions DefaultJitOptions();
 

@@ -37,7 +37,7 @@ void orc::AttachTier(BoundFunction* fn) {
   fn->tier_state = state;
   fn->release_tier_state = &orc::ReleaseTierState;
   JitOptions options = JitOptionsForNewFunction();
-  state->hot_after = options.hot_after_calls > 0 ? options.hot_after_calls : 0;
+  state->hot_after = HotAfterCalls(options);
   if (options.policy == JitPolicy::kNever) return;
   // The stencil tier replaces the state just made with the PendingTier that holds its thunk.
   fn->tier_state = nullptr;
@@ -48,6 +48,8 @@ void orc::AttachTier(BoundFunction* fn) {
   }
   fn->tier_state = state;
   fn->release_tier_state = &orc::ReleaseTierState;
+  // Not even a thunk already compiled: the policy keeps functions off the LLVM tiers.
+  if (options.policy == JitPolicy::kStencils) return;
   details::JitEngineImpl* impl = details::JitEngineAccess::Of(JitEngine::Default());
   if (impl->TryInstallCached(fn)) return;
   if (options.policy == JitPolicy::kEager || options.after_calls <= 1) {

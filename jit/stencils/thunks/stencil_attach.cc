@@ -3,13 +3,14 @@
 // Apart from stencil_tier.cc so that the tier itself links without the interpreter (the smoke
 // test of tests/jit/stencils stands in for it).
 #include "interpreter/bound_function.h"
+#include "settings/jit_settings.h"
 #include "stencils/thunks/stencil_tier.h"
 
 namespace ffijit::stencils {
 
 bool AttachStencilTier(BoundFunction* fn, const JitOptions& options) {
   if (options.policy == JitPolicy::kNever || !options.stencils) return false;
-  const int64_t hot_after = options.hot_after_calls > 0 ? options.hot_after_calls : 0;
+  const int64_t hot_after = HotAfterCalls(options);
   std::string why;
   StencilThunk* thunk = MakeStencilThunk(fn, hot_after > 0, &why);
   if (thunk == nullptr) return false;  // not covered (or no memory): the LLVM tiers' path

@@ -58,7 +58,7 @@ void ReleaseStencilThunk(StencilThunk* thunk);
 
 // The stencil tier's step of the attach hook, run first by both attach hooks (libffijit_jit's
 // before the LLVM plugin loads, jit/orc's after): unless `options` say kNever or no stencils, makes
-// fn's thunk if its plan is covered and installs it, counting JitOptions::hot_after_calls. True
+// fn's thunk if its plan is covered and installs it, counting HotAfterCalls(options). True
 // when installed: fn's tier state is then a PendingTier holding the thunk (the plugin adopts it
 // when the count asks for the hot tier), and fn takes no cold tier.
 FFIJIT_JIT_PLUGIN_API bool AttachStencilTier(BoundFunction* fn, const JitOptions& options);

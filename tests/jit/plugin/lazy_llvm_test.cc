@@ -5,27 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <fstream>
-#include <string>
 
 #include "ffijit/jit/jit.h"
 #include "ffijit/jit/register.h"
+#include "jit/plugin/mappings.h"
 
 namespace ffijit {
 namespace {
 
+using ffijit_tests::Mapped;
+
 int64_t Mix(int64_t a, int64_t b) {
   return 3 * a - b;
-}
-
-// Whether a file whose name contains `needle` is mapped into this process.
-bool Mapped(const std::string& needle) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.find(needle) != std::string::npos) return true;
-  }
-  return false;
 }
 
 int64_t CallMix(const Function& f, int64_t a, int64_t b) {

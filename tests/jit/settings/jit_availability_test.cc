@@ -47,6 +47,12 @@ TEST(JitSettings, EnvironmentPolicyIsReadAndABadOneIsReported) {
         std::exit(DefaultJitOptions().policy == JitPolicy::kNever ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "^$");
+  EXPECT_EXIT(
+      {
+        setenv("FFIJIT_JIT", "stencils", 1);
+        std::exit(DefaultJitOptions().policy == JitPolicy::kStencils ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "^$");
   for (const char* bad : {"sometimes", "after:0", "after:x", "after:"}) {
     EXPECT_EXIT(
         {
@@ -56,7 +62,7 @@ TEST(JitSettings, EnvironmentPolicyIsReadAndABadOneIsReported) {
         },
         ::testing::ExitedWithCode(0),
         std::string("FFIJIT_JIT=\"") + bad +
-            "\" is not eager, never, off or after:N \\(N > 0\\); using after:100");
+            "\" is not eager, never, off, stencils or after:N \\(N > 0\\); using after:100");
   }
 }
 
