@@ -1,21 +1,21 @@
-// ffijit's headline example: native functions registered at run time, called through one packed
-// calling convention on each tier (interpreter, JIT thunk), with a per-call cost table against a
-// direct call and one clear error.
+// ffijit's headline example: native functions registered at run time with the default settings,
+// called through one packed calling convention on the tiers they get -- a stencil thunk made at
+// registration, the interpreter where the stencils do not reach, an LLVM thunk of its own once a
+// function is hot -- with each tier's cost per call against a direct call, and one clear error.
 //
 //   ./build.sh demo        (runs build/release/bin/example_demo)
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "ffijit/ffijit.h"
-#include "ffijit/jit/register.h"
-#if FFIJIT_HAVE_LLVM
 #include "ffijit/jit/jit.h"
-#endif
+#include "ffijit/jit/register.h"
 
 namespace {
 
@@ -37,20 +37,6 @@ constexpr const char* kMixRaw =
     "I14!S3!t6S1!S3!t2R6!S3!t2";  // (sint32, float32, float64) -> float64
 
 // ---- Small helpers for the output. ----
-
-bool HaveJit() {
-#if FFIJIT_HAVE_LLVM
-  return ffijit::JitAvailable();
-#else
-  return false;
-#endif
-}
-
-#if FFIJIT_HAVE_LLVM
-bool IsCompiled(const ffijit::Function& f) {
-  return ffijit::IsJitCompiled(f);
-}
-#endif
 
 // The first line of DescribeFunction is the declaration ffijit uses in its messages.
 std::string Declaration(const ffijit::Function& f) {
@@ -86,6 +72,37 @@ TVMFFIAny Float(double v) {
   return a;
 }
 
+// Milliseconds `body` takes, run once.
+template <typename Body>
+double Millis(Body body) {
+  auto start = std::chrono::steady_clock::now();
+  body();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Registrations timed after the first: the median of this many.
+constexpr int kAgain = 5;
+
+// Median microseconds of `make` (a registration), over kAgain runs.
+template <typename Make>
+double AgainUs(Make make) {
+  std::vector<double> samples;
+  for (int i = 0; i < kAgain; ++i) samples.push_back(Millis(make) * 1000);
+  std::sort(samples.begin(), samples.end());
+  return samples[kAgain / 2];
+}
+
+// This process's resident memory in MiB (Linux's /proc), or -1.
+double ResidentMiB() {
+  long pages = 0, resident = -1;
+  if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%ld %ld", &pages, &resident) != 2) resident = -1;
+    std::fclose(statm);
+  }
+  return resident < 0 ? -1 : static_cast<double>(resident) * sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
 // Median nanoseconds per call of `body` (which makes `calls` calls), over `runs` runs.
 template <typename Body>
 double NsPerCall(Body body, int calls, int runs = 7) {
@@ -101,9 +118,13 @@ double NsPerCall(Body body, int calls, int runs = 7) {
   return samples[samples.size() / 2];
 }
 
+// Calls per run. 7.25 runs of them stay below the 100000 calls on a stencil thunk after which a
+// function goes hot, so the stencil column times the stencil thunk alone.
+constexpr int kCalls = 10000;
+
 // The packed cost: one TVMFFIFunctionCall per iteration with prepared arguments, exactly what any
 // TVM-FFI caller pays. Results are scalars, so nothing needs releasing.
-double PackedNs(const ffijit::Function& f, std::vector<TVMFFIAny> args, int calls) {
+double PackedNs(const ffijit::Function& f, std::vector<TVMFFIAny> args) {
   double sink = 0;
   double ns = NsPerCall(
       [&](int n) {
@@ -117,23 +138,78 @@ double PackedNs(const ffijit::Function& f, std::vector<TVMFFIAny> args, int call
           sink += result.type_index == kTVMFFIFloat ? result.v_float64 : result.v_int64;
         }
       },
-      calls);
+      kCalls);
   Check(sink != 0, "the packed calls returned results");
   return ns;
 }
 
 // The baseline: the same native function called through a pointer the compiler cannot see through.
 template <typename R, typename... A, typename... V>
-double DirectNs(R (*fn)(A...), int calls, V... values) {
+double DirectNs(R (*fn)(A...), V... values) {
   R (*volatile target)(A...) = fn;
   double sink = 0;
   double ns = NsPerCall(
       [&](int n) {
         for (int i = 0; i < n; ++i) sink += static_cast<double>(target(values...));
       },
-      calls);
+      kCalls);
   Check(sink != 0, "the direct calls returned results");
   return ns;
+}
+
+struct Row {
+  const char* name;
+  ffijit::Function function;
+  std::vector<TVMFFIAny> args;
+  double direct;
+  double first = 0, hot = 0;  // ns per call on the tier at registration, on the hot tier
+};
+
+// Compiles each function's hot thunk now (the hot policy would, in the background, after enough
+// calls), loading LLVM first; says what it cost. False when there is no JIT.
+bool GoHot(const std::vector<Row>& rows) {
+  const double before = ResidentMiB();
+  bool jit = false;
+  const double load_ms =
+      Millis([&] { jit = ffijit::JitAvailable(); });  // loads libffijit_orc and libLLVM
+  if (!jit) return false;
+  ffijit::JitEngine& engine = ffijit::JitEngine::Default();
+  std::printf(
+      "   loading LLVM (libffijit_orc.so, libLLVM) took %.0f ms; compiling each hot thunk\n",
+      load_ms);
+  std::printf("   (the first also starts LLVM's JIT session):");
+  for (const Row& row : rows) {
+    try {
+      std::printf(" %s %.1f ms%s", row.name, Millis([&] { engine.CompileHotNow(row.function); }),
+                  &row == &rows.back() ? "" : ",");
+    } catch (const ffijit::Error& e) {
+      std::printf("\n   %s: %s", row.name, e.message().c_str());
+    }
+    Check(ffijit::IsHotCompiled(row.function), "the function runs its hot thunk");
+  }
+  std::printf("\n");
+  if (before >= 0) {
+    std::printf("   resident memory grew by %.0f MiB (FFIJIT_JIT=stencils keeps LLVM out)\n",
+                ResidentMiB() - before);
+  }
+  return true;
+}
+
+// The cost table: rows[0] (demo.scale) on the interpreter, the others on `first_tier`.
+void PrintCosts(const std::vector<Row>& rows, const char* first_tier, bool jit) {
+  std::printf("4. Cost per call, median of 7 runs of %d calls:\n\n", kCalls);
+  std::printf("   %-11s %9s   %-24s %s\n", "function", "direct", "tier at registration",
+              jit ? "LLVM hot thunk" : "");
+  for (const Row& row : rows) {
+    std::printf("   %-11s %6.1f ns   %-14s %6.1f ns", row.name, row.direct,
+                &row == &rows[0] ? "interpreter*" : first_tier, row.first);
+    if (jit) std::printf(" %10.1f ns", row.hot);
+    std::printf("\n");
+  }
+  std::printf("\n   direct = a call through a function pointer; the packed columns add checking\n");
+  std::printf("   every TVMFFIAny tag, converting it and boxing the result.\n");
+  std::printf("   * timed on a twin registered interpret_only: demo.scale itself leaves the\n");
+  std::printf("     interpreter for LLVM's cold thunk on its 100th call.\n\n");
 }
 
 }  // namespace
@@ -145,24 +221,55 @@ int main() {
   std::printf(
       "packed convention int(handle, const TVMFFIAny* args, int n, TVMFFIAny* result).\n\n");
 
-#if FFIJIT_HAVE_LLVM
-  // Keep every function on the interpreter until we ask for its thunk, so that the cost table
-  // measures one tier at a time (the default policy compiles after 100 calls, in the background).
-  ffijit::ScopedJitOptions manual({ffijit::JitPolicy::kNever, 0});
-#endif
-
   // 1. Register: a name for messages, the address, the signature; options.global_name is the
-  // name callers look the function up by.
-  Function scale = ffijit::Register("scale", reinterpret_cast<void*>(&Scale), kScaleJson,
-                                    ffijit::MetadataFormat::kJson, GlobalName("demo.scale"));
-  Function add = ffijit::Register("add", &Add, GlobalName("demo.add"));  // deduced signature
-  Function mix = ffijit::Register("mix", reinterpret_cast<void*>(&Mix), kMixRaw,
-                                  ffijit::MetadataFormat::kRaw, GlobalName("demo.mix"));
-
-  std::printf("1. Registered three functions:\n");
-  std::printf("   %-11s from iree.abi JSON     %s\n", "demo.scale", Declaration(scale).c_str());
-  std::printf("   %-11s deduced from C++ type  %s\n", "demo.add", Declaration(add).c_str());
-  std::printf("   %-11s from a raw signature   %s\n\n", "demo.mix", Declaration(mix).c_str());
+  // name callers look the function up by. The default settings tier them (guide, section 7).
+  // Each is timed, then registered again (not globally) to time it after the process's one-time
+  // set-up.
+  Function scale, add, mix;
+  const double scale_first = Millis([&] {
+    scale = ffijit::Register("scale", reinterpret_cast<void*>(&Scale), kScaleJson,
+                             ffijit::MetadataFormat::kJson, GlobalName("demo.scale"));
+  });
+  const double add_first = Millis([&] {
+    add = ffijit::Register("add", &Add, GlobalName("demo.add"));  // deduced signature
+  });
+  const double mix_first = Millis([&] {
+    mix = ffijit::Register("mix", reinterpret_cast<void*>(&Mix), kMixRaw,
+                           ffijit::MetadataFormat::kRaw, GlobalName("demo.mix"));
+  });
+  auto scale_again = [] {
+    ffijit::MakeFunction("scale", reinterpret_cast<void*>(&Scale), kScaleJson,
+                         ffijit::MetadataFormat::kJson);
+  };
+  auto add_again = [] { ffijit::MakeFunction("add", &Add); };
+  auto mix_again = [] {
+    ffijit::MakeFunction("mix", reinterpret_cast<void*>(&Mix), kMixRaw,
+                         ffijit::MetadataFormat::kRaw);
+  };
+  std::printf("1. Registered three functions. The time to register one, its thunk included (a\n");
+  std::printf("   first one also pays one-time set-up, such as the thunks' code memory):\n");
+  std::printf("   %-11s %-22s %-30s %7s %7s\n", "", "", "", "first", "again");
+  const struct {
+    const char* name;
+    const char* from;
+    const Function& function;
+    double first_ms;
+    double again_us;
+  } registered[] = {{"demo.scale", "from iree.abi JSON", scale, scale_first, AgainUs(scale_again)},
+                    {"demo.add", "deduced from C++ type", add, add_first, AgainUs(add_again)},
+                    {"demo.mix", "from a raw signature", mix, mix_first, AgainUs(mix_again)}};
+  for (const auto& r : registered) {
+    std::printf("   %-11s %-22s %-30s %4.0f us %4.1f us\n", r.name, r.from,
+                Declaration(r.function).c_str(), r.first_ms * 1000, r.again_us);
+  }
+#if FFIJIT_HAVE_LLVM
+  std::printf(
+      "   demo.add and demo.mix each got a stencil thunk: machine code compiled with ffijit,\n");
+  std::printf(
+      "   copied and patched, without LLVM. demo.scale takes keyword arguments, which the\n");
+  std::printf("   stencils do not, so it starts on the interpreter.\n");
+#endif
+  std::printf("\n");
 
   // 2. Call them by global name, as any caller of the packed convention would.
   std::printf("2. Called by global name:\n");
@@ -176,75 +283,51 @@ int main() {
   std::printf("   demo.scale(k=3, x=0.5)    = %g   (keyword arguments)\n", r2);
   std::printf("   demo.add(40, 2)           = %lld\n", static_cast<long long>(r3));
   std::printf("   demo.mix(2, 0.25, 10.0)   = %g\n\n", r4);
-  Check(r1 == 6.0 && r2 == 1.5 && r3 == 42 && r4 == 10.5, "interpreted results");
+  Check(r1 == 6.0 && r2 == 1.5 && r3 == 42 && r4 == 10.5, "results");
 
-  // 3. Tiers: measure the interpreter, then swap in the JIT thunk and measure again.
-  constexpr int kCalls = 300000;
-  struct Row {
-    const char* name;
-    double direct, interp, jit;
-  };
+  // Time the tier each function got at registration. demo.scale would leave the interpreter on
+  // its 100th call (for LLVM's cold thunk, compiled in the background), so its interpreter is
+  // timed on a twin that never leaves it.
+  ffijit::RegisterOptions pinned;
+  pinned.interpret_only = true;
+  Function scale_twin = ffijit::MakeFunction("scale", reinterpret_cast<void*>(&Scale), kScaleJson,
+                                             ffijit::MetadataFormat::kJson, pinned);
   std::vector<Row> rows = {
-      {"demo.scale", DirectNs(&Scale, kCalls, 1.5, int64_t{4}),
-       PackedNs(scale, {Float(1.5), Int(4)}, kCalls), NAN},
-      {"demo.add", DirectNs(&Add, kCalls, int64_t{40}, int64_t{2}),
-       PackedNs(add, {Int(40), Int(2)}, kCalls), NAN},
-      {"demo.mix", DirectNs(&Mix, kCalls, int32_t{2}, 0.25f, 10.0),
-       PackedNs(mix, {Int(2), Float(0.25), Float(10.0)}, kCalls), NAN},
-  };
+      {"demo.scale", scale, {Float(1.5), Int(4)}, DirectNs(&Scale, 1.5, int64_t{4})},
+      {"demo.add", add, {Int(40), Int(2)}, DirectNs(&Add, int64_t{40}, int64_t{2})},
+      {"demo.mix", mix, {Int(2), Float(0.25), Float(10.0)}, DirectNs(&Mix, 2, 0.25f, 10.0)}};
+  rows[0].first = PackedNs(scale_twin, rows[0].args);
+  for (size_t i = 1; i < rows.size(); ++i) rows[i].first = PackedNs(rows[i].function, rows[i].args);
 
-  bool jit_ok = false;
-  std::printf("3. Tiers: every function starts on the interpreter.\n");
-#if FFIJIT_HAVE_LLVM
-  if (HaveJit()) {
-    auto start = std::chrono::steady_clock::now();
-    ffijit::CompileResults results = ffijit::JitEngine::Default().CompileNow({scale, add, mix});
-    const int64_t compiled = results.installed;
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    jit_ok = compiled == 3;
-    if (jit_ok) {
-      std::printf(
-          "   JitEngine::Default().CompileNow built 3 thunks as one LLVM module in %.1f ms\n", ms);
-      std::printf("   (this first compile includes starting LLVM) and swapped each function's\n");
-      std::printf("   entry point: IsJitCompiled = %s, %s, %s\n", IsCompiled(scale) ? "yes" : "no",
-                  IsCompiled(add) ? "yes" : "no", IsCompiled(mix) ? "yes" : "no");
-      double j1 = scale(1.5, 4).cast<double>();
-      int64_t j3 = add(40, 2).cast<int64_t>();
-      double j4 = mix(2, 0.25, 10.0).cast<double>();
-      Check(IsCompiled(scale) && IsCompiled(add) && IsCompiled(mix), "all three compiled");
-      Check(j1 == r1 && j3 == r3 && j4 == r4, "JIT results equal interpreted results");
-      std::printf("   same results through the thunks: %g, %lld, %g\n\n", j1,
-                  static_cast<long long>(j3), j4);
-      rows[0].jit = PackedNs(scale, {Float(1.5), Int(4)}, kCalls);
-      rows[1].jit = PackedNs(add, {Int(40), Int(2)}, kCalls);
-      rows[2].jit = PackedNs(mix, {Int(2), Float(0.25), Float(10.0)}, kCalls);
-    } else {
-      std::string why;
-      for (const std::string& reason : results.reasons) {
-        if (!reason.empty()) why += (why.empty() ? "" : "; ") + reason;
-      }
-      std::printf("   the JIT could not compile the thunks: %s\n\n", why.c_str());
-      ++failures;
-    }
-  }
-#endif
-  if (!HaveJit()) {
+  // 3. The hot tier, which loads LLVM on its first compile.
+  std::printf("3. Hot: a function called often gets an LLVM thunk of its own, compiled in the\n");
+  std::printf("   background (by default after 100000 calls on its stencil thunk, or on LLVM's\n");
+  std::printf("   cold thunk). JitEngine::CompileHotNow asks for it at once:\n");
+  const bool jit = GoHot(rows);
+  const int64_t stencils = jit ? ffijit::JitEngine::Default().Stats().stencil_thunks_made : 0;
+  if (jit) {
+    double h1 = scale(1.5, 4).cast<double>();
+    int64_t h3 = add(40, 2).cast<int64_t>();
+    double h4 = mix(2, 0.25, 10.0).cast<double>();
+    Check(h1 == r1 && h3 == r3 && h4 == r4, "hot results equal the first tiers' results");
+    std::printf("   same results on the hot thunks: %g, %lld, %g\n\n", h1,
+                static_cast<long long>(h3), h4);
+    for (Row& row : rows) row.hot = PackedNs(row.function, row.args);
+  } else {
     std::printf("   The JIT is not available in this build (FFIJIT_ENABLE_JIT=OFF): every call\n");
     std::printf("   runs on the interpreter, with the same results and errors.\n\n");
   }
-
-  std::printf("4. Cost per call, median of 7 runs of %d calls:\n\n", kCalls);
-  std::printf("   %-11s %9s %12s", "function", "direct", "interpreter");
-  if (jit_ok) std::printf(" %10s", "jit thunk");
-  std::printf("\n");
-  for (const Row& row : rows) {
-    std::printf("   %-11s %6.1f ns %9.1f ns", row.name, row.direct, row.interp);
-    if (jit_ok) std::printf(" %7.1f ns", row.jit);
-    std::printf("\n");
+  // Process-wide: a thunk for each registration of add and mix, none for scale's.
+  if (jit && stencils != 0) {
+    Check(stencils == 2 * (1 + kAgain), "a stencil thunk made at each registration of add, mix");
+  } else if (jit) {
+    std::printf(
+        "   (this build has no stencil tier, which needs clang-19 at build time: demo.add\n");
+    std::printf("   and demo.mix started on the interpreter too)\n\n");
   }
-  std::printf("\n   direct = a call through a function pointer; the packed columns add checking\n");
-  std::printf("   every TVMFFIAny tag, converting it and boxing the result.\n\n");
+  const char* first_tier = stencils != 0 ? "stencil thunk" : "interpreter";
+
+  PrintCosts(rows, first_tier, jit);
 
   // 5. A mistake, reported with the function, its signature and the argument at fault.
   std::printf("5. A wrong argument type is a clear error, never a crash:\n");
