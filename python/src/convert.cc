@@ -384,6 +384,14 @@ bool ArgPack::ConvertPointer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
     out->v_ptr = address;
     return true;
   }
+  if (PyUnicode_Check(obj)) {
+    // Which bytes a str would be is the native's to say (UTF-8, wchar_t, ...): the caller encodes.
+    PyErr_Format(PyExc_TypeError,
+                 "%s: a `ptr` parameter takes no `str`: encode it (s.encode() gives bytes, which "
+                 "pass as a pointer to their bytes)",
+                 WhereText(where, text));
+    return false;
+  }
   int is_pointer = IsCtypesPointer(obj);
   if (is_pointer < 0) return false;
   if (is_pointer > 0) return FromCtypesPointer(obj, out, where);
@@ -407,31 +415,60 @@ bool ArgPack::ConvertPointer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
     }
     PyErr_Clear();  // ctypes' ArgumentError: said below, naming the argument
   } else if (PyObject_CheckBuffer(obj)) {
-    if (buffers_ == nullptr) {
-      buffers_ =
-          static_cast<Py_buffer*>(PyMem_Malloc(static_cast<size_t>(capacity_) * sizeof(Py_buffer)));
-      if (buffers_ == nullptr) {
-        PyErr_NoMemory();
-        return false;
-      }
-    }
-    Py_buffer* view = &buffers_[num_buffers_];
-    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE) == 0) {
-      ++num_buffers_;
-      SetPod(out, view->buf == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr);
-      out->v_ptr = view->buf;
-      return true;
-    }
-    PyErr_Clear();
-    PyErr_Format(PyExc_TypeError,
-                 "%s: a `ptr` parameter takes a writable buffer; the `%s` is read-only (the "
-                 "native may write through the pointer)",
-                 WhereText(where, text), Py_TYPE(obj)->tp_name);
-    return false;
+    return BorrowBuffer(obj, out, where);
   }
   PyErr_Format(PyExc_TypeError,
                "%s: a `ptr` parameter takes None, an int address, a ctypes pointer, array, byref() "
-               "or c_char_p, or an object with a writable buffer, not `%s`",
+               "or c_char_p, or an object with a contiguous buffer (bytes, bytearray, memoryview, "
+               "array.array, a numpy array), not `%s`",
+               WhereText(where, text), Py_TYPE(obj)->tp_name);
+  return false;
+}
+
+bool ArgPack::BorrowBuffer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where) {
+  if (buffers_ == nullptr) {
+    buffers_ =
+        static_cast<Py_buffer*>(PyMem_Malloc(static_cast<size_t>(capacity_) * sizeof(Py_buffer)));
+    if (buffers_ == nullptr) {
+      PyErr_NoMemory();
+      return false;
+    }
+  }
+  // Read-only buffers (bytes) too, as c_void_p takes bytes: metadata cannot say `const`, so the
+  // native must not write through them. Exported until the call returns, so that nothing
+  // resizes or frees the memory meanwhile.
+  Py_buffer* view = &buffers_[num_buffers_];
+  if (PyObject_GetBuffer(obj, view, PyBUF_ANY_CONTIGUOUS) == 0) {
+    ++num_buffers_;
+    SetPod(out, view->buf == nullptr ? kTVMFFINone : kTVMFFIOpaquePtr);
+    out->v_ptr = view->buf;
+    return true;
+  }
+  // A buffer that exists but is not contiguous is refused by its exporter with an error of its
+  // own (BufferError, numpy's ValueError); said here instead, naming the argument. Any other
+  // failure is the exporter's to report.
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  Py_buffer probe;
+  if (PyObject_GetBuffer(obj, &probe, PyBUF_FULL_RO) != 0) {
+    PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+    return false;
+  }
+  const bool contiguous = probe.suboffsets == nullptr && PyBuffer_IsContiguous(&probe, 'A');
+  PyBuffer_Release(&probe);
+  if (contiguous) {
+    PyErr_Restore(type, value, traceback);
+    return false;
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+  char text[48];
+  PyErr_Format(PyExc_TypeError,
+               "%s: a `ptr` parameter takes a contiguous buffer; the `%s` is not contiguous (its "
+               "elements are not one block of memory a pointer could reach): pass a contiguous "
+               "copy",
                WhereText(where, text), Py_TYPE(obj)->tp_name);
   return false;
 }

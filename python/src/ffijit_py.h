@@ -296,9 +296,12 @@ class ArgPack {
            ConvertDeviceOrDataType(obj, &values_[i]) || ConvertValue(obj, &values_[i], this, i);
   }
   // Converts `obj` for the `ptr` parameter #where as ctypes' c_void_p would take it (None, an int
-  // address, a ctypes pointer, array, byref() or c_char_p, an object with a writable buffer, held
-  // until the call returns); false with a TypeError naming the argument for anything else.
+  // address, a ctypes pointer, array, byref() or c_char_p), or an object with a contiguous buffer
+  // (BorrowBuffer); false with a TypeError naming the argument for anything else (a str too).
   bool ConvertPointer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where);
+  // The pointer to `obj`'s contiguous buffer (read-only ones too), exported until the call
+  // returns; false with a TypeError for a buffer that is not contiguous.
+  bool BorrowBuffer(PyObject* obj, TVMFFIAny* out, Py_ssize_t where);
   bool IsPointerArgument(Py_ssize_t where) const {
     return where >= 0 && where < 64 && (kinds_.pointers >> where & 1) != 0;
   }

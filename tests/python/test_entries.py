@@ -363,6 +363,29 @@ def test_str_entries_agree_with_the_generic_path(natives, text):
         assert entry(text) == len(text)
 
 
+def test_pointer_entries_leave_buffers_and_strs_to_the_generic_path(natives):
+    # A `ptr` parameter is taken inline only as None or an exact ctypes.c_void_p: bytes, other
+    # buffers and strs go to the generic path, which takes or refuses them for every entry alike,
+    # and the entry stays.
+    sig = {"a": ["ptr"], "r": ["i64"], "v": 1}
+    generic = ffijit.function(address(natives, "py_address"), sig)
+    function_of(generic).use_entry("generic")
+    entries = {}
+    for kind in ("stencil", "llvm"):
+        entries[kind] = ffijit.function(address(natives, "py_address"), sig)
+        function_of(entries[kind]).use_entry(kind)
+    data = b"some bytes"
+    values = [data, b"", bytearray(b"abc"), memoryview(data), memoryview(data)[::2],
+              np.zeros((3, 3))[:, 0], "text", "", None, 0x1000, ctypes.c_void_p(0x2000)]
+    for value in values:
+        expected = outcome(lambda: generic(value))
+        for kind, entry in entries.items():
+            assert outcome(lambda: entry(value)) == expected, (kind, value)
+            assert function_of(entry).entry == kind
+    assert generic(data) == ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value
+    assert outcome(lambda: generic("text"))[0] is TypeError
+
+
 def _odd_arrays():
     """Arrays at the edges of what an entry reads from the array itself (compact, writable, a
     dtype with a buffer format letter) and what only the buffer protocol describes."""

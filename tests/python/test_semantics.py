@@ -399,6 +399,15 @@ def test_what_is_not_a_number_is_still_refused(natives, tier):
 ADDRESS = {"a": ["ptr"], "r": ["i64"]}
 
 
+class Bytes(bytes):
+    pass
+
+
+def _address_of_bytes(data):
+    """Where a bytes object keeps its bytes, as ctypes' c_char_p (and c_void_p) passes it."""
+    return ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value
+
+
 def _pointer_cases():
     ints = (ctypes.c_int32 * 4)(1, 2, 3, 4)
     x = ctypes.c_double(1.0)
@@ -406,7 +415,19 @@ def _pointer_cases():
     buf = bytearray(16)
     arr = array.array("i", [1, 2, 3])
     nd = np.zeros(8, np.uint8)
+    data = b"read-only bytes"
+    subclassed = Bytes(b"bytes of a subclass")
+    read_only = np.zeros(4, np.float64)
+    read_only.flags.writeable = False
+    fortran = np.asfortranarray(np.zeros((3, 4), np.float32))
     return [
+        ("bytes", data, _address_of_bytes(data)),
+        ("empty bytes", b"", _address_of_bytes(b"")),
+        ("bytes subclass", subclassed, _address_of_bytes(subclassed)),
+        ("read-only memoryview", memoryview(data), _address_of_bytes(data)),
+        ("memoryview slice", memoryview(data)[5:], _address_of_bytes(data) + 5),
+        ("read-only numpy", read_only, read_only.ctypes.data),
+        ("Fortran-order numpy", fortran, fortran.ctypes.data),
         ("int", 0x1000, 0x1000),
         ("zero", 0, 0),
         ("None", None, 0),
@@ -423,11 +444,20 @@ def _pointer_cases():
     ]
 
 
-@pytest.mark.parametrize("case", range(13))
+@pytest.mark.parametrize("case", range(len(_pointer_cases())))
 def test_pointer_parameters_take_what_ctypes_takes(natives, tier, case):
     name, value, expected = _pointer_cases()[case]
     take = make(tier, address(natives, "py_address"), ADDRESS)
     assert take(value) == expected, name
+
+
+def test_native_reads_through_bytes(tier):
+    # CPython keeps a NUL after a bytes object's bytes: a C string for a native that wants one.
+    strlen = make(tier, ("libc.so.6", "strlen"), {"a": ["ptr"], "r": ["u64"]})
+    assert strlen(b"hello") == 5
+    assert strlen("héllo".encode()) == 6
+    assert strlen(memoryview(b"two\0words")) == 3
+    assert strlen(bytearray(b"abc\0")) == 3
 
 
 def test_native_writes_through_a_buffer(natives, tier):
@@ -440,16 +470,41 @@ def test_native_writes_through_a_buffer(natives, tier):
     assert list(nd) == [9, 9, 9, 9]
 
 
-@pytest.mark.parametrize("value, what", [
-    (b"read-only bytes", "read-only"), (memoryview(b"abc"), "read-only"),
-    ("a str", "not `str`"), (1.5, "not `float`"), (object(), "not `object`"),
-    (ctypes.c_int(3), "not `c_int`"), (True, "not `bool`"),
-])
-def test_pointer_parameters_refuse_the_rest(natives, tier, value, what):
+STRIDED = ("argument #0: a `ptr` parameter takes a contiguous buffer; the `{}` is not contiguous "
+           "(its elements are not one block of memory a pointer could reach): pass a contiguous "
+           "copy")
+
+
+@pytest.mark.parametrize("value, message", [
+    ("a str", "argument #0: a `ptr` parameter takes no `str`: encode it (s.encode() gives bytes, "
+              "which pass as a pointer to their bytes)"),
+    ("", "argument #0: a `ptr` parameter takes no `str`: encode it (s.encode() gives bytes, "
+         "which pass as a pointer to their bytes)"),
+    (memoryview(bytearray(16))[::2], STRIDED.format("memoryview")),
+    (memoryview(b"abcdef")[::-1], STRIDED.format("memoryview")),
+    (np.zeros((4, 4))[:, 1], STRIDED.format("numpy.ndarray")),
+    (1.5, "not `float`"), (object(), "not `object`"), (ctypes.c_int(3), "not `c_int`"),
+    (True, "not `bool`"),
+], ids=["str", "empty str", "strided memoryview", "reversed memoryview", "numpy column", "float",
+        "object", "c_int", "bool"])
+def test_pointer_parameters_refuse_the_rest(natives, tier, value, message):
     take = make(tier, address(natives, "py_address"), ADDRESS)
     with pytest.raises(TypeError, match=r"argument #0: a `ptr` parameter takes") as info:
         take(value)
-    assert what in str(info.value)
+    if message.startswith("argument #0"):
+        assert str(info.value) == message
+    else:
+        assert message in str(info.value)
+        assert "or an object with a contiguous buffer (bytes, bytearray, memoryview, array.array, " \
+            "a numpy array)" in str(info.value)
+
+
+def test_a_released_memoryview_is_its_own_error(natives, tier):
+    take = make(tier, address(natives, "py_address"), ADDRESS)
+    view = memoryview(b"abc")
+    view.release()
+    with pytest.raises(ValueError, match="released memoryview"):
+        take(view)
 
 
 def test_pointer_keyword_argument(natives, tier):
@@ -457,3 +512,7 @@ def test_pointer_keyword_argument(natives, tier):
     buf = bytearray(4)
     assert take(p=buf) == ctypes.addressof((ctypes.c_char * 4).from_buffer(buf))
     assert take(p=0x3000) == 0x3000
+    data = b"bytes by keyword"
+    assert take(p=data) == _address_of_bytes(data)
+    with pytest.raises(TypeError, match=r"^argument #0: a `ptr` parameter takes no `str`"):
+        take(p="text")
