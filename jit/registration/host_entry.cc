@@ -74,6 +74,13 @@ void RequireCompleteModel(const FFIJITHostModel& m) {
     }
     require_offset(m.self_name_offset, "self_name_offset", false);
   }
+  if (m.held_work != nullptr) {
+    if (m.lock_holder == nullptr || m.run_held_work == nullptr) {
+      throw ffijit::ValueError(std::string("FFIJITHostEntryCompile: the host model's ") +
+                               (m.lock_holder == nullptr ? "lock_holder" : "run_held_work") +
+                               " is NULL while held_work is given");
+    }
+  }
   if (m.count_reached != nullptr) require_offset(m.self_count_offset, "self_count_offset", false);
   if (m.int_layout != kFFIJITHostIntOpaque) {
     if (m.int_layout != kFFIJITHostIntSizedDigits && m.int_layout != kFFIJITHostIntTaggedDigits) {

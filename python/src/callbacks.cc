@@ -166,14 +166,35 @@ void CallbackDeleter(void* self) {
 struct PyNativeCallback {
   PyObject_HEAD ffijit::NativeCallback* callback;
   PyObject* function;     // the ffijit.Function it calls
-  PyObject* description;  // for repr(): what it calls and its C signature, a str
+  PyObject* description;  // what it calls and its C signature, a str
+  PyObject* repr;         // repr() while not cleared, a str
+  // Read without the GIL (ReportUnraisable): the handle of `function` (the callback holds it),
+  // and repr's UTF-8 text.
+  TVMFFIObject* handle;
+  const char* repr_text;
 };
 
-// The plain convention's errors, which the native caller cannot see, go to sys.unraisablehook.
+// The plain convention's errors, which the native caller cannot see, go to sys.unraisablehook,
+// from the failing thread when it holds the GIL or may wait for it. A thread without the GIL
+// never waits for it while a call that holds it runs (the call may be waiting for this thread:
+// the callback gave up on the GIL for that reason, MayWaitForTheGil): the error is held for a
+// report once that call returns. Once Python is shutting down, it goes to stderr.
 void ReportUnraisable(void* data, const char* declaration) {
-  if (!PythonIsAvailable()) return;
-  PyGILState_STATE state = PyGILState_Ensure();
   auto* self = static_cast<PyNativeCallback*>(data);
+  if (!PythonIsAvailable()) {
+    TVMFFIObjectHandle error = nullptr;
+    TVMFFIErrorMoveFromRaised(&error);
+    if (error == nullptr) return;
+    WriteUnraisableToStderr(static_cast<TVMFFIObject*>(error), declaration, self->repr_text);
+    TVMFFIErrorSetRaised(error);  // still the thread's error, for a native caller that checks
+    TVMFFIObjectDecRef(error);
+    return;
+  }
+  if (!ThisThreadHoldsTheGil() && __atomic_load_n(&g_lock_holder, __ATOMIC_RELAXED) != nullptr) {
+    HoldUnraisable(self->handle, declaration, self->repr_text);
+    return;
+  }
+  PyGILState_STATE state = PyGILState_Ensure();
   PyFFIFunction* function = self->function != nullptr ? FunctionOf(self->function) : nullptr;
   PyObject* callable = function != nullptr ? CallableOf(function->base.handle) : nullptr;
   WriteUnraisableFromRaised(declaration, callable != nullptr ? callable : self->function);
@@ -257,16 +278,24 @@ PyObject* NativeCallbackNew(PyTypeObject* type, PyObject* args, PyObject* kwargs
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return nullptr;
   }
-  PyObject* self = type->tp_alloc(type, 0);
+  PyObject* repr =
+      PyUnicode_FromFormat("<ffijit.NativeCallback %U at %p>", description, callback->pointer());
+  const char* repr_text = repr != nullptr ? PyUnicode_AsUTF8(repr) : nullptr;
+  PyObject* self = repr_text != nullptr ? type->tp_alloc(type, 0) : nullptr;
   if (self == nullptr) {
     delete callback;
+    Py_XDECREF(repr);
     Py_DECREF(description);
     Py_DECREF(function);
     return nullptr;
   }
-  reinterpret_cast<PyNativeCallback*>(self)->callback = callback;
-  reinterpret_cast<PyNativeCallback*>(self)->function = function;
-  reinterpret_cast<PyNativeCallback*>(self)->description = description;
+  auto* me = reinterpret_cast<PyNativeCallback*>(self);
+  me->callback = callback;
+  me->function = function;
+  me->description = description;
+  me->repr = repr;
+  me->handle = FunctionOf(function)->base.handle;
+  me->repr_text = repr_text;
   if (!status) callback->SetUnreportedErrorHandler(ReportUnraisable, self);
   return self;
 }
@@ -276,8 +305,7 @@ PyObject* NativeCallbackRepr(PyObject* self) {
   if (me->callback == nullptr) {
     return PyUnicode_FromFormat("<ffijit.NativeCallback %U (cleared)>", me->description);
   }
-  return PyUnicode_FromFormat("<ffijit.NativeCallback %U at %p>", me->description,
-                              me->callback->pointer());
+  return Py_NewRef(me->repr);
 }
 
 // The callable is owned through the Function's handle, which the native callback's state holds
@@ -312,6 +340,7 @@ void NativeCallbackDealloc(PyObject* self) {
   PyObject_GC_UnTrack(self);
   NativeCallbackClear(self);
   Py_XDECREF(reinterpret_cast<PyNativeCallback*>(self)->description);
+  Py_XDECREF(reinterpret_cast<PyNativeCallback*>(self)->repr);
   type->tp_free(self);
   Py_DECREF(type);
 }

@@ -20,6 +20,7 @@ PyObject* g_ctypes_function_pointer = nullptr;  // ctypes._CFuncPtr
 
 void MarkExited() {
   g_python_exited.store(true, std::memory_order_release);
+  WriteHeldToStderr();  // no pending call will report them now
 }
 
 PyObject* JitAvailable(PyObject*, PyObject*) {

@@ -254,6 +254,8 @@ bool InitEntries(PyObject*) {
   m.lock_holder = &g_lock_holder;
   m.lock_calls = &g_lock_calls;
   m.self_name_offset = static_cast<int32_t>(offsetof(PyFFIFunction, lock_name));
+  m.held_work = &g_held_unraisable;
+  m.run_held_work = ReportHeldUnraisableNow;
   m.self_count_offset = static_cast<int32_t>(offsetof(PyFFIFunction, calls_until_entry));
   // Small ints read in place, where this CPython's digits are the 30-bit ones the layouts name.
 #if PYLONG_BITS_IN_DIGIT == 30

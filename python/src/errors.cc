@@ -5,8 +5,10 @@
 // Python.h (through ffijit_py.h) comes before every standard header, as CPython requires.
 #include "ffijit_py.h"
 
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -299,11 +301,15 @@ PyObject* RaiseFromFFI() {
   return nullptr;
 }
 
-void WriteUnraisableFromRaised(const char* declaration, PyObject* obj) {
-  TVMFFIObjectHandle handle = nullptr;
-  TVMFFIErrorMoveFromRaised(&handle);
-  auto* error = static_cast<TVMFFIObject*>(handle);
-  if (error == nullptr) return;
+namespace {
+
+std::string UnraisableWhat(const char* declaration) {
+  return std::string("on calling ffijit callback `") + declaration + "`";
+}
+
+}  // namespace
+
+void WriteUnraisable(TVMFFIObject* error, const char* declaration, PyObject* obj) {
   PyObject *saved_type, *saved_value, *saved_tb;
   PyErr_Fetch(&saved_type, &saved_value, &saved_tb);
   PyObject* exc = PeekInFlight(error);
@@ -312,15 +318,39 @@ void WriteUnraisableFromRaised(const char* declaration, PyObject* obj) {
     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc)), exc);
     Py_DECREF(exc);
   }
-  std::string what = std::string("on calling ffijit callback `") + declaration + "`";
+  std::string what = UnraisableWhat(declaration);
 #if PY_VERSION_HEX >= 0x030D0000
   PyErr_FormatUnraisable("Exception ignored %s: %R", what.c_str(), obj);
 #else
   _PyErr_WriteUnraisableMsg(what.c_str(), obj);
 #endif
   PyErr_Restore(saved_type, saved_value, saved_tb);
+}
+
+void WriteUnraisableFromRaised(const char* declaration, PyObject* obj) {
+  TVMFFIObjectHandle handle = nullptr;
+  TVMFFIErrorMoveFromRaised(&handle);
+  auto* error = static_cast<TVMFFIObject*>(handle);
+  if (error == nullptr) return;
+  WriteUnraisable(error, declaration, obj);
   TVMFFIErrorSetRaised(error);  // still the thread's error, for a native caller that checks
   TVMFFIObjectDecRef(error);
+}
+
+void WriteUnraisableToStderr(TVMFFIObject* error, const char* declaration,
+                             const char* object_text) noexcept {
+  // Python's default hook's layout, from what the error object holds (no traceback: the
+  // error's Python exception, if any, is out of reach without the GIL).
+  const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(error + 1);
+  try {
+    std::string text = "Exception ignored " + UnraisableWhat(declaration) + ": " + object_text +
+                       "\n" + View(cell->kind) + ": " + View(cell->message) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  } catch (const std::bad_alloc&) {
+    std::fputs("Exception ignored on calling an ffijit callback (out of memory to say more)\n",
+               stderr);
+  }
+  std::fflush(stderr);
 }
 
 void RaisePythonErrorAsFFI() {

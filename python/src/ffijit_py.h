@@ -171,6 +171,32 @@ void RaisePythonErrorAsFFI();
 // cannot see) to sys.unraisablehook as "Exception ignored on calling ffijit callback `decl`",
 // with `obj`; the error stays raised. The original exception when it came from Python.
 void WriteUnraisableFromRaised(const char* declaration, PyObject* obj);
+// The same for `error` (borrowed), raised nowhere.
+void WriteUnraisable(TVMFFIObject* error, const char* declaration, PyObject* obj);
+// The same report written to the C stderr in the layout of Python's default hook, with
+// `object_text` for the object's repr, for where Python cannot be entered: needs no GIL.
+void WriteUnraisableToStderr(TVMFFIObject* error, const char* declaration,
+                             const char* object_text) noexcept;
+// A plain-convention callback's error, raised in this thread, that this thread cannot report:
+// it lacks the GIL while a call holding the GIL runs (and may be waiting for this thread). Kept,
+// with a reference to `function` (the Function the callback calls), for sys.unraisablehook once
+// the main thread runs Python again, or for stderr; takes no lock but the pending calls' queue's.
+// The error stays raised.
+void HoldUnraisable(TVMFFIObject* function, const char* declaration,
+                    const char* object_text) noexcept;
+// Writes the errors still held to stderr (Python has exited).
+void WriteHeldToStderr();
+// Reports the errors held to sys.unraisablehook, oldest first (with the GIL).
+void ReportHeldUnraisableNow();
+// The errors held, newest first (a HeldError*, NULL when none): pushed by any thread, taken all
+// at once by the report, and read by generated entries (FFIJITHostModel::held_work), hence a
+// plain word under __atomic builtins.
+extern void* g_held_unraisable;
+// What a call that held the GIL does as it returns: report what threads that gave up waiting for
+// the GIL held meanwhile.
+inline void ReportHeldUnraisable() {
+  if (__atomic_load_n(&g_held_unraisable, __ATOMIC_RELAXED) != nullptr) ReportHeldUnraisableNow();
+}
 // The Python exception type for a TVM FFI error kind.
 PyObject* ExceptionTypeForKind(const char* kind, size_t size);
 bool InitErrors(PyObject* module);

@@ -248,8 +248,9 @@ Py_ssize_t KeywordPosition(TVMFFIObject* handle, const char* name) {
                                 static_cast<int32_t>(num_kwargs), &result);
   }
   if (names != inline_names) PyMem_Free(names);
-  if (rc != 0) return RaiseFromFFI();
-  return FromOwnedAny(&result);
+  PyObject* boxed = rc != 0 ? RaiseFromFFI() : FromOwnedAny(&result);
+  if (!function->release_gil) ReportHeldUnraisable();
+  return boxed;
 }
 
 // Calling the Function object itself runs the entry its builtin runs.
@@ -524,6 +525,24 @@ const char* InternName(const char* name) {
   return names->insert(name).first->c_str();
 }
 
+namespace {
+
+// The usual results boxed here without a call, the others by FromOwnedAny (consumed).
+inline PyObject* BoxResult(TVMFFIAny* result) {
+  switch (result->type_index) {
+    case kTVMFFIInt:
+      return PyLong_FromLongLong(result->v_int64);
+    case kTVMFFIFloat:
+      return PyFloat_FromDouble(result->v_float64);
+    case kTVMFFINone:
+      Py_RETURN_NONE;
+    default:
+      return FromOwnedAny(result);
+  }
+}
+
+}  // namespace
+
 PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool release_gil,
                      const char* lock_name) {
   TVMFFIAny result;
@@ -537,20 +556,15 @@ PyObject* CallPacked(TVMFFIObject* func, TVMFFIAny* args, int32_t n, bool releas
     rc = safe_call(func, args, n, &result);
     Py_END_ALLOW_THREADS;
   } else {
-    HoldingLock holding(lock_name);
-    rc = safe_call(func, args, n, &result);
+    {
+      HoldingLock holding(lock_name);
+      rc = safe_call(func, args, n, &result);
+    }
+    PyObject* boxed = rc != 0 ? RaiseCallFailure(rc) : BoxResult(&result);
+    ReportHeldUnraisable();
+    return boxed;
   }
-  if (rc != 0) return RaiseCallFailure(rc);
-  switch (result.type_index) {  // the usual results, boxed here without a call
-    case kTVMFFIInt:
-      return PyLong_FromLongLong(result.v_int64);
-    case kTVMFFIFloat:
-      return PyFloat_FromDouble(result.v_float64);
-    case kTVMFFINone:
-      Py_RETURN_NONE;
-    default:
-      return FromOwnedAny(&result);
-  }
+  return rc != 0 ? RaiseCallFailure(rc) : BoxResult(&result);
 }
 
 PyObject* RaiseCallFailure(int rc) {

@@ -444,3 +444,58 @@ EXPORT int py_call_pointer_on_thread(int (*f)(int64_t, int64_t*), int64_t x, int
   *out = call.result;
   return 0;
 }
+
+/* ---- several callbacks from a thread of its own, which the native joins (test_threads.py) ---- */
+
+struct EachCall {
+  void* const* callbacks;
+  int64_t n, status, x, sum, failures;
+  TVMFFIObjectHandle first_error;
+};
+
+static void* CallEachOnThread(void* arg) {
+  struct EachCall* call = (struct EachCall*)arg;
+  for (int64_t i = 0; i < call->n; ++i) {
+    int64_t result = 0;
+    if (call->status) {
+      int (*f)(int64_t, int64_t*) = (int (*)(int64_t, int64_t*))call->callbacks[i];
+      if (f(call->x, &result) != 0) result = 0;
+    } else {
+      int64_t (*f)(int64_t) = (int64_t(*)(int64_t))call->callbacks[i];
+      result = f(call->x);
+    }
+    call->sum += result;
+    TVMFFIObjectHandle error = NULL;
+    TVMFFIErrorMoveFromRaised(&error);
+    if (error == NULL) continue;
+    ++call->failures;
+    if (call->first_error == NULL) {
+      call->first_error = error;
+    } else {
+      TVMFFIObjectDecRef(error);
+    }
+  }
+  return NULL;
+}
+
+/*
+ * {"a":["ptr","i64","i64","i64"],"r":["i64","i64"]}: on a new thread, which it waits for, calls
+ * each of the `n` callbacks with x: plain (int64_t f(int64_t)) or, when `status`, status-convention
+ * ones (int f(int64_t, int64_t*)). *sum adds their results (0 for a failed status call);
+ * *failures counts the calls that left an error raised in the thread. The first such error is
+ * left raised in the calling thread, for py_take_raised.
+ */
+EXPORT void py_callbacks_on_thread(void* const* callbacks, int64_t n, int64_t status, int64_t x,
+                                   int64_t* sum, int64_t* failures) {
+  struct EachCall call = {callbacks, n, status, x, 0, 0, NULL};
+  pthread_t id;
+  *sum = *failures = -1;
+  if (pthread_create(&id, NULL, CallEachOnThread, &call) != 0) return;
+  pthread_join(id, NULL);
+  *sum = call.sum;
+  *failures = call.failures;
+  if (call.first_error != NULL) {
+    TVMFFIErrorSetRaised(call.first_error);
+    TVMFFIObjectDecRef(call.first_error);
+  }
+}

@@ -1,7 +1,9 @@
 """Exceptions raised in Python callbacks: the same object back to the Python caller across any
-number of native frames, sys.unraisablehook where the native caller cannot be told, and a
-traceback formatted once per frame however deep the nesting."""
+number of native frames, sys.unraisablehook where the native caller cannot be told (stderr once
+Python is shutting down), and a traceback formatted once per frame however deep the nesting."""
 import ctypes
+import re
+import subprocess
 import sys
 import traceback
 
@@ -150,3 +152,42 @@ def test_propagation_formats_each_frame_once(natives, monkeypatch):
         frames = len(traceback.extract_tb(info.value.__traceback__))
         assert len(formatted) == depth
         assert sum(formatted) <= frames, (depth, sum(formatted), frames)
+
+
+_SHUTDOWN_PROBE = """
+import ctypes, sys
+import ffijit
+lib = ctypes.CDLL(sys.argv[1])
+nest = ffijit.function(ctypes.cast(lib.py_nest_plain, ctypes.c_void_p).value,
+                       {"a": ["ptr", "i64"], "r": ["i64"]})
+
+
+def increment(x):
+    return x + 1
+
+
+class Late:
+    # Calls a plain callback as the interpreter tears its modules down: nothing of Python can
+    # report the error then.
+    def __init__(self):
+        self.nest = nest
+        self.callback = ffijit.callback(increment, {"a": ["i64"], "r": ["i64"]})
+        self.pointer = ctypes.c_void_p(self.callback.address)
+        assert self.nest(self.pointer, 1) == 2
+
+    def __del__(self):
+        self.nest(self.pointer, 1)
+
+
+late = Late()
+"""
+
+
+def test_a_plain_callback_error_during_shutdown_goes_to_stderr(natives_path):
+    done = subprocess.run([sys.executable, "-c", _SHUTDOWN_PROBE, natives_path],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^Exception ignored on calling ffijit callback `callback\(i64\) -> i64`: "
+                     r"<ffijit\.NativeCallback increment\(i64\) -> i64 at 0x[0-9a-f]+>\n"
+                     r"RuntimeError: a Python callback was called while Python is shutting down$",
+                     done.stderr, re.M), done.stderr

@@ -99,6 +99,13 @@ typedef struct FFIJITHostModel {
   const void** lock_holder;
   uint64_t* lock_calls;
   int32_t self_name_offset;
+  /* Optional, with lock_holder (held_work NULL: none). After a call recorded there, once the
+   * previous holder is back, the entry reads the pointer-sized word *held_work (a relaxed atomic
+   * load) and, when it is not 0, calls run_held_work() before it returns, the lock still held:
+   * how a thread that could not wait for the lock while the call held it (the call may be waiting
+   * for that thread) leaves the call work to do under the lock, such as reporting its errors. */
+  void* const* held_work;
+  void (*run_held_work)(void);
   /* Optional, stencil entries only (count_reached NULL: no count). The entry counts calls down
    * in the int64_t `self` holds at self_count_offset; the call that brings it to zero goes to
    * count_reached, with the entry's four arguments, instead of running: the host's way to a

@@ -214,6 +214,7 @@ void HostEntryEmitter::EmitCallAndResult() {
              {lock_state});
   }
   ReleaseTensors(tensor_args_.size());
+  if (record_holder && model_.held_work != nullptr) RunHeldWork();
   llvm::BasicBlock* failed = Block("failed");
   llvm::BasicBlock* box = Block("box");
   b_.CreateCondBr(b_.CreateICmpEQ(rc, b_.getInt32(0)), box, failed, likely_);
@@ -246,6 +247,20 @@ void HostEntryEmitter::EmitCallAndResult() {
   b_.SetInsertPoint(other);
   b_.CreateRet(
       CallHost(model_.box_result, llvm::FunctionType::get(ptr_, {ptr_}, false), {result_}));
+}
+
+// What threads left the call to do under the lock (model.held_work), before the result is boxed.
+void HostEntryEmitter::RunHeldWork() {
+  llvm::LoadInst* work = b_.CreateLoad(ptr_, Constant(model_.held_work));
+  work->setAtomic(llvm::AtomicOrdering::Monotonic);
+  work->setAlignment(llvm::Align(8));
+  llvm::BasicBlock* run = Block("run_held_work");
+  llvm::BasicBlock* done = Block("held_work_done");
+  b_.CreateCondBr(b_.CreateIsNotNull(work), run, done, Unlikely());
+  b_.SetInsertPoint(run);
+  CallHost(model_.run_held_work, llvm::FunctionType::get(b_.getVoidTy(), {}, false), {});
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
 }
 
 llvm::Value* HostEntryEmitter::NewReference(llvm::Value* obj) {

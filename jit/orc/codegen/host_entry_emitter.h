@@ -153,6 +153,7 @@ class HostEntryEmitter {
   // The Anys stored, the thunk called, the host's lock and holder bookkeeping around it, then the
   // result: Int, Float, None and Bool boxed here, anything else by the host.
   void EmitCallAndResult();
+  void RunHeldWork();
 
   llvm::Value* NewReference(llvm::Value* obj);
 

@@ -75,7 +75,8 @@ std::string ModelKey(const FFIJITHostModel& m, int flags) {
         reinterpret_cast<const void*>(m.box_result), reinterpret_cast<const void*>(m.raise_error),
         reinterpret_cast<const void*>(m.release_lock),
         reinterpret_cast<const void*>(m.acquire_lock), reinterpret_cast<const void*>(m.fallback),
-        static_cast<const void*>(m.lock_holder), static_cast<const void*>(m.lock_calls)}) {
+        static_cast<const void*>(m.lock_holder), static_cast<const void*>(m.lock_calls),
+        static_cast<const void*>(m.held_work), reinterpret_cast<const void*>(m.run_held_work)}) {
     add(function);
   }
   return key;

@@ -162,6 +162,8 @@ FFIJITHostStencilData DataOf(const BoundFunction* fn, const FFIJITHostModel& m, 
   if ((flags & kFFIJITHostEntryReleaseLock) == 0) {
     d.lock_holder = m.lock_holder;
     d.lock_calls = m.lock_calls;
+    d.held_work = m.held_work;
+    d.run_held_work = m.run_held_work;
   }
   d.function = const_cast<BoundFunction*>(fn);
   d.type_offset = m.type_offset;

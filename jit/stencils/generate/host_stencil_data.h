@@ -22,6 +22,10 @@
  * argument stencils read of the common forms. */
 #define FFIJIT_HOST_DATA_LOCK_HOLDER 0
 #define FFIJIT_HOST_DATA_LOCK_CALLS 8
+/* The model's held_work and run_held_work, read by the epilogue after a call that recorded its
+ * holder (NULL held_work: none). */
+#define FFIJIT_HOST_DATA_HELD_WORK 272
+#define FFIJIT_HOST_DATA_RUN_HELD_WORK 280
 typedef struct FFIJITHostStencilData {
   const void** lock_holder; /* NULL: no holder recorded (also when the lock is released) */
   uint64_t* lock_calls;
@@ -66,6 +70,8 @@ typedef struct FFIJITHostStencilData {
   void* (*release_lock)(void);
   void (*acquire_lock)(void* state);
   const void* (*memchr)(const void* s, int c, size_t n);
+  void* const* held_work;
+  void (*run_held_work)(void);
 } FFIJITHostStencilData;
 
 #endif /* FFIJIT_JIT_STENCILS_GENERATE_HOST_STENCIL_DATA_H_ */

@@ -63,6 +63,9 @@ extern const FFIJITHostStencilData DATA_host;
   LOAD_DATA(d)
 _Static_assert(offsetof(FFIJITHostStencilData, lock_holder) == FFIJIT_HOST_DATA_LOCK_HOLDER &&
                    offsetof(FFIJITHostStencilData, lock_calls) == FFIJIT_HOST_DATA_LOCK_CALLS &&
+                   offsetof(FFIJITHostStencilData, held_work) == FFIJIT_HOST_DATA_HELD_WORK &&
+                   offsetof(FFIJITHostStencilData, run_held_work) ==
+                       FFIJIT_HOST_DATA_RUN_HELD_WORK &&
                    offsetof(FFIJITHostStencilData, int_type) == 64 &&
                    offsetof(FFIJITHostStencilData, int_layout) == 128,
                "the fields the assembly reads, and the cache lines");
@@ -213,13 +216,19 @@ ASM_STENCIL(host_entry_counted, HOST_ENTRY_CHECKS HOST_COUNT_DOWN HOST_ENTER(HOS
 ASM_STENCIL(host_entry_slots, HOST_ENTRY_CHECKS HOST_ENTER(HOST_FRAME_WORDS_WITH_SLOTS))
 ASM_STENCIL(host_entry_slots_counted,
             HOST_ENTRY_CHECKS HOST_COUNT_DOWN HOST_ENTER(HOST_FRAME_WORDS_WITH_SLOTS))
-// In: r12 the host's object.
+// In: r12 the host's object. The held work's call, out of line, aligns the stack for it (the
+// stack pointer comes back from rbp anyway).
 ASM_STENCIL(host_epilogue,
             "  mov %r12, %rax\n  mov DATA_host+" STR(FFIJIT_HOST_DATA_LOCK_HOLDER) "(%rip), %rcx\n"
             "  test %rcx, %rcx\n  je 1f\n"
             "  mov " PREVIOUS_HOLDER ", %rdx\n  mov %rdx, (%rcx)\n"
+            "  mov DATA_host+" STR(FFIJIT_HOST_DATA_HELD_WORK) "(%rip), %rcx\n"
+            "  test %rcx, %rcx\n  je 1f\n  cmpq $0, (%rcx)\n  jne 2f\n"
             "1:\n  lea " SAVED_REGISTERS ", %rsp\n  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
-            "  pop %rbx\n  pop %rbp\n  ret\n")
+            "  pop %rbx\n  pop %rbp\n  ret\n"
+            "2:\n  and $-16, %rsp\n"
+            "  call *DATA_host+" STR(FFIJIT_HOST_DATA_RUN_HELD_WORK) "(%rip)\n"
+            "  mov %r12, %rax\n  jmp 1b\n")
 #else
 static inline __attribute__((always_inline)) void* run(void* self, void* const* args, uint64_t* f) {
   DATA();
@@ -234,7 +243,13 @@ static inline __attribute__((always_inline)) void* run(void* self, void* const* 
                      __ATOMIC_RELAXED);
   }
   void* result = (void*)CONT_next(args, f);
-  if (__builtin_expect(holder != 0, 1)) __atomic_store_n(holder, previous, __ATOMIC_RELAXED);
+  if (__builtin_expect(holder != 0, 1)) {
+    __atomic_store_n(holder, previous, __ATOMIC_RELAXED);
+    void* const* work = d->held_work;
+    if (work != 0 && __builtin_expect(__atomic_load_n(work, __ATOMIC_RELAXED) != 0, 0)) {
+      d->run_held_work();
+    }
+  }
   return result;
 }
 #define RUN(frame_words)           \

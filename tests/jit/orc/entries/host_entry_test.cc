@@ -1,7 +1,7 @@
 // Host entries (ffijit/jit/host_entry.h) against a toy object model: the inline conversions, the
 // result boxing, every way out to the host's fallback, errors raised as the packed call raises
-// them, and the lock released around the call. No Python: the entry knows only what the model tells
-// it.
+// them, the lock released around the call, and the work left for a call holding it. No Python: the
+// entry knows only what the model tells it.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -50,6 +50,23 @@ int64_t toy_watch_holder(int64_t x) {
   g_holder_seen = g_lock_holder;
   g_calls_seen = g_lock_calls;
   return x;
+}
+// The model's held_work: what a thread that could not wait for the lock leaves the call to do.
+int g_work_item = 0;
+void* g_held_work = nullptr;
+int g_work_runs = 0;
+const void* g_holder_at_work = nullptr;
+int64_t toy_leave_work(int64_t x) {
+  g_held_work = &g_work_item;
+  return x;
+}
+void toy_leave_work_no_result(int64_t) {
+  g_held_work = &g_work_item;
+}
+void toy_run_held_work() {
+  ++g_work_runs;
+  g_holder_at_work = g_lock_holder;
+  g_held_work = nullptr;
 }
 }
 
@@ -385,6 +402,69 @@ TEST_P(HostEntry, RecordsWhichCallHoldsTheLock) {
   FFIJITHostEntry* entry = nullptr;
   EXPECT_NE(FFIJITHostEntryCompile(f, &model, tier_, &entry), 0);
   EXPECT_NE(std::string(Error::MoveFromRaised().what()).find("lock_calls is NULL"),
+            std::string::npos);
+}
+
+// After a call that recorded itself as the lock's holder, work left in held_work runs, the
+// previous holder back; never after a call that released the lock, nor when none is left.
+TEST_P(HostEntry, RunsTheWorkThreadsLeftTheCallHoldingTheLock) {
+  struct NamedSelf {
+    intptr_t refcount;
+    const char* name;
+  } self{1, "toy.work"};
+  FFIJITHostModel model = ToyModel();
+  model.lock_holder = &g_lock_holder;
+  model.lock_calls = &g_lock_calls;
+  model.self_name_offset = offsetof(NamedSelf, name);
+  model.held_work = &g_held_work;
+  model.run_held_work = toy_run_held_work;
+  const char* outer = "outer";
+  g_lock_holder = outer;
+  g_work_runs = 0;
+  void* args[] = {toy_.Int(5), nullptr};
+  Entry leave = Compile(
+      Make(reinterpret_cast<void*>(&toy_leave_work), R"({"a":["i64"],"r":["i64"],"v":1})"), model);
+  ASSERT_NE(leave, nullptr);
+  auto* r = static_cast<ToyObject*>(leave(&self, args, 1, nullptr));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->i, 5);
+  EXPECT_EQ(g_work_runs, 1);
+  EXPECT_EQ(g_holder_at_work, static_cast<const void*>(outer));
+  EXPECT_EQ(g_held_work, nullptr);
+  Entry no_result = Compile(
+      Make(reinterpret_cast<void*>(&toy_leave_work_no_result), R"({"a":["i64"],"r":[],"v":1})"),
+      model);
+  ASSERT_NE(no_result, nullptr);
+  EXPECT_EQ(no_result(&self, args, 1, nullptr), &toy_.none);
+  EXPECT_EQ(g_work_runs, 2);
+  Entry watch = Compile(
+      Make(reinterpret_cast<void*>(&toy_watch_holder), R"({"a":["i64"],"r":["i64"],"v":1})"),
+      model);
+  ASSERT_NE(watch, nullptr);
+  static_cast<void>(watch(&self, args, 1, nullptr));
+  EXPECT_EQ(g_work_runs, 2);  // none left
+  Entry released =
+      Compile(Make(reinterpret_cast<void*>(&toy_leave_work), R"({"a":["i64"],"r":["i64"],"v":1})"),
+              model, kFFIJITHostEntryReleaseLock);
+  ASSERT_NE(released, nullptr);
+  static_cast<void>(released(&self, args, 1, nullptr));
+  EXPECT_EQ(g_work_runs, 2);
+  EXPECT_EQ(g_held_work, static_cast<void*>(&g_work_item));
+  g_held_work = nullptr;
+  g_lock_holder = nullptr;
+
+  TVMFFIObjectHandle f = functions_.front();
+  FFIJITHostEntry* entry = nullptr;
+  model.run_held_work = nullptr;
+  EXPECT_NE(FFIJITHostEntryCompile(f, &model, tier_, &entry), 0);
+  EXPECT_NE(std::string(Error::MoveFromRaised().what())
+                .find("run_held_work is NULL while held_work is given"),
+            std::string::npos);
+  model.run_held_work = toy_run_held_work;
+  model.lock_holder = nullptr;
+  EXPECT_NE(FFIJITHostEntryCompile(f, &model, tier_, &entry), 0);
+  EXPECT_NE(std::string(Error::MoveFromRaised().what())
+                .find("lock_holder is NULL while held_work is given"),
             std::string::npos);
 }
 
@@ -803,6 +883,8 @@ TEST_F(StencilHostEntry, EveryWayOutKeepsTheCallersRegisters) {
     *static_cast<void**>(slot) = obj;
     return &t->tensor;
   };
+  model.held_work = &g_held_work;
+  model.run_held_work = toy_run_held_work;
   const char* outer = "outer";
   g_lock_holder = outer;
   auto expect_kept = [&](Entry entry, std::vector<void*> args, const std::string& what,
@@ -867,6 +949,11 @@ TEST_F(StencilHostEntry, EveryWayOutKeepsTheCallersRegisters) {
   Entry nothing =
       Compile(Make(reinterpret_cast<void*>(&toy_nothing), R"({"a":[],"r":[],"v":1})"), model);
   expect_kept(nothing, {}, "no arguments, no result");
+  Entry leave = Compile(
+      Make(reinterpret_cast<void*>(&toy_leave_work), R"({"a":["i64"],"r":["i64"],"v":1})"), model);
+  g_work_runs = 0;
+  expect_kept(leave, {toy_.Int(3)}, "the held work's call");
+  EXPECT_EQ(g_work_runs, 2);
   ToyTensor t;
   for (const char* sig : {R"({"a":[["ndarray","f32",1,null],"i64"],"r":["f64"],"v":1})",
                           R"({"a":[["ndarray","f32",1,4],"i64"],"r":["f64"],"v":1})"}) {
