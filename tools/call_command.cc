@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "command.h"
+#include "ffijit/jit/jit.h"
+#include "ffijit/jit/register.h"
 #include "json_values.h"
 #include "native_call.h"
 
@@ -13,6 +15,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: ffijit call LIB SYMBOL --sig METADATA|@FILE [--format json|raw|sip|declaration]\n"
     "                   [--tier jit|interp|libffi] [--status] [--] [ARG|NAME=ARG...]\n"
+    "       ffijit call LIB SYMBOL --sig METADATA|@FILE [--format F] [--tier T] [--status]\n"
+    "                   --describe\n"
     "       ffijit call LIB NAME [--] [ARG...]\n\n"
     "Loads the shared library LIB (a bare name such as libm.so.6 goes through the normal dlopen\n"
     "search), binds its C function SYMBOL with the signature METADATA (the iree.abi JSON, a raw\n"
@@ -28,7 +32,10 @@ constexpr const char* kUsage =
     "               interpreter, libffi: the interpreter calling through libffi\n"
     "  --status     the function follows the status convention: it returns int (0 = success),\n"
     "               writes its results through trailing out-pointers and raises its errors\n"
-    "               with TVMFFIErrorSetRaised\n\n"
+    "               with TVMFFIErrorSetRaised\n"
+    "  --describe   call nothing: print the bound function's call plan, then the line\n"
+    "               `  tier: NAME` naming the tier its calls run on (the guide's section 7.2\n"
+    "               lists the names); takes no ARG\n\n"
     "Each ARG is one JSON value (@FILE reads it from a file): integers are Int, other numbers\n"
     "Float (NaN, Infinity, -Infinity as whole words), true/false Bool, null None, strings Str\n"
     "(also DataType \"float32\" and Device \"cuda:1\"), lists Array and objects Map (for slist,\n"
@@ -70,6 +77,10 @@ int RunCall(const std::vector<std::string>& args, std::istream&, std::ostream& o
     if (!jit_failure.empty()) {
       err << "ffijit call: note: the JIT cannot compile `" << DeclarationString(request.symbol, sig)
           << "`, using the interpreter: " << jit_failure << "\n";
+    }
+    if (request.describe) {
+      out << DescribeFunction(func) << "  tier: " << TierName(Tier(func)) << "\n";
+      return kExitOk;
     }
     std::string text;
     {

@@ -142,13 +142,16 @@ CallRequest ParseRequest(const std::vector<std::string>& words, bool bench) {
       request.help = true;
       return request;
     }
-    const bool flag = name == "--status" || (bench && name == "--progress");
+    const bool flag =
+        name == "--status" || (bench && name == "--progress") || (!bench && name == "--describe");
     const bool valued = name == "--sig" || name == "--format" || (!bench && name == "--tier") ||
                         (bench && name == "--seconds");
     if (!flag && !valued) throw Usage("unknown option '" + word + "'");
     if (flag) {
       if (eq != std::string::npos) throw Usage(name + " takes no value");
-      (name == "--status" ? request.status : request.progress) = true;
+      (name == "--status"     ? request.status
+       : name == "--describe" ? request.describe
+                              : request.progress) = true;
       continue;
     }
     std::string value;
@@ -193,6 +196,12 @@ CallRequest ParseRequest(const std::vector<std::string>& words, bool bench) {
     if (request.tier != Path::kJit) {
       throw Usage("--tier needs --sig (a TVM FFI function is called as it is, packed)");
     }
+    if (request.describe) {
+      throw Usage("--describe needs --sig (a TVM FFI function has no call plan or tier)");
+    }
+  }
+  if (request.describe && positional.size() > 2) {
+    throw Usage("--describe calls nothing: it takes no ARG");
   }
   request.library = positional[0];
   request.symbol = positional[1];

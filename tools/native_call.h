@@ -40,6 +40,7 @@ struct CallRequest {
   MetadataFormat format = MetadataFormat::kAuto;
   Path tier = Path::kJit;  // call: --tier
   bool status = false;     // --status: the native follows the status convention
+  bool describe = false;   // call: --describe, print the bound function instead of calling it
   double seconds = 1.0;    // bench: --seconds, the whole run's budget
   bool progress = false;   // bench: --progress, show progress even when stderr is no tty
   bool help = false;       // --help

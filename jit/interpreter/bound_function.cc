@@ -52,6 +52,28 @@ void ReleasePendingTier(void* pending) {
   delete tier;
 }
 
+std::mutex& PendingTierMutex() {
+  // Immortal: a function may be queried or adopted during static destruction.
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+
+FFIJITTier TierOf(BoundFunction* fn) {
+  {
+    std::lock_guard<std::mutex> lock(PendingTierMutex());
+    // Never attached (interpret-only, or no tier hook): the interpreter for good.
+    if (fn->tier_state == nullptr) return kFFIJITTierInterpreted;
+    if (fn->release_tier_state == &ReleasePendingTier) {
+      // Only a stencil thunk is installed before the plugin adopts the state.
+      return static_cast<const PendingTier*>(fn->tier_state)->early.entry != nullptr
+                 ? kFFIJITTierStencil
+                 : kFFIJITTierInterpreted;
+    }
+  }
+  // jit/orc's state, which stays its kind until the function dies.
+  return OrcTierOf(fn);
+}
+
 TierAttachHook GetTierAttachHook() {
   return g_tier_attach_hook.load(std::memory_order_acquire);
 }

@@ -9,9 +9,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include "base/plugin_export.h"
 #include "ffijit/c_api.h"
+#include "ffijit/jit/bridge.h"
 #include "plan/call_plan.h"
 
 namespace ffijit {
@@ -107,6 +109,17 @@ struct PendingTier {
   EarlyThunk early;
 };
 FFIJIT_JIT_PLUGIN_API void ReleasePendingTier(void* pending);
+// Held while a PendingTier is replaced by the plugin's state (orc::AdoptPendingTier) and while the
+// tier query reads one (TierOf), so that the query never reads a PendingTier being freed.
+FFIJIT_JIT_PLUGIN_API std::mutex& PendingTierMutex();
+
+// The tier `fn` runs on now. A function whose tier state is no PendingTier but jit/orc's own
+// (orc::TierState) is answered by OrcTierOf; any other is answered here, without LLVM.
+FFIJITTier TierOf(BoundFunction* fn);
+// jit/orc's answer for such a function: defined by jit/orc (in its plugin, and in the tests of
+// internals that link it), by libffijit_jit's plugin seam (forwarding to the loaded plugin), and
+// in a build without LLVM (where no function has such a state).
+FFIJITTier OrcTierOf(BoundFunction* fn);
 
 }  // namespace ffijit
 

@@ -173,19 +173,10 @@ JitStats JitEngine::Stats() const {
   return LoadedApi()->stats(*this);
 }
 
-bool IsJitCompiled(const Function& function) {
+FFIJITTier OrcTierOf(BoundFunction* fn) {
+  // Only the plugin makes the state this asks about, so it is loaded.
   const Api* api = LoadedApi();
-  return api != nullptr && api->is_jit_compiled(function);
-}
-
-bool IsHotCompiled(const Function& function) {
-  const Api* api = LoadedApi();
-  return api != nullptr && api->is_hot_compiled(function);
-}
-
-bool IsHotInlined(const Function& function) {
-  const Api* api = LoadedApi();
-  return api != nullptr && api->is_hot_inlined(function);
+  return api != nullptr ? api->tier(fn) : kFFIJITTierInterpreted;
 }
 
 NativeCallback::NativeCallback(const Function& function, const Signature& signature,

@@ -19,7 +19,7 @@
 namespace ffijit::orc_plugin {
 
 // Bumped whenever the table changes: a plugin of another build is refused by name.
-constexpr uint32_t kApiVersion = 1;
+constexpr uint32_t kApiVersion = 2;
 // The one symbol the plugin exports: `const Api* ffijit_orc_plugin_api(uint32_t version)`,
 // nullptr when the versions differ.
 constexpr const char* kEntrySymbol = "ffijit_orc_plugin_api";
@@ -41,9 +41,8 @@ struct Api {
   void (*compile_hot_now)(JitEngine& engine, const Function& function);
   void (*wait_idle)(JitEngine& engine);
   JitStats (*stats)(const JitEngine& engine);
-  bool (*is_jit_compiled)(const Function& function);
-  bool (*is_hot_compiled)(const Function& function);
-  bool (*is_hot_inlined)(const Function& function);
+  // The tier query for a function whose tier state is the plugin's (OrcTierOf).
+  FFIJITTier (*tier)(BoundFunction* fn);
   void (*make_callback)(const Function& function, const Signature& signature, JitEngine& engine,
                         void** pointer, details::NativeCallbackState** state);
   void (*set_unreported_handler)(details::NativeCallbackState* state,

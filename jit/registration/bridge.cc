@@ -144,6 +144,18 @@ int FFIJITCompileNow(TVMFFIObjectHandle func) {
   });
 }
 
+int FFIJITFunctionTier(TVMFFIObjectHandle func, int* out) {
+  return GuardCBoundary([&] {
+    RequireNonNull(func, "FFIJITFunctionTier", "func");
+    RequireNonNull(out, "FFIJITFunctionTier", "out");
+    try {
+      *out = Tier(Borrowed(func));
+    } catch (const Error& e) {
+      throw Error(e.kind(), "FFIJITFunctionTier: " + e.message());
+    }
+  });
+}
+
 int FFIJITIsJitCompiled(TVMFFIObjectHandle func, int* out) {
   return GuardCBoundary([&] {
     RequireNonNull(func, "FFIJITIsJitCompiled", "func");

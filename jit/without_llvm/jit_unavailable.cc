@@ -57,16 +57,9 @@ JitStats JitEngine::Stats() const {
   return JitStats{};
 }
 
-bool IsJitCompiled(const Function&) {
-  return false;
-}
-
-bool IsHotCompiled(const Function&) {
-  return false;
-}
-
-bool IsHotInlined(const Function&) {
-  return false;
+// No function has jit/orc's tier state here.
+FFIJITTier OrcTierOf(BoundFunction*) {
+  return kFFIJITTierInterpreted;
 }
 
 NativeCallback::NativeCallback(const Function&, const Signature&, JitEngine&) {

@@ -27,6 +27,7 @@
 
 #include "ffijit/jit/bridge.h"
 #include "ffijit/jit/host_entry.h"
+#include "ffijit/jit/jit.h"
 #include "ffijit/reflect/metadata.h"
 
 namespace ffijit::python {
@@ -387,6 +388,15 @@ PyObject* FunctionIsJitCompiled(PyObject* self, void*) {
   return PyBool_FromLong(compiled);
 }
 
+PyObject* FunctionTier(PyObject* self, void*) {
+  int tier = 0;
+  if (FFIJITFunctionTier(reinterpret_cast<PyFFIObject*>(self)->handle, &tier) != 0) {
+    return RaiseFromFFI();
+  }
+  // The names' one home is jit.h's TierName; FFIJITFunctionTier answers only tiers it names.
+  return PyUnicode_FromString(ffijit::TierName(static_cast<FFIJITTier>(tier)));
+}
+
 PyObject* FunctionDescribe(PyObject* self, PyObject*) {
   TVMFFIAny out;
   out.type_index = kTVMFFINone;
@@ -432,7 +442,11 @@ PyMethodDef kFunctionMethods[] = {
 
 PyGetSetDef kFunctionGetSet[] = {
     {"is_jit_compiled", FunctionIsJitCompiled, nullptr,
-     "True while calls run a compiled JIT thunk.", nullptr},
+     "True while calls run compiled code: any tier but 'interpreted'.", nullptr},
+    {"tier", FunctionTier, nullptr,
+     "The name of the tier calls run on now, as ffijit::TierName gives it ('interpreted',\n"
+     "'stencil', ...; the guide's section 7.2). TypeError for a function not made by ffijit.",
+     nullptr},
     {"releases_gil", FunctionReleasesGil, nullptr,
      "True when calls release the GIL around the native.", nullptr},
     {"has_entry", FunctionHasEntry, nullptr,

@@ -381,10 +381,17 @@ import ffijit
 print(mapped("libLLVM"), mapped("libffijit_orc"))
 f = ffijit.function((sys.argv[1], "py_add3"), '{"a":["i64","i64","i64"],"r":["i64"]}')
 function = f.__self__  # the ffijit.Function behind the builtin (conftest.function_of)
-print(f(1, 2, 3), function.is_jit_compiled, mapped("libLLVM"), mapped("libffijit_orc"))
+print(f(1, 2, 3), function.tier, function.is_jit_compiled, mapped("libLLVM"),
+      mapped("libffijit_orc"))
 function.compile_now()
-print(f(1, 2, 3), function.is_jit_compiled, mapped("libLLVM"), mapped("libffijit_orc"))
+print(f(1, 2, 3), function.tier, function.is_jit_compiled, mapped("libLLVM"),
+      mapped("libffijit_orc"))
 """
+
+
+def _first_tier():
+    """The tier of a function made with the default policy whose plan the stencil tier covers."""
+    return "stencil True" if os.environ["FFIJIT_TEST_STENCILS"] == "1" else "interpreted False"
 
 
 @needs_jit
@@ -392,8 +399,9 @@ def test_llvm_is_loaded_by_the_first_compile_not_before(natives_path):
     done = subprocess.run([sys.executable, "-c", _MAPS_PROBE, natives_path], capture_output=True,
                           text=True, env=python_env())
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["False False", "14 False False False",
-                                        "14 True True True"]
+    # The stencil thunk, and asking for the tier, load neither.
+    assert done.stdout.splitlines() == ["False False", f"14 {_first_tier()} False False",
+                                        "14 llvm True True True"]
 
 
 def _mapped_path(name):
@@ -414,7 +422,7 @@ try:
     f.__self__.compile_now()
 except RuntimeError as e:
     print(e)
-print(f(1, 2, 3), f.__self__.is_jit_compiled)
+print(f(1, 2, 3), f.__self__.tier, f.__self__.is_jit_compiled)
 """
 
 
@@ -434,4 +442,4 @@ def test_a_missing_llvm_plugin_leaves_functions_interpreted_and_says_why(tmp_pat
     missing = str(tmp_path / "libffijit_orc.so")
     assert error.startswith("FFIJITCompileNow: JitEngine::Default: the JIT is unavailable: "
                             f"cannot load {missing}: {missing}: cannot open shared object file"), error
-    assert call == "14 False"
+    assert call == f"14 {_first_tier()}"  # the stencil tier needs no plugin

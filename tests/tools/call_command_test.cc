@@ -337,6 +337,36 @@ TEST(FfijitCall, UsageErrorsExitOne) {
   EXPECT_EQ(help.out.rfind("usage: ffijit call LIB SYMBOL --sig METADATA|@FILE", 0), 0u);
 }
 
+// --describe binds as a call would and prints the plan, then the tier, instead of calling.
+TEST(FfijitCall, DescribePrintsThePlanAndTheTier) {
+  const std::string plan =
+      "cos(f64) -> f64\n"
+      "  convention: plain, returns: sse, registers: 0 gpr + 1 sse, stack slots: 0\n"
+      "  arg #0 f64\n";
+  for (const char* path : {"", "--tier jit", "--tier interp", "--tier libffi"}) {
+    const ToolResult run = Call("libm.so.6", "cos", kCos, std::string(path) + " --describe");
+    EXPECT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(Errors(run), "") << path;
+    EXPECT_EQ(run.out.rfind(plan, 0), 0u) << path << "\n" << run.out;
+    // The jit path compiles the cold tier's thunk (CompileNow); the others stay interpreted, as
+    // does every path of a build without the JIT.
+    const bool jit_path = std::string(path).empty() || std::string(path) == "--tier jit";
+    const std::string tier = jit_path && FFIJIT_TOOL_HAS_JIT ? "llvm" : "interpreted";
+    EXPECT_EQ(run.out.substr(run.out.rfind('\n', run.out.size() - 2) + 1), "  tier: " + tier + "\n")
+        << path << "\n"
+        << run.out;
+  }
+  ExpectFails(Call("libm.so.6", "cos", kCos, "--describe 0.5"), 1,
+              "ffijit call: --describe calls nothing: it takes no ARG\n(see ffijit call --help)");
+  ExpectFails(Call("libm.so.6", "cos", kCos, "--describe=yes"), 1,
+              "ffijit call: --describe takes no value\n(see ffijit call --help)");
+  ExpectFailsWith(RunTool("call " + Quote(FFIJIT_TOOL_TVM_MODULE) + " add_one --describe"), 1,
+                  "ffijit call: --describe needs --sig");
+  ExpectFailsWith(RunTool("bench libm.so.6 cos --sig " + Quote(kCos) + " --describe 0.5"), 1,
+                  "ffijit bench: unknown option '--describe'");
+  EXPECT_NE(RunTool("call --help").out.find("--describe"), std::string::npos);
+}
+
 // Without --sig: a TVM FFI module's function, already packed.
 ToolResult CallModule(const std::string& lib, const std::string& name,
                       const std::string& rest = "") {

@@ -75,10 +75,32 @@ FFIJIT_JIT_API int FFIJITCallWithKeywords(TVMFFIObjectHandle func, const TVMFFIA
  */
 FFIJIT_JIT_API int FFIJITCompileNow(TVMFFIObjectHandle func);
 
+/*! The tiers a function made by this API runs on, in the order it may climb them. */
+typedef enum {
+  /* the interpreter walks the call plan: where every function starts, and where one registered
+   * kFFIJITInterpretOnly, under the policy "never" or with a signature no tier compiles stays */
+  kFFIJITTierInterpreted = 0,
+  /* its copy-and-patch thunk, made at registration without LLVM */
+  kFFIJITTierStencil = 1,
+  /* the cold LLVM tier: the thunk shared by every function of its signature */
+  kFFIJITTierLlvm = 2,
+  /* the hot tier: an LLVM thunk of its own, specialised to its native */
+  kFFIJITTierHot = 3,
+  /* the hot tier with its native's body (LLVM IR of a JIT module) inlined into the thunk */
+  kFFIJITTierHotInlined = 4
+} FFIJITTier;
+
 /*!
- * *out = 1 when `func` currently runs a compiled JIT thunk, else 0 (a function not made by this API
- * is never compiled: 0). Like every function here it returns 0, or -1 with a ValueError when `func`
- * or `out` is NULL.
+ * *out = the FFIJITTier `func` runs on now. Answering needs no LLVM: the LLVM plugin is not loaded
+ * for it. -1 with a ValueError when `func` or `out` is NULL, a TypeError when `func` was not made
+ * by ffijit's registration (a packed function of another origin has no tier).
+ */
+FFIJIT_JIT_API int FFIJITFunctionTier(TVMFFIObjectHandle func, int* out);
+
+/*!
+ * *out = 1 when `func` runs compiled code (any tier but kFFIJITTierInterpreted, the stencil tier
+ * included), else 0 (also for a function not made by this API, which is never compiled). -1 with a
+ * ValueError when `func` or `out` is NULL.
  */
 FFIJIT_JIT_API int FFIJITIsJitCompiled(TVMFFIObjectHandle func, int* out);
 

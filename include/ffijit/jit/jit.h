@@ -20,6 +20,7 @@
 #include "ffijit/c_api.h"
 #include "ffijit/export.h"
 #include "ffijit/function.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/reflect/signature.h"
 
 namespace ffijit {
@@ -169,10 +170,18 @@ class FFIJIT_JIT_API JitEngine {
   std::unique_ptr<details::JitEngineImpl, details::JitEngineImplDelete> impl_;
 };
 
-// True when `function` currently runs a compiled thunk (false on the interpreter, for a function
-// not made by ffijit's registration, and for a null Function).
+// The tier `function` runs on now (FFIJITTier, bridge.h; its name: TierName). Loads no LLVM.
+// Throws ffijit::Error: ValueError for a null Function, TypeError for a function not made by
+// ffijit's registration.
+FFIJIT_JIT_API FFIJITTier Tier(const Function& function);
+// The tier's name: "interpreted", "stencil", "llvm", "hot" or "hot_inlined" (what the Python
+// property Function.tier and `ffijit call --describe` say). ValueError for another number.
+FFIJIT_JIT_API const char* TierName(FFIJITTier tier);
+// True when `function` currently runs compiled code: any tier but the interpreter, the stencil
+// tier included (false for a function not made by ffijit's registration, and for a null Function).
 FFIJIT_JIT_API bool IsJitCompiled(const Function& function);
-// True when `function` currently runs its own hot-tier thunk.
+// True when `function` currently runs its own hot-tier thunk (kFFIJITTierHot or
+// kFFIJITTierHotInlined).
 FFIJIT_JIT_API bool IsHotCompiled(const Function& function);
 // True when `function` runs its own hot-tier thunk with its native's body inlined: a native of
 // LLVM IR (JitModule::MakeNative, jit_module.h) whose IR could be compiled into the thunk. When it

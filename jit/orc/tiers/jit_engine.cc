@@ -523,28 +523,14 @@ bool JitAvailable() {
   return true;
 }
 
-bool IsJitCompiled(const Function& function) {
-  BoundFunction* fn = nullptr;
-  std::string why;
-  TierState* state = orc::TierStateOf(function.get(), &fn, &why);
-  return state != nullptr && (state->entry.load(std::memory_order_acquire) != nullptr ||
-                              state->hot.load(std::memory_order_acquire) != nullptr);
-}
-
-bool IsHotCompiled(const Function& function) {
-  BoundFunction* fn = nullptr;
-  std::string why;
-  TierState* state = orc::TierStateOf(function.get(), &fn, &why);
-  return state != nullptr && state->hot.load(std::memory_order_acquire) != nullptr;
-}
-
-bool IsHotInlined(const Function& function) {
-  BoundFunction* fn = nullptr;
-  std::string why;
-  TierState* state = orc::TierStateOf(function.get(), &fn, &why);
-  if (state == nullptr) return false;
-  HotThunk* hot = state->hot.load(std::memory_order_acquire);
-  return hot != nullptr && hot->native_inlined;
+FFIJITTier OrcTierOf(BoundFunction* fn) {
+  // The last tier installed wins: each is installed after the ones below it.
+  const auto* state = static_cast<const TierState*>(fn->tier_state);
+  if (const HotThunk* hot = state->hot.load(std::memory_order_acquire)) {
+    return hot->native_inlined ? kFFIJITTierHotInlined : kFFIJITTierHot;
+  }
+  if (state->entry.load(std::memory_order_acquire) != nullptr) return kFFIJITTierLlvm;
+  return state->early.entry != nullptr ? kFFIJITTierStencil : kFFIJITTierInterpreted;
 }
 
 }  // namespace ffijit

@@ -71,15 +71,10 @@ const bool kHookInstalled = [] {
   return true;
 }();
 
-std::mutex& AdoptMutex() {
-  static auto* mutex = new std::mutex();
-  return *mutex;
-}
-
 }  // namespace
 
 void orc::AdoptPendingTier(BoundFunction* fn) {
-  std::lock_guard<std::mutex> lock(AdoptMutex());
+  std::lock_guard<std::mutex> lock(PendingTierMutex());
   if (fn->release_tier_state != &ReleasePendingTier || fn->tier_state == nullptr) return;
   auto* pending = static_cast<PendingTier*>(fn->tier_state);
   auto* state = new TierState();

@@ -1,11 +1,13 @@
 // libffijit_jit.so loads its LLVM plugin (libffijit_orc.so, and with it libLLVM) on the first
 // thing that needs LLVM, never before: registering functions and calling them on the interpreter
-// maps neither, nor does the stencil tier. Links the shared library, as a user's program does, and
-// is the only test of its binary: the process's mappings are the subject.
+// maps neither, nor does the stencil tier, nor asking a function's tier. Links the shared library,
+// as a user's program does, and is the only test of its binary: the process's mappings are the
+// subject.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
+#include "ffijit/jit/bridge.h"
 #include "ffijit/jit/jit.h"
 #include "ffijit/jit/register.h"
 #include "jit/plugin/mappings.h"
@@ -52,12 +54,26 @@ TEST(LazyLlvm, InterpreterNeverLoadsLlvmTheFirstCompileDoes) {
   EXPECT_EQ(CallMix(counted, 2, 1), 5);
   for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(CallMix(stencilled, i, 1), 3 * i - 1);
   EXPECT_EQ(CallMix(stencil_hot, 1, 2), 1);
-  // Asking whether something is compiled needs no LLVM to say no (a stencil thunk is not an LLVM
-  // tier's).
+  // Asking for the tier needs no LLVM: a function the plugin never saw is on no LLVM tier.
   EXPECT_FALSE(IsJitCompiled(counted));
   EXPECT_FALSE(IsJitCompiled(never));
-  EXPECT_FALSE(IsJitCompiled(stencilled));
-  EXPECT_FALSE(Mapped("libLLVM")) << "registration, the interpreter or a stencil loaded LLVM";
+  EXPECT_TRUE(IsJitCompiled(stencilled));  // compiled, by the stencil tier
+  EXPECT_EQ(Tier(counted), kFFIJITTierInterpreted);
+  EXPECT_EQ(Tier(never), kFFIJITTierInterpreted);
+  EXPECT_EQ(Tier(stencilled), kFFIJITTierStencil);
+  EXPECT_EQ(Tier(stencil_hot), kFFIJITTierStencil);
+  EXPECT_FALSE(IsHotCompiled(stencil_hot));
+  EXPECT_FALSE(IsHotInlined(stencil_hot));
+  int tier = -1;
+  EXPECT_EQ(FFIJITFunctionTier(stencilled.get(), &tier), 0);
+  EXPECT_EQ(tier, kFFIJITTierStencil);
+  EXPECT_EQ(FFIJITFunctionTier(never.get(), &tier), 0);
+  EXPECT_EQ(tier, kFFIJITTierInterpreted);
+  int compiled = -1;
+  EXPECT_EQ(FFIJITIsJitCompiled(stencilled.get(), &compiled), 0);
+  EXPECT_EQ(compiled, 1);
+  EXPECT_FALSE(Mapped("libLLVM")) << "registration, the interpreter, a stencil or a tier query "
+                                     "loaded LLVM";
   EXPECT_FALSE(Mapped("libffijit_orc"));
 
   // The stencil thunk's second call runs its count out: the hot compile it asks for loads the
@@ -67,6 +83,9 @@ TEST(LazyLlvm, InterpreterNeverLoadsLlvmTheFirstCompileDoes) {
   EXPECT_TRUE(Mapped("libLLVM"));
   JitEngine::Default().WaitIdle();
   EXPECT_TRUE(IsHotCompiled(stencil_hot));
+  EXPECT_EQ(Tier(stencil_hot), kFFIJITTierHot);
+  // Its state is still the one made before the plugin loaded (nothing asked the plugin for it).
+  EXPECT_EQ(Tier(stencilled), kFFIJITTierStencil);
   EXPECT_EQ(CallMix(stencil_hot, 3, 2), 7);
   EXPECT_GE(JitEngine::Default().Stats().stencil_thunks_made, 2);
 
@@ -74,6 +93,7 @@ TEST(LazyLlvm, InterpreterNeverLoadsLlvmTheFirstCompileDoes) {
   EXPECT_EQ(CallMix(counted, 3, 1), 8);
   JitEngine::Default().WaitIdle();
   EXPECT_TRUE(IsJitCompiled(counted));
+  EXPECT_EQ(Tier(counted), kFFIJITTierLlvm);
   EXPECT_EQ(CallMix(counted, 4, 1), 11);
 
   // Registered before the load, compiled after it on request.

@@ -1,4 +1,5 @@
 // Registration (C++ and C), global names, lifetime, keyword calls, deduced signatures.
+#include <functional>
 #include <string>
 
 #include "ffijit/jit/bridge.h"
@@ -221,11 +222,15 @@ int64_t c_compiled(int16_t a, uint32_t b) {
 TEST(BridgeC, CompileNowFromC) {
   const char* sig = R"({"a":["i16","u32"],"r":["i64"],"v":1})";
   TVMFFIObjectHandle handle = nullptr;
-  ASSERT_EQ(FFIJITMakeFunction(reinterpret_cast<void*>(&c_compiled), sig, kFFIJITFormatJson, 0,
-                               "c_compiled", &handle),
-            0);
+  {
+    // Not even a stencil thunk until asked.
+    ScopedJitOptions never({JitPolicy::kNever, 0});
+    ASSERT_EQ(FFIJITMakeFunction(reinterpret_cast<void*>(&c_compiled), sig, kFFIJITFormatJson, 0,
+                                 "c_compiled", &handle),
+              0);
+  }
   Function f = Function::Adopt(handle);
-  EXPECT_EQ(IsCompiledFromC(f.get()), 0);  // the default policy waits for 100 calls
+  EXPECT_EQ(IsCompiledFromC(f.get()), 0);
 #if FFIJIT_HAVE_LLVM
   ASSERT_EQ(FFIJITCompileNow(f.get()), 0);
   EXPECT_EQ(IsCompiledFromC(f.get()), 1);
@@ -262,6 +267,121 @@ TEST(BridgeC, CompileNowFromC) {
   Error missing_out = Raised();
   EXPECT_EQ(missing_out.kind(), "ValueError");
   EXPECT_EQ(missing_out.message(), "FFIJITIsJitCompiled: `out` must not be NULL");
+}
+
+// FFIJITFunctionTier's answer for `func`, checking that the call itself succeeded.
+int TierFromC(TVMFFIObjectHandle func) {
+  int tier = -1;
+  EXPECT_EQ(FFIJITFunctionTier(func, &tier), 0);
+  return tier;
+}
+
+// `add` made from C under `options` (the C flags carry no policy; the per-registration scope does).
+Function AddFromC(const char* name, int flags, const JitOptions& options) {
+  ScopedJitOptions scope(options);
+  TVMFFIObjectHandle handle = nullptr;
+  EXPECT_EQ(FFIJITMakeFunction(reinterpret_cast<void*>(&add), R"({"a":["i64","i64"],"r":["i64"]})",
+                               kFFIJITFormatJson, flags, name, &handle),
+            0);
+  return Function::Adopt(handle);
+}
+
+// Every tier a function reaches without a JIT module, by policy and the forcing APIs (no count
+// runs out: nothing compiles in the background). The hot tier with its native inlined needs a
+// native of LLVM IR: tests/jit/orc/modules/jit_module_inline_test.cc.
+TEST(BridgeC, FunctionTierFromC) {
+  Function pinned = AddFromC("tier_pinned", kFFIJITInterpretOnly, JitOptions{});
+  Function never = AddFromC("tier_never", 0, {JitPolicy::kNever, 0, 0});
+  Function stencil = AddFromC("tier_stencil", 0, {JitPolicy::kAfterCalls, 100, 0});
+  EXPECT_EQ(TierFromC(pinned.get()), kFFIJITTierInterpreted);
+  EXPECT_EQ(TierFromC(never.get()), kFFIJITTierInterpreted);
+  EXPECT_EQ(IsCompiledFromC(never.get()), 0);
+#if FFIJIT_HAVE_STENCILS
+  // (i64, i64) -> i64 is covered: the stencil thunk is installed at registration.
+  EXPECT_EQ(TierFromC(stencil.get()), kFFIJITTierStencil);
+  EXPECT_EQ(IsCompiledFromC(stencil.get()), 1);
+#else
+  EXPECT_EQ(TierFromC(stencil.get()), kFFIJITTierInterpreted);
+#endif
+  EXPECT_EQ(stencil(20, 22).cast<int64_t>(), 42);
+#if FFIJIT_HAVE_LLVM
+  ASSERT_EQ(FFIJITCompileNow(never.get()), 0);
+  EXPECT_EQ(TierFromC(never.get()), kFFIJITTierLlvm);
+  EXPECT_EQ(IsCompiledFromC(never.get()), 1);
+  JitEngine::Default().CompileHotNow(never);
+  EXPECT_EQ(TierFromC(never.get()), kFFIJITTierHot);
+  EXPECT_EQ(IsCompiledFromC(never.get()), 1);
+  EXPECT_EQ(Tier(never), kFFIJITTierHot);
+  EXPECT_TRUE(IsHotCompiled(never));
+  EXPECT_FALSE(IsHotInlined(never));  // a native of the process is called, not inlined
+  // An explicit compile moves a function from its stencil thunk to the cold tier.
+  ASSERT_EQ(FFIJITCompileNow(stencil.get()), 0);
+  EXPECT_EQ(TierFromC(stencil.get()), kFFIJITTierLlvm);
+  EXPECT_FALSE(IsHotCompiled(stencil));
+#endif
+  EXPECT_EQ(TierFromC(pinned.get()), kFFIJITTierInterpreted);
+  for (const Function* f : {&pinned, &never, &stencil}) EXPECT_EQ((*f)(2, 3).cast<int64_t>(), 5);
+}
+
+// The error `body` throws, or a test failure.
+Error ThrownBy(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "nothing thrown";
+  return Error("", "");
+}
+
+TEST(BridgeC, FunctionTierRefusesWhatHasNoTier) {
+  Function f = AddFromC("tier_bad_input", kFFIJITInterpretOnly, JitOptions{});
+  int tier = 7;
+  EXPECT_EQ(FFIJITFunctionTier(nullptr, &tier), -1);
+  Error no_func = Raised();
+  EXPECT_EQ(no_func.kind(), "ValueError");
+  EXPECT_EQ(no_func.message(), "FFIJITFunctionTier: `func` must not be NULL");
+  EXPECT_EQ(FFIJITFunctionTier(f.get(), nullptr), -1);
+  Error no_out = Raised();
+  EXPECT_EQ(no_out.kind(), "ValueError");
+  EXPECT_EQ(no_out.message(), "FFIJITFunctionTier: `out` must not be NULL");
+  // A packed function of another origin has no tier; *out is left alone.
+  Function packed = Function::FromTyped([](int64_t x) { return x; });
+  EXPECT_EQ(FFIJITFunctionTier(packed.get(), &tier), -1);
+  Error foreign = Raised();
+  EXPECT_EQ(foreign.kind(), "TypeError");
+  EXPECT_EQ(foreign.message(),
+            "FFIJITFunctionTier: the function has no tier: not a function made by ffijit's "
+            "registration");
+  EXPECT_EQ(tier, 7);
+  EXPECT_EQ(IsCompiledFromC(packed.get()), 0);
+
+  // The C++ forms say the same.
+  Error cxx_foreign = ThrownBy([&] { Tier(packed); });
+  EXPECT_EQ(cxx_foreign.kind(), "TypeError");
+  EXPECT_EQ(cxx_foreign.message(),
+            "the function has no tier: not a function made by ffijit's registration");
+  Error cxx_null = ThrownBy([] { Tier(Function()); });
+  EXPECT_EQ(cxx_null.kind(), "ValueError");
+  EXPECT_EQ(cxx_null.message(), "the function has no tier: the Function is null");
+  for (const Function& none : {packed, Function()}) {
+    EXPECT_FALSE(IsJitCompiled(none));
+    EXPECT_FALSE(IsHotCompiled(none));
+    EXPECT_FALSE(IsHotInlined(none));
+  }
+}
+
+TEST(BridgeC, TierNamesAreTheOnesPythonAndTheToolShow) {
+  EXPECT_STREQ(TierName(kFFIJITTierInterpreted), "interpreted");
+  EXPECT_STREQ(TierName(kFFIJITTierStencil), "stencil");
+  EXPECT_STREQ(TierName(kFFIJITTierLlvm), "llvm");
+  EXPECT_STREQ(TierName(kFFIJITTierHot), "hot");
+  EXPECT_STREQ(TierName(kFFIJITTierHotInlined), "hot_inlined");
+  for (int bad : {-1, 5}) {
+    Error e = ThrownBy([bad] { TierName(static_cast<FFIJITTier>(bad)); });
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_EQ(e.message(), "TierName: " + std::to_string(bad) + " is no FFIJITTier");
+  }
 }
 
 TEST(BridgeC, BadArgumentsRaise) {

@@ -675,13 +675,16 @@ TEST(StencilTier, RegistrationInstallsItAndItGoesHot) {
     Function f = MakeFunction("tiered", &Tiered);
     auto* fn = reinterpret_cast<BoundFunction*>(f.get());
     EXPECT_NE(fn->cell.safe_call, &InterpreterSafeCall);
-    EXPECT_FALSE(IsJitCompiled(f));
+    EXPECT_EQ(Tier(f), kFFIJITTierStencil);
+    EXPECT_TRUE(IsJitCompiled(f));
+    EXPECT_FALSE(IsHotCompiled(f));
     JitStats made = JitEngine::Default().Stats();
     EXPECT_EQ(made.stencil_thunks_made, before.stencil_thunks_made + 1);
     EXPECT_EQ(made.stencil_thunks_live, before.stencil_thunks_live + 1);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(f(int64_t{i}, int64_t{-2}).cast<int64_t>(), i * 3 - 2);
     JitEngine::Default().WaitIdle();
     EXPECT_TRUE(IsHotCompiled(f));
+    EXPECT_EQ(Tier(f), kFFIJITTierHot);
     EXPECT_EQ(f(int64_t{10}, int64_t{1}).cast<int64_t>(), 31);
   }
   EXPECT_EQ(JitEngine::Default().Stats().stencil_thunks_live, before.stencil_thunks_live);
@@ -690,6 +693,7 @@ TEST(StencilTier, RegistrationInstallsItAndItGoesHot) {
     ScopedJitOptions never({JitPolicy::kNever, 0});
     Function g = MakeFunction("never_tiered", &NeverTiered);
     EXPECT_EQ(reinterpret_cast<BoundFunction*>(g.get())->cell.safe_call, &InterpreterSafeCall);
+    EXPECT_EQ(Tier(g), kFFIJITTierInterpreted);
     JitOptions off;
     off.stencils = false;
     ScopedJitOptions no_stencils(off);
@@ -699,8 +703,9 @@ TEST(StencilTier, RegistrationInstallsItAndItGoesHot) {
     ScopedJitOptions on(JitOptions{});
     Function k = MakeFunction("never_tiered3", &NeverTiered);
     EXPECT_NE(reinterpret_cast<BoundFunction*>(k.get())->cell.safe_call, &InterpreterSafeCall);
+    EXPECT_EQ(Tier(k), kFFIJITTierStencil);
     JitEngine::Default().CompileNow(k);
-    EXPECT_TRUE(IsJitCompiled(k));
+    EXPECT_EQ(Tier(k), kFFIJITTierLlvm);
     EXPECT_EQ(k(int64_t{10}, int64_t{3}).cast<int64_t>(), 7);
   }
   EXPECT_EQ(JitEngine::Default().Stats().stencil_thunks_live, before.stencil_thunks_live);

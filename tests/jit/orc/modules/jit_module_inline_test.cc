@@ -19,6 +19,7 @@
 #include "call_natives.h"
 #include "catch_error.h"
 #include "ffijit/c_ext.h"
+#include "ffijit/jit/bridge.h"
 #include "ffijit/jit/jit.h"
 #include "ffijit/jit/jit_module.h"
 #include "ffijit/tensor.h"
@@ -82,6 +83,13 @@ class LogCapture {
   std::string lines_;
 };
 
+// FFIJITFunctionTier's answer for `f`, checking that the call itself succeeded.
+int TierFromC(const Function& f) {
+  int tier = -1;
+  EXPECT_EQ(FFIJITFunctionTier(f.get(), &tier), 0);
+  return tier;
+}
+
 // One native of a bitcode module on the three executors.
 struct Executors {
   Function interpreted, cold, hot;
@@ -101,6 +109,8 @@ Executors Make(const JitModule& mod, const std::string& symbol, const Signature&
   EXPECT_TRUE(ffijit::IsJitCompiled(e.cold));
   EXPECT_FALSE(ffijit::IsHotCompiled(e.cold));
   EXPECT_TRUE(ffijit::IsHotCompiled(e.hot));
+  EXPECT_EQ(TierFromC(e.interpreted), kFFIJITTierInterpreted);
+  EXPECT_EQ(TierFromC(e.cold), kFFIJITTierLlvm);
   return e;
 }
 
@@ -228,6 +238,8 @@ TEST_F(InlinedHotThunk, EveryConversionKindAgreesWithTheInterpreterAndTheColdTie
   for (const Case& c : ConversionCases(&target, tensor, wrong_tensor)) {
     Executors e = Make(*natives_, c.symbol, c.sig);
     EXPECT_TRUE(ffijit::IsHotInlined(e.hot)) << c.symbol;
+    EXPECT_EQ(TierFromC(e.hot), kFFIJITTierHotInlined) << c.symbol;
+    EXPECT_EQ(ffijit::Tier(e.hot), kFFIJITTierHotInlined) << c.symbol;
     EXPECT_FALSE(ffijit::IsHotInlined(e.cold)) << c.symbol;
     EXPECT_FALSE(ffijit::IsHotInlined(e.interpreted)) << c.symbol;
     std::vector<std::string> outcomes = ExpectAgree(e, c.symbol, c.calls);
@@ -382,6 +394,7 @@ TEST_F(InlinedHotThunk, NativesItCannotInlineAreCalledByAddressAndTheLogSaysWhy)
     LogCapture log;
     Executors e = Make(*natives_, r.symbol, r.sig);
     EXPECT_FALSE(ffijit::IsHotInlined(e.hot)) << r.symbol;
+    EXPECT_EQ(TierFromC(e.hot), kFFIJITTierHot) << r.symbol;  // hot, calling the native
     EXPECT_NE(log.text().find("the hot-tier thunk calls its native out of line"), std::string::npos)
         << log.text();
     EXPECT_NE(log.text().find(r.why), std::string::npos) << r.symbol << ": " << log.text();
