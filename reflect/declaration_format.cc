@@ -29,6 +29,16 @@ bool IsIdentChar(char c) {
   return IsIdentStart(c) || IsDigit(c) || c == '$' || c == '.' || c == '-';
 }
 
+// `index`, i<N>, si<N> or ui<N>: the types an MLIR integer attribute is printed with.
+bool IsIntegerTypeWord(const std::string& word) {
+  if (word == "index") return true;
+  const size_t digits = word.rfind("si", 0) == 0 || word.rfind("ui", 0) == 0 ? 2
+                        : word.rfind('i', 0) == 0                            ? 1
+                                                                             : 0;
+  return digits > 0 && word.size() > digits &&
+         word.find_first_not_of("0123456789", digits) == std::string::npos;
+}
+
 class DeclarationReader {
  public:
   explicit DeclarationReader(std::string_view text) : text_(text) {}
@@ -52,19 +62,18 @@ class DeclarationReader {
     if (function_name != nullptr) *function_name = name;
 
     Signature sig;
+    std::vector<Value> args;
     std::unordered_set<std::string> names;
     ReadList([&] {
       const size_t at = pos_;
-      std::string value_name = ReadValueName();
-      if (!names.insert(value_name).second) FailAt(at, "duplicate name `%" + value_name + "`");
+      Value arg;
+      arg.name = ReadValueName();
+      if (!names.insert(arg.name).second) FailAt(at, "duplicate name `%" + arg.name + "`");
       SkipSpace();
       Expect(':', "`:` and the argument's type");
-      TypePtr type = ReadTypeWithAttributes();
-      // IREE names an unnamed argument input<N>; only a name of its own makes a keyword.
-      if (value_name != "input" + std::to_string(sig.args.size())) {
-        type = Type::Named(value_name, type);
-      }
-      sig.args.push_back(std::move(type));
+      ReadTypeWithAttributes(arg, /*argument=*/true);
+      CheckStorageArgument(arg, args);
+      args.push_back(std::move(arg));
     });
     SkipSpace();
     if (!TakeWord("->")) Fail("expected `->` and the parenthesised results");
@@ -73,26 +82,107 @@ class DeclarationReader {
     names.clear();
     ReadList([&] {
       const size_t at = pos_;
-      std::string value_name = ReadValueName();
-      if (!names.insert(value_name).second) FailAt(at, "duplicate name `%" + value_name + "`");
+      Value result;
+      result.name = ReadValueName();
+      if (!names.insert(result.name).second) FailAt(at, "duplicate name `%" + result.name + "`");
       SkipSpace();
       Expect(':', "`:` and the result's type");
-      sig.results.push_back(ReadTypeWithAttributes());
+      ReadTypeWithAttributes(result, /*argument=*/false);
+      if (result.type == nullptr) {
+        FailAt(result.type_at,
+               "a `!hal.buffer` result: a buffer is only caller-provided output storage, an "
+               "argument with `{iree.abi.output = N : index}`");
+      }
+      sig.results.push_back(std::move(result.type));
     });
     SkipSpace();
     if (pos_ != text_.size()) Fail("unexpected text after the results");
+    BindArguments(args, sig);
     if (async) {
       // The coarse-fences model: the native takes a wait fence and a signal fence after the
       // declared arguments, as opaque handles.
       sig.args.push_back(Type::Simple(TypeKind::kOpaquePtr));
       sig.args.push_back(Type::Simple(TypeKind::kOpaquePtr));
+      if (!sig.output_storage.empty()) sig.output_storage.resize(sig.args.size(), -1);
     }
     return sig;
   }
 
  private:
+  // One declared argument or result.
+  struct Value {
+    std::string name;
+    TypePtr type;  // nullptr for `!hal.buffer`, which is storage and carries no type
+    size_t type_at = 0;
+    int64_t output = -1;  // iree.abi.output's result index (arguments), or -1
+    size_t output_at = 0;
+  };
+
   [[noreturn]] void FailAt(size_t at, const std::string& what) { ThrowAt(kFormat, at, what); }
   [[noreturn]] void Fail(const std::string& what) { FailAt(pos_, what); }
+
+  // What IREE's WrapEntryPoints accepts as an `iree.abi.output` argument: a `!hal.buffer`, or a
+  // value it passes as a buffer view (a `!hal.buffer_view` or a tensor); and every result named
+  // once.
+  void CheckStorageArgument(const Value& arg, const std::vector<Value>& before) {
+    if (arg.output < 0) {
+      if (arg.type == nullptr) {
+        FailAt(arg.type_at,
+               "`!hal.buffer` without `{iree.abi.output = N : index}`: ffijit reads a buffer "
+               "argument only as the caller-provided storage of result N");
+      }
+      return;
+    }
+    if (arg.type != nullptr && arg.type->kind != TypeKind::kNDArray) {
+      FailAt(arg.output_at, "iree.abi.output on an argument of type `" + TypeToString(*arg.type) +
+                                "`: output storage is a !hal.buffer, a !hal.buffer_view or a "
+                                "tensor");
+    }
+    for (size_t i = 0; i < before.size(); ++i) {
+      if (before[i].output == arg.output) {
+        FailAt(arg.output_at, "iree.abi.output = " + std::to_string(arg.output) + ": result " +
+                                  std::to_string(arg.output) +
+                                  " already has its storage in argument #" + std::to_string(i));
+      }
+    }
+  }
+
+  // The arguments into `sig` once the results are known: each storage argument takes its
+  // result's type (a buffer or a buffer view carries none of its own; a tensor must agree).
+  void BindArguments(std::vector<Value>& args, Signature& sig) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      Value& arg = args[i];
+      if (arg.output >= 0) {
+        const auto r = static_cast<size_t>(arg.output);
+        if (r >= sig.results.size()) {
+          FailAt(arg.output_at, "iree.abi.output = " + std::to_string(arg.output) +
+                                    " names result " + std::to_string(arg.output) +
+                                    ", but the function has " + std::to_string(sig.results.size()) +
+                                    " results");
+        }
+        const TypePtr& result = sig.results[r];
+        if (result->kind != TypeKind::kNDArray) {
+          FailAt(arg.output_at, "iree.abi.output = " + std::to_string(arg.output) +
+                                    " names result " + std::to_string(arg.output) + " of type `" +
+                                    TypeToString(*result) + "`: output storage holds a tensor");
+        }
+        const bool typeless =
+            arg.type == nullptr || (arg.type->scalar == ScalarKind::kAny && arg.type->rank < 0);
+        if (!typeless && TypeToString(*arg.type) != TypeToString(*result)) {
+          FailAt(arg.type_at, "the storage argument's type `" + TypeToString(*arg.type) +
+                                  "` differs from result " + std::to_string(arg.output) + "'s `" +
+                                  TypeToString(*result) +
+                                  "`: the storage comes back as that result");
+        }
+        arg.type = result;
+        if (sig.output_storage.empty()) sig.output_storage.assign(args.size(), -1);
+        sig.output_storage[i] = static_cast<int32_t>(arg.output);
+      }
+      // IREE names an unnamed argument input<N>; only a name of its own makes a keyword.
+      if (arg.name != "input" + std::to_string(i)) arg.type = Type::Named(arg.name, arg.type);
+      sig.args.push_back(std::move(arg.type));
+    }
+  }
 
   char Peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   bool AtEnd() const { return pos_ >= text_.size(); }
@@ -183,21 +273,53 @@ class DeclarationReader {
     return std::string(text_.substr(start, pos_ - start));
   }
 
-  // A TYPE and its optional `{attrs}`; an `iree.abi.encoding = TYPE` attribute replaces the type,
-  // because the encoded type is the one that crosses the boundary.
-  TypePtr ReadTypeWithAttributes() {
+  // A TYPE and its optional `{attrs}` into `value`; an `iree.abi.encoding = TYPE` attribute
+  // replaces the type, because the encoded type is the one that crosses the boundary.
+  void ReadTypeWithAttributes(Value& value, bool argument) {
     SkipSpace();
-    TypePtr type = ReadType();
+    value.type_at = pos_;
+    value.type = ReadType(/*buffer_allowed=*/true);
     SkipSpace();
     if (Peek() == '{') {
-      TypePtr encoded = ReadAttributes();
-      if (encoded != nullptr) type = std::move(encoded);
+      TypePtr encoded = ReadAttributes(value, argument);
+      if (encoded != nullptr) {
+        if (value.type == nullptr) {
+          FailAt(value.type_at,
+                 "iree.abi.encoding on a `!hal.buffer`, which has no type to encode");
+        }
+        value.type = std::move(encoded);
+      }
     }
-    return type;
   }
 
-  // `{name [= value], ...}`: values are skipped (balanced) except iree.abi.encoding's.
-  TypePtr ReadAttributes() {
+  // `N` or `N : index` (or another integer type): iree.abi.output's result index.
+  int64_t ReadResultIndex() {
+    const size_t at = pos_;
+    int64_t index = 0;
+    if (!IsDigit(Peek())) Fail("expected iree.abi.output's result index, got " + Describe());
+    while (IsDigit(Peek())) {
+      index = index * 10 + (Peek() - '0');
+      if (index > INT32_MAX) FailAt(at, "iree.abi.output's result index is too large");
+      ++pos_;
+    }
+    SkipSpace();
+    if (Peek() == ':') {
+      ++pos_;
+      SkipSpace();
+      const size_t type_at = pos_;
+      const std::string word = ReadTypeWord();
+      if (!IsIntegerTypeWord(word)) {
+        FailAt(type_at, "iree.abi.output's result index has type `" + Excerpt(word, 40) +
+                            "`: expected `index` or an integer type");
+      }
+      SkipSpace();
+    }
+    return index;
+  }
+
+  // `{name [= value], ...}`: values are skipped (balanced) except iree.abi.encoding's and, on
+  // an argument, iree.abi.output's (into `value`).
+  TypePtr ReadAttributes(Value& value, bool argument) {
     ++pos_;  // '{'
     TypePtr encoded;
     SkipSpace();
@@ -217,13 +339,23 @@ class DeclarationReader {
         if (key.empty()) Fail("expected an attribute name, got " + Describe());
       }
       SkipSpace();
+      const bool output = argument && key == "iree.abi.output";
+      if (output && Peek() != '=') {
+        FailAt(at,
+               "iree.abi.output needs the index of the result it stores: "
+               "`iree.abi.output = N : index`");
+      }
       if (Peek() == '=') {
         ++pos_;
         SkipSpace();
         if (key == "iree.abi.encoding") {
           if (encoded != nullptr) FailAt(at, "iree.abi.encoding given twice");
-          encoded = ReadType();
+          encoded = ReadType(/*buffer_allowed=*/false);
           SkipSpace();
+        } else if (output) {
+          if (value.output >= 0) FailAt(at, "iree.abi.output given twice");
+          value.output_at = at;
+          value.output = ReadResultIndex();
         } else {
           SkipAttributeValue();
         }
@@ -320,9 +452,10 @@ class DeclarationReader {
     FailAt(at, "unsupported type `" + Excerpt(word, 40) + "`");
   }
 
-  TypePtr ReadType() {
+  // nullptr for `!hal.buffer` when `buffer_allowed` (it is storage, not a typed value).
+  TypePtr ReadType(bool buffer_allowed) {
     const size_t at = pos_;
-    if (Peek() == '!') return ReadDialectType();
+    if (Peek() == '!') return ReadDialectType(buffer_allowed);
     const std::string word = ReadTypeWord();
     if (word == "tensor") return ReadTensor(at);
     if (word == "none") FailAt(at, "type `none` carries no value");
@@ -382,21 +515,22 @@ class DeclarationReader {
   }
 
   // `!dialect.name`, possibly with `<...>` parameters.
-  TypePtr ReadDialectType() {
+  TypePtr ReadDialectType(bool buffer_allowed) {
     const size_t at = pos_;
     ++pos_;
     while (!AtEnd() && IsIdentChar(Peek()) && Peek() != '$' && Peek() != '-') ++pos_;
     const std::string name(text_.substr(at, pos_ - at));
+    static constexpr const char* kMapped =
+        "ffijit maps only !hal.buffer_view (an ndarray), !hal.fence (a ptr) and !hal.buffer with "
+        "iree.abi.output (output storage)";
     if (Peek() == '<') {
-      FailAt(at, "unsupported reference type `" + Excerpt(name, 40) +
-                     "<...>`: ffijit maps only !hal.buffer_view (an ndarray) and !hal.fence (a "
-                     "ptr)");
+      FailAt(at, "unsupported reference type `" + Excerpt(name, 40) + "<...>`: " + kMapped);
     }
     // A buffer view carries its shape and element type at run time: any rank, any element.
     if (name == "!hal.buffer_view") return Type::NDArray(ScalarKind::kAny, -1, {});
     if (name == "!hal.fence") return Type::Simple(TypeKind::kOpaquePtr);
-    FailAt(at, "unsupported reference type `" + Excerpt(name, 40) +
-                   "`: ffijit maps only !hal.buffer_view (an ndarray) and !hal.fence (a ptr)");
+    if (name == "!hal.buffer" && buffer_allowed) return nullptr;
+    FailAt(at, "unsupported reference type `" + Excerpt(name, 40) + "`: " + kMapped);
   }
 
   std::string_view text_;
@@ -484,6 +618,8 @@ std::string PrintDeclaration(const Signature& sig, const std::string& function_n
                      (sig.arg_leaf_order.empty() ? "result" : "argument") +
                      " leaves are out of native order");
   }
+  const std::string defect = OutputStorageDefect(sig);
+  if (!defect.empty()) throw ValueError(std::string(kFormat) + ": " + defect);
   // Two trailing non-nullable ptrs are the coarse-fences wait and signal fences: print `async`.
   size_t declared = sig.args.size();
   const auto is_fence = [&](size_t i) {
@@ -522,7 +658,13 @@ std::string PrintDeclaration(const Signature& sig, const std::string& function_n
                        "` is used twice");
     }
     out += '%' + name + ": ";
-    AppendType(out, *t, where);
+    const int32_t stores = i < sig.output_storage.size() ? sig.output_storage[i] : -1;
+    if (stores >= 0) {
+      // IREE's own spelling: the buffer whose storage the result is written into.
+      out += "!hal.buffer {iree.abi.output = " + std::to_string(stores) + " : index}";
+    } else {
+      AppendType(out, *t, where);
+    }
   }
   out += ") -> (";
   for (size_t i = 0; i < sig.results.size(); ++i) {

@@ -390,6 +390,7 @@ std::string PrintJson(const Signature& sig) {
                      (sig.arg_leaf_order.empty() ? "result" : "argument") +
                      " leaves are out of native order");
   }
+  RefuseOutputStorage(sig, kFormat, "the iree.abi JSON");
   nlohmann::json out = nlohmann::json::object();
   nlohmann::json args = nlohmann::json::array();
   for (const TypePtr& t : sig.args) args.push_back(TypeToJson(t.get()));

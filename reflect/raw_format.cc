@@ -7,6 +7,7 @@
 #include "ffijit/reflect/metadata.h"
 #include "json_dom.h"
 #include "tagged_lexer.h"
+#include "type_names.h"
 
 namespace ffijit {
 namespace {
@@ -221,6 +222,7 @@ Signature ParseRaw(std::string_view text) {
 }
 
 std::string PrintRaw(const Signature& sig) {
+  RefuseOutputStorage(sig, kFormat, "a raw signature");
   const std::string in = MangleSide(sig.args, sig.arg_leaf_order, "argument");
   const std::string out = MangleSide(sig.results, sig.result_leaf_order, "result");
   return TaggedBuilder().Span(in, 'I').Span(out, 'R').str();

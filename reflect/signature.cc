@@ -354,17 +354,72 @@ static void AppendLeafOrders(std::string& out, const Signature& sig) {
   append(" [result leaves ", sig.result_leaf_order);
 }
 
+static void AppendOutputStorage(std::string& out, const Signature& sig) {
+  const char* separator = " [";
+  for (size_t i = 0; i < sig.output_storage.size(); ++i) {
+    if (sig.output_storage[i] < 0) continue;
+    out += separator;
+    out += "arg " + std::to_string(i) + " stores result " + std::to_string(sig.output_storage[i]);
+    separator = ", ";
+  }
+  if (separator[0] == ',') out += ']';
+}
+
 std::string CanonicalString(const Signature& sig) {
   std::string out = DeclarationString("", sig);
   if (sig.convention == CallConvention::kStatus) out += " [status]";
   AppendLeafOrders(out, sig);
+  AppendOutputStorage(out, sig);
   return out;
+}
+
+std::string OutputStorageDefect(const Signature& sig) {
+  const std::vector<int32_t>& storage = sig.output_storage;
+  if (storage.empty()) return "";
+  if (storage.size() != sig.args.size()) {
+    return "output_storage has " + std::to_string(storage.size()) + " entries for " +
+           std::to_string(sig.args.size()) + " arguments";
+  }
+  std::vector<int> stored_by(sig.results.size(), -1);
+  bool any = false;
+  for (size_t i = 0; i < storage.size(); ++i) {
+    const int32_t r = storage[i];
+    if (r == -1) continue;
+    any = true;
+    const std::string arg = "argument #" + std::to_string(i);
+    if (r < 0 || static_cast<size_t>(r) >= sig.results.size()) {
+      return arg + " is the output storage of result " + std::to_string(r) + ", but there are " +
+             std::to_string(sig.results.size()) + " results";
+    }
+    if (stored_by[static_cast<size_t>(r)] >= 0) {
+      return "result " + std::to_string(r) + " has two output storage arguments, #" +
+             std::to_string(stored_by[static_cast<size_t>(r)]) + " and #" + std::to_string(i);
+    }
+    stored_by[static_cast<size_t>(r)] = static_cast<int>(i);
+    const Type* type = sig.args[i].get();
+    if (type != nullptr && type->kind == TypeKind::kNamed) {
+      type = type->elements.empty() ? nullptr : type->elements[0].get();
+    }
+    const Type* result = sig.results[static_cast<size_t>(r)].get();
+    if (type == nullptr || type->kind != TypeKind::kNDArray) {
+      return arg + " `" + (type ? TypeToString(*type) : "null") +
+             "` is output storage but not an ndarray";
+    }
+    if (!TypeEquals(type, result)) {
+      return arg + " `" + TypeToString(*type) + "` is the output storage of result " +
+             std::to_string(r) + " `" + (result ? TypeToString(*result) : "null") +
+             "`: their types must be the same";
+    }
+  }
+  if (!any) return "output_storage names no result (an empty list says that)";
+  if (!sig.result_leaf_order.empty()) return "output storage together with a result leaf order";
+  return "";
 }
 
 bool operator==(const Signature& a, const Signature& b) {
   return a.convention == b.convention && ListEquals(a.args, b.args) &&
          ListEquals(a.results, b.results) && a.arg_leaf_order == b.arg_leaf_order &&
-         a.result_leaf_order == b.result_leaf_order;
+         a.result_leaf_order == b.result_leaf_order && a.output_storage == b.output_storage;
 }
 
 size_t SignatureHash::operator()(const Signature& sig) const {

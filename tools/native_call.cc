@@ -360,8 +360,10 @@ Function BindPath(const CallRequest& request, void* target, const Signature& sig
     if (path == Path::kLibffi) {
       // The libffi call path has one public switch, the C API's kFFIJITUseLibffi flag; the
       // signature goes over as iree.abi JSON, which writes every Signature but one whose SIP put
-      // leaves out of native order: that one goes over as the metadata it was read from.
-      const bool ordered = sig.arg_leaf_order.empty() && sig.result_leaf_order.empty();
+      // leaves out of native order or one with output storage (a declaration's): that one goes
+      // over as the metadata it was read from.
+      const bool ordered =
+          sig.arg_leaf_order.empty() && sig.result_leaf_order.empty() && sig.output_storage.empty();
       const std::string text = ordered ? PrintJson(sig) : LoadMetadataText(request);
       const int format = ordered ? kFFIJITFormatJson : static_cast<int>(request.format);
       const int flags =

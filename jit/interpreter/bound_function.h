@@ -179,10 +179,12 @@ FFIJIT_JIT_PLUGIN_API int FFIJITBoxResult(const ffijit::BoundFunction* fn, int32
                                           const uint64_t raw[2], TVMFFIAny* out);
 // Boxes every result (each raw buffer 16 bytes, results in order) into `out`: an Array of them,
 // or, when the plan has a result_shape, the structure it describes (whatever the number of
-// results, 0 included). Any native reference not boxed is released on failure. 0, or -1 after
-// raising. Every executor calls it when CallPlan::packs_results().
+// results, 0 included), its output-storage results read from the call's packed `args`. Any native
+// reference not boxed is released on failure. 0, or -1 after raising. Every executor calls it
+// when CallPlan::packs_results().
 FFIJIT_JIT_PLUGIN_API int FFIJITBoxResults(const ffijit::BoundFunction* fn,
-                                           const uint64_t (*raw)[2], TVMFFIAny* out);
+                                           const uint64_t (*raw)[2], TVMFFIAny* out,
+                                           const TVMFFIAny* args);
 
 }  // extern "C"
 

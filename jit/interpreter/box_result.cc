@@ -79,16 +79,21 @@ int BoxObject(const BoundFunction* fn, int32_t index, TVMFFIObject* obj, TVMFFIA
   return 0;
 }
 
-// Builds the subtree of shape[*node] into *out, a leaf from items[its index] (borrowed: a leaf is
-// stored as the item itself, which the caller owns and releases). A container comes back
-// owned; its children's references are the container's own. -1 with an error raised when a
-// container or key cannot be made; whatever this call made is released.
+// Builds the subtree of shape[*node] into *out, a leaf from items[its index], an argument node
+// from args[its index] (both borrowed: stored as the item or argument itself, which the caller
+// owns). A container comes back owned; its children's references are the container's own. -1
+// with an error raised when a container or key cannot be made; whatever this call made is
+// released.
 int Assemble(const std::vector<ResultNode>& shape, size_t* node, const TVMFFIAny* items,
-             TVMFFIAny* out) {
+             const TVMFFIAny* args, TVMFFIAny* out) {
   const ResultNode& n = shape[(*node)++];
   *out = TVMFFIAny{};
   if (n.kind == ResultNode::kLeaf) {
     *out = items[n.index];
+    return 0;
+  }
+  if (n.kind == ResultNode::kArgument) {
+    *out = args[n.index];
     return 0;
   }
   if (n.kind == ResultNode::kGap) return 0;
@@ -108,7 +113,7 @@ int Assemble(const std::vector<ResultNode>& shape, size_t* node, const TVMFFIAny
     owned.push_back(shape[*node].kind == ResultNode::kArray ||
                     shape[*node].kind == ResultNode::kMap);
     values.emplace_back();
-    status = Assemble(shape, node, items, &values.back());
+    status = Assemble(shape, node, items, args, &values.back());
     if (status == 0 && n.kind == ResultNode::kMap) {
       keys.emplace_back();
       TVMFFIByteArray key{n.keys[i].data(), n.keys[i].size()};
@@ -260,7 +265,8 @@ int FFIJITBoxResult(const BoundFunction* fn, int32_t index, const uint64_t raw[2
   return 0;
 }
 
-int FFIJITBoxResults(const BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAny* out) {
+int FFIJITBoxResults(const BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAny* out,
+                     const TVMFFIAny* args) {
   const auto& results = fn->plan->results;
   const int64_t n = static_cast<int64_t>(results.size());
   TVMFFIAny small[8];
@@ -286,7 +292,14 @@ int FFIJITBoxResults(const BoundFunction* fn, const uint64_t (*raw)[2], TVMFFIAn
     }
   } else if (!fn->plan->result_shape.empty()) {
     size_t node = 0;
-    status = ffijit::Assemble(fn->plan->result_shape, &node, items, out);
+    status = ffijit::Assemble(fn->plan->result_shape, &node, items, args, out);
+    // A root that is no container (the one result, written into an argument's storage) is
+    // borrowed: the packed result takes a reference of its own.
+    const ffijit::ResultNode::Kind root = fn->plan->result_shape[0].kind;
+    if (status == 0 && root != ffijit::ResultNode::kArray && root != ffijit::ResultNode::kMap) {
+      const TVMFFIAny view = *out;
+      status = TVMFFIAnyViewToOwnedAny(&view, out);
+    }
   } else {
     TVMFFIObjectHandle array = nullptr;
     status = FFIJITArrayCreate(items, n, &array);

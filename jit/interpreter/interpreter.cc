@@ -224,7 +224,7 @@ inline void CallTarget(const BoundFunction* fn, [[maybe_unused]] const InterpPro
 // Boxes what the call returned (in `ret`, or in the out-buffers) into `result`, or raises the
 // error a status result reports.
 inline int BoxCallResult(const BoundFunction* fn, const InterpProgram& program, const uint64_t* ret,
-                         OutBuffer* out, TVMFFIAny* result) {
+                         OutBuffer* out, const TVMFFIAny* args, TVMFFIAny* result) {
   const uint64_t* returned = nullptr;
   switch (program.return_kind) {
     case ReturnKind::kGpr:
@@ -248,7 +248,7 @@ inline int BoxCallResult(const BoundFunction* fn, const InterpProgram& program, 
       out[0][0] = returned[0];
       out[0][1] = program.return_kind == ReturnKind::kGprPair ? returned[1] : 0;
     }
-    return FFIJITBoxResults(fn, out, result);
+    return FFIJITBoxResults(fn, out, result, args);
   }
   if (returned != nullptr) return BoxReturned(fn, program.return_conversion, returned, result);
   if (program.num_results == 0) {
@@ -286,7 +286,7 @@ int Interpret(BoundFunction* fn, const TVMFFIAny* args, int32_t num_args, TVMFFI
 
   uint64_t ret[platform::kRetWords];
   CallTarget(fn, program, frame, ret);
-  return BoxCallResult(fn, program, ret, out, result);
+  return BoxCallResult(fn, program, ret, out, args, result);
 }
 
 }  // namespace

@@ -332,9 +332,21 @@ void LowerResults(const Signature& sig, CallPlan& plan) {
     shape.push_back(
         ResultNode{ResultNode::kArray, static_cast<int32_t>(sig.results.size()), {}, 0});
   }
+  // A result written into caller-provided storage is no native result: the packed result is the
+  // storage argument itself.
+  std::vector<int32_t> stored_in(sig.results.size(), -1);
+  for (size_t a = 0; a < sig.output_storage.size(); ++a) {
+    if (sig.output_storage[a] >= 0)
+      stored_in[static_cast<size_t>(sig.output_storage[a])] = static_cast<int32_t>(a);
+  }
   bool structured = false;
   for (size_t i = 0; i < sig.results.size(); ++i) {
     if (sig.results[i] == nullptr) throw ValueError("malformed signature: empty result type");
+    if (stored_in[i] >= 0) {
+      shape.push_back(ResultNode{ResultNode::kArgument, 0, {}, stored_in[i]});
+      structured = true;
+      continue;
+    }
     structured |= LowerResult(*sig.results[i], "#" + std::to_string(i), plan, shape);
   }
   if (!sig.result_leaf_order.empty()) {
@@ -376,6 +388,8 @@ int32_t CallPlan::KeywordPosition(const std::string& keyword) const {
 }
 
 CallPlan Lower(const Signature& sig, std::string function_name) {
+  const std::string storage_defect = OutputStorageDefect(sig);
+  if (!storage_defect.empty()) throw ValueError("malformed signature: " + storage_defect);
   CallPlan plan;
   plan.function_name = std::move(function_name);
   plan.declaration = DeclarationString(plan.function_name, sig);
@@ -429,7 +443,9 @@ CallPlan Lower(const Signature& sig, std::string function_name) {
     plan.canonical = CanonicalString(sig);
   }
   LowerResults(sig, plan);
-  if (!sig.result_leaf_order.empty()) plan.canonical = CanonicalString(sig);
+  if (!sig.result_leaf_order.empty() || !sig.output_storage.empty()) {
+    plan.canonical = CanonicalString(sig);
+  }
   platform::AssignAbi(plan, platform::kHost);
   return plan;
 }

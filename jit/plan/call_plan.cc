@@ -45,6 +45,16 @@ std::string Location(const AbiLocation& loc) {
   return std::string(AbiClassName(loc.cls)) + "[" + std::to_string(loc.slot) + "]";
 }
 
+// The node after shape[n]'s subtree.
+size_t SubtreeEnd(const std::vector<ResultNode>& shape, size_t n) {
+  const size_t children = shape[n].kind == ResultNode::kArray || shape[n].kind == ResultNode::kMap
+                              ? static_cast<size_t>(shape[n].size)
+                              : 0;
+  ++n;
+  for (size_t c = 0; c < children; ++c) n = SubtreeEnd(shape, n);
+  return n;
+}
+
 }  // namespace
 
 std::string PlanToString(const CallPlan& plan) {
@@ -79,6 +89,16 @@ std::string PlanToString(const CallPlan& plan) {
     const ResultSlot& r = plan.results[i];
     out << "  result " << r.label << ": " << ConversionCTypeName(r.conversion) << " " << r.type_text
         << (r.by_return ? " (returned)" : " (out-pointer @ " + Location(r.out_abi) + ")") << "\n";
+  }
+  // Output storage is a whole result (the root, or one of several results' Array).
+  const auto& shape = plan.result_shape;
+  const bool several =
+      !shape.empty() && shape[0].kind == ResultNode::kArray && plan.FirstStorageArgument() >= 0;
+  for (size_t n = several ? 1 : 0, result = 0; n < shape.size(); ++result) {
+    if (shape[n].kind == ResultNode::kArgument) {
+      out << "  result #" << result << ": the output storage of arg #" << shape[n].index << "\n";
+    }
+    n = SubtreeEnd(shape, n);
   }
   return out.str();
 }

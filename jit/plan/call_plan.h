@@ -224,18 +224,21 @@ struct ResultSlot {
 // One node of a structure result, in preorder: a container node is followed by its `size`
 // children's subtrees. A leaf takes the boxed result at `index` (results are in native order, the
 // leaves in structure order, which a SIP may permute); a gap (an slist/stuple slot with no type) is
-// None.
+// None; an argument node is a result written into caller-provided output storage (a Signature's
+// output_storage), which no native result carries: the packed argument at `index` as the caller
+// passed it (a Tensor object, a new reference; a DLTensorPtr, the same pointer).
 struct ResultNode {
   enum Kind : uint8_t {
-    kLeaf,   // the boxed result at `index`
-    kGap,    // None
-    kArray,  // an Array of the next `size` subtrees (slist, stuple; also the several results)
-    kMap,    // a Map from `keys[i]` to the i-th of the next `size` subtrees (sdict)
+    kLeaf,      // the boxed result at `index`
+    kGap,       // None
+    kArray,     // an Array of the next `size` subtrees (slist, stuple; also the several results)
+    kMap,       // a Map from `keys[i]` to the i-th of the next `size` subtrees (sdict)
+    kArgument,  // the packed argument at position `index` (output storage)
   };
   Kind kind = kLeaf;
   int32_t size = 0;
   std::vector<std::string> keys;  // kMap
-  int32_t index = 0;              // kLeaf: index into CallPlan::results
+  int32_t index = 0;              // kLeaf: index into CallPlan::results; kArgument: a position
 };
 
 // Per packed argument (one per top-level Signature argument).
@@ -266,8 +269,9 @@ struct CallPlan {
   // The native's results, in native order: the leaves of every result, depth first, permuted by
   // the signature's result_leaf_order when it has one (each keeps its label).
   std::vector<ResultSlot> results;
-  // Empty unless some result is a structure; then the packed result is result_shape[0]'s tree,
-  // built by FFIJITBoxResults on every path whatever the number of leaves (even 0 or 1).
+  // Empty unless some result is a structure or output storage; then the packed result is
+  // result_shape[0]'s tree, built by FFIJITBoxResults on every path whatever the number of leaves
+  // (even 0 or 1).
   std::vector<ResultNode> result_shape;
   ReturnKind return_kind = ReturnKind::kVoid;
   // ReturnKind::kGpr / kSse / kGprPair: the conversion of the returned value (results[0]).
@@ -283,6 +287,14 @@ struct CallPlan {
   // rather than boxed from the single result.
   bool packs_results() const { return results.size() > 1 || !result_shape.empty(); }
   bool has_keywords() const;
+  // The position of the first argument a result is written into (output storage), or -1.
+  // Inline: the LLVM plugin, which links no lowering, asks it too.
+  int32_t FirstStorageArgument() const {
+    for (const ResultNode& node : result_shape) {
+      if (node.kind == ResultNode::kArgument) return node.index;
+    }
+    return -1;
+  }
   // Packed position of `keyword`, or -1.
   int32_t KeywordPosition(const std::string& keyword) const;
 };

@@ -56,6 +56,11 @@ inline const NativeParam* FlatParamOf(const CallPlan& plan, size_t i) {
 
 // "" when a host entry can convert every argument of `plan`, otherwise why not.
 inline std::string HostEntryUnsupportedReason(const CallPlan& plan) {
+  // A host entry may hold no packed argument to hand back.
+  if (const int32_t storage = plan.FirstStorageArgument(); storage >= 0) {
+    return "a result is written into argument #" + std::to_string(storage) +
+           "'s output storage (host entries box native results only)";
+  }
   // A host entry checks its arguments in packed order, the other executors in native order: with
   // the leaves permuted, the first error reported would differ.
   for (size_t n = 0; n < plan.params.size(); ++n) {

@@ -68,9 +68,13 @@ Function MakeFromC(const char* name, void* fn, const char* metadata, int format,
 }
 
 // How a front end may pass a top-level argument straight: only an argument that is one native
-// parameter read without a structure path has a kind.
-int32_t ArgumentKindOf(const CallPlan& plan, const PackedArg& arg) {
+// parameter read without a structure path has a kind. Output storage has none: it comes back as
+// a result, so it must outlive the call (a DLTensor lent for the call would not).
+int32_t ArgumentKindOf(const CallPlan& plan, const PackedArg& arg, int32_t position) {
   if (arg.num_params != 1) return kFFIJITArgumentOther;
+  for (const ResultNode& node : plan.result_shape) {
+    if (node.kind == ResultNode::kArgument && node.index == position) return kFFIJITArgumentOther;
+  }
   const NativeParam& param = plan.params[static_cast<size_t>(arg.first_param)];
   if (param.path_size != 0) return kFFIJITArgumentOther;
   const ConversionInfo& info = InfoOf(param.conversion);
@@ -244,7 +248,7 @@ int FFIJITDescribeArguments(TVMFFIObjectHandle func, FFIJITFunctionInfo* info,
     info->num_args = static_cast<int32_t>(plan.args.size());
     const size_t count = std::min(plan.args.size(), static_cast<size_t>(capacity));
     for (size_t i = 0; i < count; ++i) {
-      args[i].kind = ArgumentKindOf(plan, plan.args[i]);
+      args[i].kind = ArgumentKindOf(plan, plan.args[i], static_cast<int32_t>(i));
       args[i].keyword = plan.args[i].keyword.c_str();
     }
   });

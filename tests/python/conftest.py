@@ -109,6 +109,8 @@ ENTRY_REFUSAL = re.compile(
     r"|argument #\d+ `(bytes|any|object\??|object<[^`]*>\??|list<[^`]*>|dict<[^`]*>)`"
     r" has no inline conversion in a host entry"
     r"|its arguments' leaves are out of native order"
+    r"|a result is written into argument #\d+'s output storage \(host entries box native results"
+    r" only\)"
     # stencil entries only: what they do not cover
     r"|more than 16 arguments|a build without the stencil tier")
 

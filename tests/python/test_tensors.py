@@ -62,6 +62,27 @@ def test_returned_tensor_shares_the_argument_memory():
     assert np.shares_memory(np.from_dlpack(tensor), data)
 
 
+# IREE's output storage (iree.abi.output): the native writes result 0 into argument 0, and the
+# result is that storage, as the caller passed it.
+SCALE_INTO = ("sync func @scale(%input0: !hal.buffer {iree.abi.output = 0 : index}, %input1: f64)"
+              " -> (%output0: tensor<?xf64>)")
+
+
+def test_output_storage_comes_back_as_the_result(natives, tier):
+    scale = make(tier, address(natives, "py_scale_f64"), SCALE_INTO)
+    data = np.arange(4, dtype=np.float64)
+    result = scale(data, 3.0)
+    assert data.tolist() == [0.0, 3.0, 6.0, 9.0]
+    assert isinstance(result, ffijit.Tensor) and result.data_ptr == data.ctypes.data
+    tensor = ffijit.from_dlpack(data)
+    again = scale(tensor, 2.0)
+    assert again.data_ptr == tensor.data_ptr and again.shape == (4,)
+    assert data.tolist() == [0.0, 6.0, 12.0, 18.0]
+    with pytest.raises(ValueError, match=r"Mismatched tensor on argument #0 .* Expected "
+                                         r"`ndarray<f64,1>` but got an ndarray of int64"):
+        scale(np.zeros(2, dtype=np.int64), 1.0)
+
+
 def test_legacy_and_versioned_capsules():
     tensor = ffijit.from_dlpack(np.zeros(3))
     assert "dltensor" in repr(tensor.__dlpack__()) and "versioned" not in repr(tensor.__dlpack__())

@@ -55,7 +55,7 @@ TEST(DeclarationCorpus, EveryEntryReadsAsItsSourceSays) {
       EXPECT_EQ(PrintDeclaration(sig, name), text);
     }
   }
-  EXPECT_EQ(accepted, 8);
+  EXPECT_EQ(accepted, 9);
 }
 
 TEST(Declaration, TensorShapesAndElementTypes) {
@@ -159,6 +159,161 @@ TEST(Declaration, PrinterRoundTripsAndRefusesWhatItCannotSpell) {
   ErrorOf([] { PrintDeclaration(Signature{}, ""); }, "is not an identifier");
 }
 
+// IREE's `iree.abi.output = N`: the argument is the storage result N is written into. It reads as
+// an ndarray of result N's type, and the Signature records which result it stores.
+TEST(Declaration, OutputStorage) {
+  const std::string iree =
+      "sync func @outputStorage(%input0: tensor<?x8x8x3xf32>, %input1: !hal.buffer "
+      "{iree.abi.output = 1 : index}) -> (%output0: tensor<?x8x8x3xf32>, %output1: "
+      "tensor<?x8x8x3xf32>)";
+  std::string name;
+  const Signature sig = ParseDeclaration(iree, &name);
+  EXPECT_EQ(name, "outputStorage");
+  EXPECT_EQ(sig.output_storage, (std::vector<int32_t>{-1, 1}));
+  EXPECT_EQ(TypeToString(*sig.args[1]), "ndarray<f32,[?,8,8,3]>");
+  EXPECT_EQ(OutputStorageDefect(sig), "");
+  EXPECT_EQ(PrintDeclaration(sig, name), iree);
+  ExpectRoundTrip(iree);
+  // The same types without the storage are another signature.
+  Signature plain = sig;
+  plain.output_storage.clear();
+  EXPECT_NE(plain, sig);
+  EXPECT_NE(CanonicalString(plain), CanonicalString(sig));
+
+  // IREE also takes a buffer view or a tensor as storage (it passes a tensor as a buffer view);
+  // the index may be an integer of any type, or untyped; a name of its own makes a keyword.
+  EXPECT_EQ(Canon("sync func @f(%dst: tensor<4xf32> {iree.abi.output = 0 : index}) -> "
+                  "(%output0: tensor<4xf32>)"),
+            "(dst: ndarray<f32,[4]>) -> ndarray<f32,[4]> [arg 0 stores result 0]");
+  EXPECT_EQ(Canon("sync func @f(%input0: !hal.buffer_view {iree.abi.output = 0}) -> (%output0: "
+                  "tensor<?xi8>)"),
+            "(ndarray<i8,1>) -> ndarray<i8,1> [arg 0 stores result 0]");
+  EXPECT_EQ(Canon("sync func @f(%input0: !hal.buffer {iree.abi.affinity = #hal.device.promise<@a>, "
+                  "iree.abi.output = 1 : i64}, %input1: !hal.buffer {\"iree.abi.output\" = 0 : "
+                  "i32}) -> (%output0: tensor<2xf64>, %output1: tensor<3xi32> "
+                  "{iree.abi.encoding = tensor<3xui32>})"),
+            "(ndarray<u32,[3]>, ndarray<f64,[2]>) -> (ndarray<f64,[2]>, ndarray<u32,[3]>) "
+            "[arg 0 stores result 1, arg 1 stores result 0]");
+  // With async the fences follow; a result's iree.abi.output means nothing to IREE and is skipped.
+  const Signature async = ParseDeclaration(
+      "async func @g(%input0: !hal.buffer {iree.abi.output = 0 : index}) -> (%output0: "
+      "tensor<8xf32> {iree.abi.output = 7 : index})");
+  EXPECT_EQ(CanonicalString(async),
+            "(ndarray<f32,[8]>, ptr, ptr) -> ndarray<f32,[8]> [arg 0 stores result 0]");
+  EXPECT_EQ(PrintDeclaration(async, "g"),
+            "async func @g(%input0: !hal.buffer {iree.abi.output = 0 : index}) -> (%output0: "
+            "tensor<8xf32>)");
+  // Formats without IREE's attribute cannot state it.
+  ErrorOf([&] { PrintJson(sig); },
+          "json: the iree.abi JSON has no way to say that argument #1 is the output storage of "
+          "result 1");
+  ErrorOf([&] { PrintRaw(sig); },
+          "raw signature: a raw signature has no way to say that argument #1 is the output "
+          "storage of result 1");
+}
+
+TEST(Declaration, OutputStorageRefusals) {
+  struct Case {
+    const char* text;
+    const char* message;  // the whole message's start
+  };
+  const Case cases[] = {
+      {"sync func @f(%input0: !hal.buffer) -> ()",
+       "declaration: at offset 22: `!hal.buffer` without `{iree.abi.output = N : index}`: ffijit "
+       "reads a buffer argument only as the caller-provided storage of result N"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.affinity = 1}) -> ()",
+       "declaration: at offset 22: `!hal.buffer` without `{iree.abi.output"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.output = 5 : index}) -> (%output0: "
+       "tensor<4xf32>)",
+       "declaration: at offset 35: iree.abi.output = 5 names result 5, but the function has 1 "
+       "results"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.output = 0 : index}) -> ()",
+       "declaration: at offset 35: iree.abi.output = 0 names result 0, but the function has 0 "
+       "results"},
+      {"sync func @f(%a: !hal.buffer {iree.abi.output = 0 : index}, %b: !hal.buffer "
+       "{iree.abi.output = 0 : index}) -> (%output0: tensor<4xf32>)",
+       "declaration: at offset 77: iree.abi.output = 0: result 0 already has its storage in "
+       "argument #0"},
+      {"sync func @f(%input0: i32 {iree.abi.output = 0 : index}) -> (%output0: i32)",
+       "declaration: at offset 27: iree.abi.output on an argument of type `i32`: output storage "
+       "is a !hal.buffer, a !hal.buffer_view or a tensor"},
+      {"sync func @f(%input0: !hal.fence {iree.abi.output = 0 : index}) -> (%output0: "
+       "tensor<4xf32>)",
+       "declaration: at offset 34: iree.abi.output on an argument of type `ptr`"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.output = 0 : index}) -> (%output0: i32)",
+       "declaration: at offset 35: iree.abi.output = 0 names result 0 of type `i32`: output "
+       "storage holds a tensor"},
+      {"sync func @f(%input0: tensor<4xf32> {iree.abi.output = 0 : index}) -> (%output0: "
+       "tensor<4xi32>)",
+       "declaration: at offset 22: the storage argument's type `ndarray<f32,[4]>` differs from "
+       "result 0's `ndarray<i32,[4]>`: the storage comes back as that result"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.output}) -> ()",
+       "declaration: at offset 35: iree.abi.output needs the index of the result it stores"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.output = -1 : index}) -> ()",
+       "declaration: at offset 53: expected iree.abi.output's result index, got `-1"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.output = 1.0}) -> ()",
+       "declaration: at offset 54: expected `,` or `}` in the attributes"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.output = 0 : f32}) -> ()",
+       "declaration: at offset 57: iree.abi.output's result index has type `f32`: expected "
+       "`index` or an integer type"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.output = 99999999999 : index}) -> ()",
+       "declaration: at offset 53: iree.abi.output's result index is too large"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.output = 0, iree.abi.output = 0}) -> ()",
+       "declaration: at offset 56: iree.abi.output given twice"},
+      {"sync func @f(%input0: !hal.buffer {iree.abi.encoding = tensor<4xf32>, iree.abi.output = "
+       "0}) -> (%output0: tensor<4xf32>)",
+       "declaration: at offset 22: iree.abi.encoding on a `!hal.buffer`"},
+      {"sync func @f(%input0: tensor<4xf32> {iree.abi.encoding = !hal.buffer}) -> ()",
+       "declaration: at offset 57: unsupported reference type `!hal.buffer`"},
+      {"sync func @f() -> (%output0: !hal.buffer)",
+       "declaration: at offset 29: a `!hal.buffer` result: a buffer is only caller-provided "
+       "output storage"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    const std::string message = ErrorOf([&] { ParseDeclaration(c.text); }, c.message);
+    EXPECT_EQ(message.rfind(c.message, 0), 0u) << message;
+  }
+}
+
+// A hand-made Signature's output_storage is checked where it is printed or lowered; each defect
+// names what is wrong.
+TEST(Declaration, OutputStorageDefects) {
+  const TypePtr f4 = Type::NDArray(ScalarKind::kF32, 1, {4});
+  Signature sig;
+  sig.args = {f4, Type::Named("out", f4)};
+  sig.results = {f4};
+  sig.output_storage = {-1, 0};
+  EXPECT_EQ(OutputStorageDefect(sig), "");
+  EXPECT_EQ(PrintDeclaration(sig, "f"),
+            "sync func @f(%input0: tensor<4xf32>, %out: !hal.buffer {iree.abi.output = 0 : "
+            "index}) -> (%output0: tensor<4xf32>)");
+  const std::pair<std::vector<int32_t>, const char*> defects[] = {
+      {{0}, "output_storage has 1 entries for 2 arguments"},
+      {{-1, -1}, "output_storage names no result (an empty list says that)"},
+      {{-1, 1}, "argument #1 is the output storage of result 1, but there are 1 results"},
+      {{-1, -2}, "argument #1 is the output storage of result -2, but there are 1 results"},
+      {{0, 0}, "result 0 has two output storage arguments, #0 and #1"},
+  };
+  for (const auto& [storage, message] : defects) {
+    Signature bad = sig;
+    bad.output_storage = storage;
+    EXPECT_EQ(OutputStorageDefect(bad), message);
+    ErrorOf([&] { PrintDeclaration(bad, "f"); }, std::string("declaration: ") + message);
+  }
+  Signature scalar = sig;
+  scalar.args[1] = Type::Scalar(ScalarKind::kI32);
+  EXPECT_EQ(OutputStorageDefect(scalar), "argument #1 `i32` is output storage but not an ndarray");
+  Signature other = sig;
+  other.results = {Type::NDArray(ScalarKind::kF32, 1, {-1})};
+  EXPECT_EQ(OutputStorageDefect(other),
+            "argument #1 `ndarray<f32,[4]>` is the output storage of result 0 `ndarray<f32,1>`: "
+            "their types must be the same");
+  Signature ordered = sig;
+  ordered.result_leaf_order = {0};
+  EXPECT_EQ(OutputStorageDefect(ordered), "output storage together with a result leaf order");
+}
+
 TEST(Declaration, RefusalsNameWhatIsWrong) {
   struct Case {
     const char* text;
@@ -195,9 +350,10 @@ TEST(Declaration, RefusalsNameWhatIsWrong) {
       {"sync func @f(%input0: f8E4M3FN) -> ()",
        "declaration: at offset 22: unsupported type `f8E4M3FN`"},
       {"sync func @f(%input0: none) -> ()", "type `none` carries no value"},
-      {"sync func @f(%input0: !hal.buffer) -> ()",
-       "declaration: at offset 22: unsupported reference type `!hal.buffer`: ffijit maps only "
-       "!hal.buffer_view (an ndarray) and !hal.fence (a ptr)"},
+      {"sync func @f(%input0: !hal.buffer<4>) -> ()",
+       "declaration: at offset 22: unsupported reference type `!hal.buffer<...>`: ffijit maps "
+       "only !hal.buffer_view (an ndarray), !hal.fence (a ptr) and !hal.buffer with "
+       "iree.abi.output (output storage)"},
       {"sync func @f(%input0: !hal.device) -> ()", "unsupported reference type `!hal.device`"},
       {"sync func @f() -> (%output0: !util.list<?>)",
        "declaration: at offset 29: unsupported reference type `!util.list<...>`"},

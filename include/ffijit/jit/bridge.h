@@ -109,7 +109,8 @@ FFIJIT_JIT_API int FFIJITDescribeFunction(TVMFFIObjectHandle func, TVMFFIAny* ou
 
 /*! How a front end that converts its own values may pass a top-level argument straight. */
 typedef enum {
-  kFFIJITArgumentOther = 0,   /* anything else: a structure, a string, an object, ... */
+  kFFIJITArgumentOther = 0,   /* anything else: a structure, a string, an object, output
+                                 storage (handed back as a result: it must outlive the call) */
   kFFIJITArgumentInteger = 1, /* a bool or integer scalar */
   kFFIJITArgumentFloat = 2,   /* an f16, bf16, f32 or f64 scalar */
   kFFIJITArgumentTensor = 3,  /* a tensor (DLTensor*) */

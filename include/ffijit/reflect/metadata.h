@@ -69,7 +69,8 @@ FFIJIT_REFLECT_API bool IsMetadataDict(std::string_view text);
 // ["object", type_key], "DataType", "Device", ["nullable", T] (T a str, ptr or object).
 FFIJIT_REFLECT_API Signature ParseJson(std::string_view text);
 // Sorted keys, no spaces, "v":1, as the emitters write: {"a":[...],"r":[...],"v":1}. Throws
-// ValueError for leaves out of native order (a Signature's leaf orders), which it cannot state.
+// ValueError for leaves out of native order (a Signature's leaf orders) and for output storage,
+// which it cannot state.
 FFIJIT_REFLECT_API std::string PrintJson(const Signature& sig);
 
 // ---- iree.abi.declaration ----
@@ -79,16 +80,20 @@ FFIJIT_REFLECT_API std::string PrintJson(const Signature& sig);
 // .. ui64, f16 bf16 f32 f64, index (= i64); !hal.buffer_view -> ndarray<any>; !hal.fence -> ptr.
 // Other integer widths, complex, other element and reference types are refused naming them.
 // Attribute values are skipped except `iree.abi.encoding = TYPE`, which replaces the type (it is
-// what crosses). An argument named anything but input<position> becomes a keyword argument;
-// result names are dropped. `async` appends two ptr arguments, the wait and signal fences. Free
-// text is refused. `function_name`, when given, receives NAME.
+// what crosses), and an argument's `iree.abi.output = N`: the argument (a !hal.buffer, which is
+// read only so, a !hal.buffer_view or a tensor) is the output storage of result N, an ndarray of
+// that result's type (Signature::output_storage); N beyond the results, named twice, or on
+// another type is refused. An argument named anything but input<position> becomes a keyword
+// argument; result names are dropped. `async` appends two ptr arguments, the wait and signal
+// fences. Free text is refused. `function_name`, when given, receives NAME.
 FFIJIT_REFLECT_API Signature ParseDeclaration(std::string_view text,
                                               std::string* function_name = nullptr);
 // The declaration of `sig` as `function_name`: positional arguments print as %input<N>, keywords
 // as their name, results as %output<N>; two trailing non-nullable ptr arguments print as `async`,
-// other ptrs as !hal.fence; u<N> as ui<N>. Throws ValueError naming the first argument or result
-// with no declaration form (strings, objects, structures, ndarray<any,...> of known rank, ...),
-// and for leaves out of native order (a Signature's leaf orders).
+// other ptrs as !hal.fence; u<N> as ui<N>; output storage as `!hal.buffer {iree.abi.output = N :
+// index}`. Throws ValueError naming the first argument or result with no declaration form
+// (strings, objects, structures, ndarray<any,...> of known rank, ...), for leaves out of native
+// order (a Signature's leaf orders) and for malformed output storage (OutputStorageDefect).
 FFIJIT_REFLECT_API std::string PrintDeclaration(const Signature& sig,
                                                 const std::string& function_name);
 
@@ -99,9 +104,9 @@ FFIJIT_REFLECT_API std::string PrintDeclaration(const Signature& sig,
 // so it reads back as i8.
 FFIJIT_REFLECT_API Signature ParseRaw(std::string_view text);
 // The mangler: the native's raw values, in native order (a Signature's leaf orders applied). Throws
-// ValueError naming the first argument or result with no raw form (strings,
-// bytes, pointers, typed or nullable objects, DataType, Device, structures, named arguments,
-// ndarrays of unknown rank or element).
+// ValueError for output storage, which it cannot state, and naming the first argument or result
+// with no raw form (strings, bytes, pointers, typed or nullable objects, DataType, Device,
+// structures, named arguments, ndarrays of unknown rank or element).
 FFIJIT_REFLECT_API std::string PrintRaw(const Signature& sig);
 // IREE's FunctionSignatureToString form, e.g. "(sint32) -> (float64)",
 // "(RefObject<?>, Buffer<float32[?x128x64]>) -> (Buffer<uint64[32x?x64]>)"; U prints as

@@ -95,6 +95,13 @@ struct Signature {
   // the identity, so each signature has one form.
   std::vector<int32_t> arg_leaf_order;
   std::vector<int32_t> result_leaf_order;
+  // Caller-provided output storage (IREE's `iree.abi.output` argument attribute). Empty: none.
+  // Otherwise one entry per argument: the index of the result the argument is the storage of, or
+  // -1. A storage argument is an ndarray of its result's type: the native receives it as any
+  // tensor argument (a `DLTensor*`) and writes the result into it; the result is not among the
+  // native's results, the packed result is the argument value itself. Kept empty when no argument
+  // is storage, so each signature has one form.
+  std::vector<int32_t> output_storage;
 };
 
 // Text forms (implemented in reflect/signature.cc).
@@ -119,9 +126,10 @@ struct Signature {
 //
 // CanonicalString(sig): DeclarationString("", sig), plus ` [status]` for CallConvention::kStatus,
 // then ` [arg leaves 1,0]` / ` [result leaves 1,0]` for a non-empty arg_leaf_order /
-// result_leaf_order:
+// result_leaf_order, then ` [arg 1 stores result 0]` (several joined by ", ") for output_storage:
 //   (i64, f64) -> i64      (ndarray<f32,2>) -> None [status]
 //   (slist<i64,f64>) -> None [arg leaves 1,0]
+//   (ndarray<f32,1>, ndarray<f32,1>) -> ndarray<f32,1> [arg 1 stores result 0]
 // Two signatures are equal exactly when their canonical strings are; SignatureHash hashes it.
 
 // Canonical text: identical for every way of writing the same signature.
@@ -131,6 +139,12 @@ FFIJIT_REFLECT_API std::string TypeToString(const Type& type);
 // A readable declaration for error messages: `name(a: i64, b: i64) -> i64`.
 FFIJIT_REFLECT_API std::string DeclarationString(const std::string& function_name,
                                                  const Signature& sig);
+// "" when sig.output_storage is well-formed, else what is wrong with it, naming the argument:
+// it must be empty or have one entry per argument, each -1 or the index of a result no other
+// argument names, whose type (an ndarray) is the argument's own (a keyword argument's inner type).
+// Storage results are the packed results' own, so a signature with a result leaf order (a SIP's)
+// has none.
+FFIJIT_REFLECT_API std::string OutputStorageDefect(const Signature& sig);
 FFIJIT_REFLECT_API bool operator==(const Signature& a, const Signature& b);
 inline bool operator!=(const Signature& a, const Signature& b) {
   return !(a == b);

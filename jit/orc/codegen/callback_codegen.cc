@@ -36,6 +36,10 @@ std::string CallbackUnsupportedReason(const CallPlan& plan) {
       return "its arguments are out of native order; callbacks pass C parameters in order";
     }
   }
+  if (const int32_t storage = plan.FirstStorageArgument(); storage >= 0) {
+    return "a result is written into argument #" + std::to_string(storage) +
+           "'s output storage; callbacks return their results";
+  }
   if (!plan.result_shape.empty()) {
     return "a result is a structure; callbacks return flat C results";
   }

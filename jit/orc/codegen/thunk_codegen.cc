@@ -408,8 +408,8 @@ void ThunkEmitter::BoxResults(llvm::Value* returned) {
   }
   // Several results, or a structure result (whatever its number of leaves): the shared builder.
   if (packs) {
-    b_.CreateRet(
-        CallHelper("FFIJITBoxResults", i32_, {ptr_, ptr_, ptr_}, {handle_, results_buf_, result_}));
+    b_.CreateRet(CallHelper("FFIJITBoxResults", i32_, {ptr_, ptr_, ptr_, ptr_},
+                            {handle_, results_buf_, result_, args_}));
     return;
   }
   if (!word) word = Load(i64_, ResultBuffer(0), 0);

@@ -663,7 +663,7 @@ extern int FN_propagate_status(void* h, int32_t status);
 typedef struct {
   uint64_t lo, hi;
 } Pair;
-extern int FN_box_results(void* h, const uint64_t (*raw)[2], Any* out);
+extern int FN_box_results(void* h, const uint64_t (*raw)[2], Any* out, const Any* args);
 #define RAW_gpr(ns, raw)   \
   raw[0] = CALL(gprw, ns); \
   raw[1] = 0;
@@ -680,44 +680,46 @@ extern int FN_box_results(void* h, const uint64_t (*raw)[2], Any* out);
     raw[0] = p.lo;           \
     raw[1] = p.hi;           \
   }
-#define BOXED_CALLS(ns)                                                                            \
-  DECLARE(uint64_t, gprw, ns)                                                                      \
-  DECLARE(double, ssew, ns)                                                                        \
-  DECLARE(Pair, pair, ns)                                                                          \
-  CHAIN int stencil_call_one_gpr_s##ns(PARAMS) {                                                   \
-    uint64_t raw[2];                                                                               \
-    RAW_gpr(ns, raw) FINISH(FN_box_result(h, 0, raw, r))                                           \
-  }                                                                                                \
-  CHAIN int stencil_call_one_sse_s##ns(PARAMS) {                                                   \
-    uint64_t raw[2];                                                                               \
-    RAW_sse(ns, raw) FINISH(FN_box_result(h, 0, raw, r))                                           \
-  }                                                                                                \
-  CHAIN int stencil_call_one_pair_s##ns(PARAMS) {                                                  \
-    uint64_t raw[2];                                                                               \
-    RAW_pair(ns, raw) FINISH(FN_box_result(h, 0, raw, r))                                          \
-  }                                                                                                \
-  CHAIN int stencil_call_packs_gpr_s##ns(PARAMS){RAW_gpr(ns, RESULTS) FINISH(FN_box_results(       \
-      h, (const uint64_t(*)[2])RESULTS, r))} CHAIN int stencil_call_packs_sse_s##ns(PARAMS){       \
-      RAW_sse(ns, RESULTS) FINISH(FN_box_results(                                                  \
-          h, (const uint64_t(*)[2])RESULTS, r))} CHAIN int stencil_call_packs_pair_s##ns(PARAMS){  \
-      RAW_pair(ns, RESULTS) FINISH(FN_box_results(                                                 \
-          h, (const uint64_t(*)[2])RESULTS, r))} CHAIN int stencil_call_packs_void_s##ns(PARAMS) { \
-    CALL(void, ns);                                                                                \
-    FINISH(FN_box_results(h, (const uint64_t(*)[2])RESULTS, r))                                    \
-  }                                                                                                \
-  CHAIN int stencil_call_packs_status_s##ns(PARAMS) {                                              \
-    int status = CALL(status, ns);                                                                 \
-    if (__builtin_expect(status != 0, 0)) FINISH(FN_propagate_status(h, status))                   \
-    FINISH(FN_box_results(h, (const uint64_t(*)[2])RESULTS, r))                                    \
-  }                                                                                                \
-  CHAIN int stencil_call_outone_void_s##ns(PARAMS) {                                               \
-    CALL(void, ns);                                                                                \
-    FINISH(FN_box_result(h, 0, RESULTS, r))                                                        \
-  }                                                                                                \
-  CHAIN int stencil_call_outone_status_s##ns(PARAMS) {                                             \
-    int status = CALL(status, ns);                                                                 \
-    if (__builtin_expect(status != 0, 0)) FINISH(FN_propagate_status(h, status))                   \
-    FINISH(FN_box_result(h, 0, RESULTS, r))                                                        \
+#define BOXED_CALLS(ns)                                                                         \
+  DECLARE(uint64_t, gprw, ns)                                                                   \
+  DECLARE(double, ssew, ns)                                                                     \
+  DECLARE(Pair, pair, ns)                                                                       \
+  CHAIN int stencil_call_one_gpr_s##ns(PARAMS) {                                                \
+    uint64_t raw[2];                                                                            \
+    RAW_gpr(ns, raw) FINISH(FN_box_result(h, 0, raw, r))                                        \
+  }                                                                                             \
+  CHAIN int stencil_call_one_sse_s##ns(PARAMS) {                                                \
+    uint64_t raw[2];                                                                            \
+    RAW_sse(ns, raw) FINISH(FN_box_result(h, 0, raw, r))                                        \
+  }                                                                                             \
+  CHAIN int stencil_call_one_pair_s##ns(PARAMS) {                                               \
+    uint64_t raw[2];                                                                            \
+    RAW_pair(ns, raw) FINISH(FN_box_result(h, 0, raw, r))                                       \
+  }                                                                                             \
+  CHAIN int stencil_call_packs_gpr_s##ns(PARAMS){RAW_gpr(ns, RESULTS) FINISH(FN_box_results(    \
+      h, (const uint64_t(*)[2])RESULTS, r, a))} CHAIN int stencil_call_packs_sse_s##ns(PARAMS){ \
+      RAW_sse(ns, RESULTS)                                                                      \
+          FINISH(FN_box_results(h, (const uint64_t(*)[2])RESULTS, r,                            \
+                                a))} CHAIN int stencil_call_packs_pair_s##ns(PARAMS){           \
+      RAW_pair(ns, RESULTS)                                                                     \
+          FINISH(FN_box_results(h, (const uint64_t(*)[2])RESULTS, r,                            \
+                                a))} CHAIN int stencil_call_packs_void_s##ns(PARAMS) {          \
+    CALL(void, ns);                                                                             \
+    FINISH(FN_box_results(h, (const uint64_t(*)[2])RESULTS, r, a))                              \
+  }                                                                                             \
+  CHAIN int stencil_call_packs_status_s##ns(PARAMS) {                                           \
+    int status = CALL(status, ns);                                                              \
+    if (__builtin_expect(status != 0, 0)) FINISH(FN_propagate_status(h, status))                \
+    FINISH(FN_box_results(h, (const uint64_t(*)[2])RESULTS, r, a))                              \
+  }                                                                                             \
+  CHAIN int stencil_call_outone_void_s##ns(PARAMS) {                                            \
+    CALL(void, ns);                                                                             \
+    FINISH(FN_box_result(h, 0, RESULTS, r))                                                     \
+  }                                                                                             \
+  CHAIN int stencil_call_outone_status_s##ns(PARAMS) {                                          \
+    int status = CALL(status, ns);                                                              \
+    if (__builtin_expect(status != 0, 0)) FINISH(FN_propagate_status(h, status))                \
+    FINISH(FN_box_result(h, 0, RESULTS, r))                                                     \
   }
 
 CALLS(0)

@@ -28,7 +28,8 @@ extern "C" {
 int FFIJITBoxResult(const ffijit::BoundFunction*, int32_t, const uint64_t*, TVMFFIAny*) {
   return 78;
 }
-int FFIJITBoxResults(const ffijit::BoundFunction*, const uint64_t (*)[2], TVMFFIAny*) {
+int FFIJITBoxResults(const ffijit::BoundFunction*, const uint64_t (*)[2], TVMFFIAny*,
+                     const TVMFFIAny*) {
   return 79;
 }
 int FFIJITPropagateStatus(const ffijit::BoundFunction*, int32_t status) {
