@@ -6,7 +6,7 @@
 #include "catch_error.h"
 #include "ffijit/container.h"
 #include "ffijit/reflect/metadata.h"
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {

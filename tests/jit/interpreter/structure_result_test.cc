@@ -8,7 +8,7 @@
 #include "ffijit/container.h"
 #include "ffijit/reflect/metadata.h"
 #include "ffijit/tensor.h"
-#include "interp_test_util.h"
+#include "jit/interp_test_util.h"
 
 namespace ffijit::testing {
 namespace {
