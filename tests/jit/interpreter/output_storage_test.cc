@@ -189,10 +189,11 @@ TEST(OutputStorage, AMalformedSignatureIsRefusedAtRegistration) {
             "malformed signature: argument #0 `f32` is output storage but not an ndarray");
 }
 
+#if FFIJIT_HAVE_STENCILS
 // The stencil tier calls a storage function as the interpreter does; IREE's function, whose
 // tensors have static dims, is the interpreter's (as every such plan is).
 TEST(OutputStorage, StencilTier) {
-  if (!stencils::StencilsAvailable()) GTEST_SKIP() << "no stencils in this build";
+  ASSERT_TRUE(stencils::StencilsAvailable());
   // The stencils take positional arguments only.
   Function f =
       Bind("fill", fill,
@@ -228,6 +229,7 @@ TEST(OutputStorage, StencilTier) {
   EXPECT_EQ(stencils::StencilUnsupportedReason(*reinterpret_cast<BoundFunction*>(iree.get())->plan),
             "a tensor parameter with a static dim");
 }
+#endif  // FFIJIT_HAVE_STENCILS
 
 // Entries that cannot hand a packed argument back refuse storage functions by name: host
 // entries (Python's fast path, which then calls the packed function) and native callbacks.
