@@ -16,7 +16,7 @@
 #   ./build.sh revisions  print the names of the revisions that are not the default, one a line
 #   ./build.sh tsan    build and run the suites labelled `threads` under TSan (those that start
 #                      threads or test a library folder that does; tests/CMakeLists.txt derives it);
-#                      `./build.sh tsan build` only builds them (what CI does)
+#                      `./build.sh tsan build` only builds them
 #   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
 #                      for FUZZ_SECONDS (30) each (the metadata parsers, hand-made DLPack
 #                      structs, hostile call values on both tiers, and the object and IR loaders
