@@ -171,6 +171,31 @@ revision_column() {
     END { exit !found }' "$REVISIONS"
 }
 
+# fuzz_target BINARY: one libFuzzer target on its seeds and its corpus under build/fuzz/.
+fuzz_target() {
+  local f=$1 name work limit
+  name=$(basename "$f")
+  work=build/fuzz/corpus/$name
+  mkdir -p "$work"
+  # Every target mutates for FUZZ_SECONDS. FUZZ_OBJECTS=0 makes the object loader only replay
+  # its seeds (every input that crashed LLVM 19's JITLink so far, and valid objects): the way
+  # out if an LLVM crashes on objects that jit/orc/llvm_patches/object_check.cc does not refuse yet.
+  limit=(-max_total_time="$FUZZ_SECONDS")
+  [ "$name" = fuzz_object ] && [ "${FUZZ_OBJECTS:-1}" = 0 ] && limit=(-runs=0)
+  # FUZZ_SEED pins libFuzzer's random seed (CI; unset: a new seed each run, to explore). The
+  # coverage fed back is not reproducible (pointer-keyed hash tables under ASLR, timing), so
+  # runs with one seed diverge after a few thousand inputs: see docs/fuzzing.md.
+  [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
+  # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time (CI: 80000, about
+  # 70 s on a 2-core machine; docs/fuzzing.md).
+  [ "$name" = fuzz_object ] && [ -n "${FUZZ_OBJECT_RUNS:-}" ] && [ "${FUZZ_OBJECTS:-1}" != 0 ] &&
+    limit=(-runs="$FUZZ_OBJECT_RUNS" -seed="${FUZZ_SEED:-1}")
+  echo "== $name (${limit[*]})"
+  FFIJIT_JIT_LOG=0 "$f" "${limit[@]}" -timeout=5 -rss_limit_mb=2048 \
+    -artifact_prefix=build/fuzz/artifacts/"$name"- \
+    -print_final_stats=1 "$work" "tests/fuzz/seeds/${name#fuzz_}"
+}
+
 cmd=${1:-test}
 case "$cmd" in
   deps) deps ;;
@@ -235,29 +260,24 @@ case "$cmd" in
     CC=clang-19 CXX=clang++-19 build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF \
       -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON
+    # The targets run JOBS at a time: each is one process on one core, so its budget buys what it
+    # would alone, and a 2-core machine spends half the wall time. Each target's output is printed
+    # once all have ended, in name order.
+    mkdir -p build/fuzz/artifacts build/fuzz/logs  # crash inputs stay out of the work tree
+    running=0 failed=0
     for f in build/fuzz/bin/fuzz_*; do
-      name=$(basename "$f")
-      work=build/fuzz/corpus/$name
-      mkdir -p "$work"
-      # Every target mutates for FUZZ_SECONDS. FUZZ_OBJECTS=0 makes the object loader only replay
-      # its seeds (every input that crashed LLVM 19's JITLink so far, and valid objects): the way
-      # out if an LLVM crashes on objects that jit/orc/llvm_patches/object_check.cc does not refuse yet.
-      limit=(-max_total_time="$FUZZ_SECONDS")
-      [ "$name" = fuzz_object ] && [ "${FUZZ_OBJECTS:-1}" = 0 ] && limit=(-runs=0)
-      # FUZZ_SEED pins libFuzzer's random seed (CI; unset: a new seed each run, to explore). The
-      # coverage fed back is not reproducible (pointer-keyed hash tables under ASLR, timing), so
-      # runs with one seed diverge after a few thousand inputs: see docs/fuzzing.md.
-      [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
-      # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time (CI: 80000, about
-      # 70 s on a 2-core machine; docs/fuzzing.md).
-      [ "$name" = fuzz_object ] && [ -n "${FUZZ_OBJECT_RUNS:-}" ] && [ "${FUZZ_OBJECTS:-1}" != 0 ] &&
-        limit=(-runs="$FUZZ_OBJECT_RUNS" -seed="${FUZZ_SEED:-1}")
-      echo "== $name (${limit[*]})"
-      mkdir -p build/fuzz/artifacts  # crash inputs stay out of the work tree
-      FFIJIT_JIT_LOG=0 "$f" "${limit[@]}" -timeout=5 -rss_limit_mb=2048 \
-        -artifact_prefix=build/fuzz/artifacts/"$name"- \
-        -print_final_stats=1 "$work" "tests/fuzz/seeds/${name#fuzz_}"
+      fuzz_target "$f" >"build/fuzz/logs/$(basename "$f").log" 2>&1 &
+      if ((++running >= JOBS)); then
+        wait -n || failed=1
+        running=$((running - 1))
+      fi
     done
+    while ((running > 0)); do
+      wait -n || failed=1
+      running=$((running - 1))
+    done
+    for f in build/fuzz/bin/fuzz_*; do cat "build/fuzz/logs/$(basename "$f").log"; done
+    exit $failed
     ;;
   aarch64)
     deps
