@@ -14,6 +14,9 @@
 #                      whether with LLVM (full) or without (nojit: the runtime, reflection,
 #                      interpreter, module, tool and layout suites)
 #   ./build.sh revisions  print the names of the revisions that are not the default, one a line
+#   ./build.sh addon PREFIX  the add-on build over the TVM FFI installed in PREFIX (its include/
+#                      and lib/libtvm_ffi.so; FFIJIT_TVM_FFI_RUNTIME) in build/addon, and the suites
+#                      that do not test ffijit's own runtime
 #   ./build.sh tsan    build and run the suites labelled `threads` under TSan (those that start
 #                      threads or test a library folder that does; tests/CMakeLists.txt derives it);
 #                      `./build.sh tsan build` only builds them
@@ -253,6 +256,13 @@ case "$cmd" in
     run_tests "build/revision-$name"
     ;;
   revisions) revision_names others ;;
+  addon)
+    prefix=${2:?usage: $0 addon PREFIX (a TVM FFI install: PREFIX/include/tvm/ffi, PREFIX/lib/libtvm_ffi.so)}
+    deps
+    build build/addon -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DFFIJIT_TVM_FFI_RUNTIME=$prefix" \
+      -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_BUILD_PYTHON=OFF
+    run_tests build/addon
+    ;;
   fuzz)
     deps
     # One JIT-enabled build holds every target: the parsers, the DLPack imports, the JIT module
@@ -303,7 +313,7 @@ case "$cmd" in
     bench/report "${@:2}"
     ;;
   *)
-    echo "usage: $0 demo|test|wheel|asan|tsan|nojit|revision NAME|revisions|fuzz|aarch64|bench|report|deps" >&2
+    echo "usage: $0 demo|test|wheel|asan|tsan|nojit|revision NAME|revisions|addon PREFIX|fuzz|aarch64|bench|report|deps" >&2
     exit 2
     ;;
 esac

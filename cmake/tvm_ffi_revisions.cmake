@@ -37,6 +37,28 @@ if(NOT _rev_default)
 endif()
 
 list(JOIN FFIJIT_TVM_FFI_REVISIONS ", " _rev_names)
+# The add-on build implements no runtime: its revision is the one of the TVM FFI it runs over.
+if(FFIJIT_TVM_FFI_RUNTIME_VERSION)
+  set(_rev_install "")
+  set(_rev_versions "")
+  foreach(name IN LISTS FFIJIT_TVM_FFI_REVISIONS)
+    list(APPEND _rev_versions "${_rev_${name}_version} (${name})")
+    if(_rev_${name}_version STREQUAL FFIJIT_TVM_FFI_RUNTIME_VERSION)
+      set(_rev_install ${name})
+    endif()
+  endforeach()
+  if(NOT _rev_install)
+    list(JOIN _rev_versions ", " _rev_versions)
+    message(FATAL_ERROR "FFIJIT_TVM_FFI_RUNTIME: TVM FFI ${FFIJIT_TVM_FFI_RUNTIME_VERSION} is not a "
+                        "release ffijit knows; it knows ${_rev_versions} (cmake/tvm_ffi_revisions.txt)")
+  endif()
+  if(DEFINED CACHE{FFIJIT_TVM_FFI_ABI} AND NOT FFIJIT_TVM_FFI_ABI STREQUAL _rev_install)
+    message(FATAL_ERROR "FFIJIT_TVM_FFI_ABI=${FFIJIT_TVM_FFI_ABI}, but the TVM FFI at "
+                        "FFIJIT_TVM_FFI_RUNTIME is ${FFIJIT_TVM_FFI_RUNTIME_VERSION}, revision "
+                        "${_rev_install}: leave FFIJIT_TVM_FFI_ABI unset in the add-on build")
+  endif()
+  set(_rev_default ${_rev_install})
+endif()
 set(FFIJIT_TVM_FFI_ABI ${_rev_default}
     CACHE STRING "TVM FFI ABI revision to implement (one of ${_rev_names})")
 set_property(CACHE FFIJIT_TVM_FFI_ABI PROPERTY STRINGS ${FFIJIT_TVM_FFI_REVISIONS})

@@ -114,45 +114,6 @@ void StoreRaised(TVMFFIObject* owned_error) noexcept {
 
 }  // namespace
 
-Error::Error(std::string kind, std::string message, std::string traceback)
-    : kind_(std::move(kind)), message_(std::move(message)), traceback_(std::move(traceback)) {
-  what_ = kind_ + ": " + message_;
-}
-
-TVMFFIObjectHandle Error::ToObject() const {
-  return NewErrorObject(kind_, message_, traceback_);
-}
-
-void Error::SetRaised() const {
-  try {
-    StoreRaised(NewErrorObject(kind_, message_, traceback_));
-  } catch (...) {
-    // Out of memory while reporting an error: keep whatever was raised before.
-  }
-}
-
-Error Error::MoveFromRaised() {
-  TVMFFIObjectHandle handle = nullptr;
-  TVMFFIErrorMoveFromRaised(&handle);
-  if (handle == nullptr) {
-    return Error("RuntimeError", "a call failed without raising an error");
-  }
-  ObjectPtr<> owner = ObjectPtr<>::Adopt(static_cast<TVMFFIObject*>(handle));
-  return FromObject(handle);
-}
-
-Error Error::FromObject(TVMFFIObjectHandle error) {
-  auto* obj = static_cast<TVMFFIObject*>(error);
-  if (obj == nullptr) return Error("RuntimeError", "Error::FromObject: NULL handle");
-  if (!IsInstance(obj->type_index, kTVMFFIError)) {
-    return Error("TypeError", "Error::FromObject: object of type `" +
-                                  TypeIndexToKey(obj->type_index) + "` is not an ffi.Error");
-  }
-  const auto* cell = reinterpret_cast<const TVMFFIErrorCell*>(obj + 1);
-  return Error(FromBytes(&cell->kind), FromBytes(&cell->message),
-               FromBytes(&cell->FFIJIT_ERROR_BACKTRACE));
-}
-
 }  // namespace ffijit
 
 using namespace ffijit;

@@ -130,6 +130,23 @@ int CallBound(TVMFFIObjectHandle func, const CallPlan& plan, const TVMFFIAny* ar
   return TVMFFIFunctionCall(func, bound.data(), static_cast<int32_t>(arity), result);
 }
 
+// What FFIJITMakeNativeCallback's keep-alive Function owns: the callback (and through it a
+// reference to the wrapped Function), which the Function's calls are forwarded to.
+struct CallbackKeepalive {
+  NativeCallback callback;
+  TVMFFIObjectHandle function;
+};
+
+int CallKeptFunction(void* self, const TVMFFIAny* args, int32_t num_args, TVMFFIAny* result) {
+  // TVMFFIFunctionCall's `args` is not const in the ABI, but it only reads them.
+  return TVMFFIFunctionCall(static_cast<CallbackKeepalive*>(self)->function,
+                            const_cast<TVMFFIAny*>(args), num_args, result);
+}
+
+void DeleteKeepalive(void* self) {
+  delete static_cast<CallbackKeepalive*>(self);
+}
+
 }  // namespace
 }  // namespace ffijit
 
@@ -251,6 +268,36 @@ int FFIJITDescribeArguments(TVMFFIObjectHandle func, FFIJITFunctionInfo* info,
       args[i].kind = ArgumentKindOf(plan, plan.args[i], static_cast<int32_t>(i));
       args[i].keyword = plan.args[i].keyword.c_str();
     }
+  });
+}
+
+int FFIJITMakeNativeCallback(TVMFFIObjectHandle func, const char* metadata, int format, int flags,
+                             void** out_fnptr, TVMFFIObjectHandle* out_keepalive) {
+  return GuardCBoundary([&] {
+    RequireNonNull(func, "FFIJITMakeNativeCallback", "func");
+    RequireNonNull(metadata, "FFIJITMakeNativeCallback", "metadata");
+    RequireNonNull(out_fnptr, "FFIJITMakeNativeCallback", "out_fnptr");
+    RequireNonNull(out_keepalive, "FFIJITMakeNativeCallback", "out_keepalive");
+    if (static_cast<const TVMFFIObject*>(func)->type_index != kTVMFFIFunction) {
+      throw TypeError("FFIJITMakeNativeCallback: `func` is not an ffi.Function");
+    }
+    if ((flags & ~kFFIJITStatusConvention) != 0) {
+      throw ValueError("FFIJITMakeNativeCallback: unknown flags " +
+                       std::to_string(flags & ~kFFIJITStatusConvention) +
+                       " (a callback takes only kFFIJITStatusConvention)");
+    }
+    Signature signature = ParseMetadata(metadata, FormatOf(format));
+    if (flags & kFFIJITStatusConvention) signature.convention = CallConvention::kStatus;
+    TVMFFIObjectIncRef(func);
+    Function function = Function::Adopt(func);
+    auto* keepalive = new CallbackKeepalive{NativeCallback(function, signature), func};
+    TVMFFIObjectHandle handle = nullptr;
+    if (TVMFFIFunctionCreate(keepalive, &CallKeptFunction, &DeleteKeepalive, &handle) != 0) {
+      delete keepalive;
+      throw Error::MoveFromRaised();
+    }
+    *out_fnptr = keepalive->callback.pointer();
+    *out_keepalive = handle;
   });
 }
 

@@ -3,12 +3,18 @@
  * Function, optionally under a global name, and call it with keyword arguments.
  *
  * C99. Every function returns 0 on success and -1 with a raised error otherwise (take it with
- * TVMFFIErrorMoveFromRaised).
+ * TVMFFIErrorMoveFromRaised). A program built against TVM FFI's own headers includes them first.
  */
 #ifndef FFIJIT_JIT_BRIDGE_H_
 #define FFIJIT_JIT_BRIDGE_H_
 
+#ifdef TVM_FFI_C_API_H_
+/* After TVM FFI's own <tvm/ffi/c_api.h> (a program built against TVM FFI's headers, over the
+ * add-on build): the same C ABI is declared already. */
+#include "ffijit/export.h"
+#else
 #include "ffijit/c_api.h"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +61,18 @@ FFIJIT_JIT_API int FFIJITMakeFunction(void* fn, const char* metadata, int format
  */
 FFIJIT_JIT_API int FFIJITRegister(void* fn, const char* metadata, int format, int flags,
                                   const char* global_name, TVMFFIObjectHandle* out);
+
+/*!
+ * A plain C function pointer with the signature `metadata` (in `format`) describes, which calls
+ * `func` (any Function) with its arguments packed and returns its result unpacked. `flags` may be
+ * kFFIJITStatusConvention (the pointer returns 0 or -1 with the error raised, results through
+ * trailing out-pointers); otherwise a failed call returns a zero value with the error left raised.
+ * The pointer stays valid while *out_keepalive lives: a Function that calls `func` too, released
+ * with TVMFFIObjectDecRef. Needs the JIT (a RuntimeError without it).
+ */
+FFIJIT_JIT_API int FFIJITMakeNativeCallback(TVMFFIObjectHandle func, const char* metadata,
+                                            int format, int flags, void** out_fnptr,
+                                            TVMFFIObjectHandle* out_keepalive);
 
 /*!
  * Calls `func` with `num_args` positional arguments followed by `num_kwargs` keyword arguments

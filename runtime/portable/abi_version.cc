@@ -1,5 +1,5 @@
-// FFIJITGetTvmFfiAbi: which TVM FFI revision's layouts this runtime was built with; and, from
-// v0.1.13 on, TVM FFI's own TVMFFIGetVersion.
+// FFIJITGetTvmFfiAbi: which TVM FFI revision's layouts this build was made for (in the add-on
+// build, the revision of the TVM FFI it runs over).
 #include "ffijit/c_ext.h"
 
 namespace {
@@ -26,13 +26,3 @@ const FFIJITTvmFfiAbi kAbi = {FFIJIT_TVM_FFI_ABI_NAME,
 extern "C" const FFIJITTvmFfiAbi* FFIJITGetTvmFfiAbi(void) {
   return &kAbi;
 }
-
-#if FFIJIT_TVM_FFI_HAS_GET_VERSION
-extern "C" void TVMFFIGetVersion(TVMFFIVersion* out) {
-  // Never fails, as TVM FFI documents; a NULL `out` has nowhere to receive the answer.
-  if (out == nullptr) return;
-  out->major = TVM_FFI_VERSION_MAJOR;
-  out->minor = TVM_FFI_VERSION_MINOR;
-  out->patch = TVM_FFI_VERSION_PATCH;
-}
-#endif
