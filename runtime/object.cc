@@ -8,6 +8,7 @@
 #include "ffijit/object.h"
 #include "internal.h"
 #include "object_internal.h"
+#include "portable/opaque_types.h"
 
 namespace ffijit::internal {
 
@@ -80,26 +81,7 @@ int FFIJITObjectCreateOpaqueOfType(void* handle, int32_t type_index, void (*dele
                                    TVMFFIObjectHandle* out) {
   return internal::GuardCBoundary([&] {
     internal::RequireNonNull(out, "FFIJITObjectCreateOpaqueOfType", "out");
-    if (type_index < kTVMFFIStaticObjectBegin) {
-      throw Error("ValueError", "FFIJITObjectCreateOpaqueOfType: type index " +
-                                    std::to_string(type_index) + " is not an object type");
-    }
-    TypeIndexToKey(type_index);  // throws KeyError for an unregistered index
-    // An opaque object is a header and a handle: a type whose objects have another layout (a
-    // string, a function, a tensor, ...) would be read as that layout and crash.
-    const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(type_index);
-    for (int32_t d = 0; d <= info->type_depth; ++d) {
-      const int32_t layout =
-          d == info->type_depth ? type_index : info->FFIJIT_TYPE_ANCESTORS[d]->type_index;
-      if (layout != kTVMFFIObject && layout != kTVMFFIOpaquePyObject &&
-          layout < kTVMFFIDynObjectBegin) {
-        throw Error("ValueError", "FFIJITObjectCreateOpaqueOfType: type index " +
-                                      std::to_string(type_index) + " (`" +
-                                      TypeIndexToKey(type_index) +
-                                      "`) is not an opaque type: only ffi.OpaquePyObject, dynamic "
-                                      "types and their subtypes hold an opaque handle");
-      }
-    }
+    portable::RequireOpaqueType(type_index);
     auto* obj = reinterpret_cast<OpaqueObject*>(
         internal::AllocObject(sizeof(OpaqueObject), type_index, OpaqueDeleter));
     obj->cell.handle = handle;

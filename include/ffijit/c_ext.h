@@ -127,6 +127,18 @@ FFIJIT_API int FFIJITDeviceToString(const DLDevice* device, TVMFFIAny* out);
 FFIJIT_API int FFIJITTensorCreateEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype,
                                        DLDevice device, TVMFFIObjectHandle* out);
 
+/*!
+ * 0 when a producer's DLTensor may be read: ndim at most 64, a shape for every dimension, a data
+ * type with storage, data for a non-empty tensor, and strides and byte_offset that address
+ * memory a pointer can reach. Otherwise -1 with a ValueError "<func>: <what is wrong>". ffijit's
+ * runtime checks every import this way; over TVM FFI's own library, whose importers trust the
+ * producer, ffijit's front ends call it before handing a tensor over.
+ */
+FFIJIT_API int FFIJITTensorCheck(const DLTensor* tensor, const char* func);
+/*! FFIJITTensorCheck for a versioned producer, after its DLPack major version and its read-only
+ *  flag (a Tensor is writable: a native may write it, so read-only memory is refused). */
+FFIJIT_API int FFIJITTensorCheckVersioned(const DLManagedTensorVersioned* from, const char* func);
+
 /* ---- Globals ---- */
 /*! Removes a global function; a KeyError when the name is not registered. */
 FFIJIT_API int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name);

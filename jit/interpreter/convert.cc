@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "ffijit/c_ext.h"
+#include "ffijit/dtype.h"
 #include "interpreter/bound_function.h"
 #include "interpreter/marshal.h"
 
@@ -60,8 +61,11 @@ ArrayStoreDefect FindArrayStoreDefect(TVMFFIObject* array) noexcept {
 ConvertStatus ConvertDataTypeString(const TVMFFIAny* value, uint64_t out[2]) {
   TVMFFIByteArray text = StringView(value);
   DLDataType dtype;
-  if (TVMFFIDataTypeFromString(&text, &dtype) != 0) {
-    DiscardRaised();
+  // ffijit's grammar (portable/dtype_text.cc) in both builds, not the runtime's C function: over
+  // TVM FFI's own library the conversion contract stays ffijit's.
+  try {
+    dtype = ParseDataType(std::string_view(text.data, text.size));
+  } catch (const Error&) {
     return ConvertStatus::kBadString;
   }
   uint32_t bits;

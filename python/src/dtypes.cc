@@ -4,6 +4,11 @@
 #include "ffijit_py.h"
 
 #include <cstring>
+#include <string>
+#include <string_view>
+
+#include "ffijit/dtype.h"
+#include "ffijit/error.h"
 
 namespace ffijit::python {
 
@@ -140,8 +145,11 @@ bool ParseDataType(PyObject* text_obj, DLDataType* out) {
   Py_ssize_t size;
   const char* text = PyUnicode_AsUTF8AndSize(text_obj, &size);
   if (text == nullptr) return false;
-  TVMFFIByteArray bytes{text, static_cast<size_t>(size)};
-  if (TVMFFIDataTypeFromString(&bytes, out) != 0) {
+  // ffijit's grammar in both builds (over TVM FFI's own library its C function parses less).
+  try {
+    *out = ffijit::ParseDataType(std::string_view(text, static_cast<size_t>(size)));
+  } catch (const ffijit::Error& error) {
+    error.SetRaised();
     RaiseFromFFI();
     return false;
   }
@@ -169,11 +177,8 @@ inline DLDataType DataTypeOf(PyObject* self) {
 }
 
 PyObject* DataTypeStr(PyObject* self) {
-  DLDataType dtype = DataTypeOf(self);
-  TVMFFIAny text;
-  text.type_index = kTVMFFINone;
-  if (TVMFFIDataTypeToString(&dtype, &text) != 0) return RaiseFromFFI();
-  return StringResult(&text);
+  const std::string text = ffijit::DataTypeToString(DataTypeOf(self));
+  return PyUnicode_FromStringAndSize(text.data(), static_cast<Py_ssize_t>(text.size()));
 }
 
 PyObject* DataTypeRepr(PyObject* self) {

@@ -96,7 +96,8 @@ int TensorFromCompactNdarray(PyObject* obj, TVMFFIObject** out) {
   owner->managed.manager_ctx = obj;
   owner->managed.deleter = ReleaseArrayTensor;
   TVMFFIObjectHandle tensor = nullptr;
-  if (TVMFFITensorFromDLPack(&owner->managed, 0, 0, &tensor) != 0) {
+  if (FFIJITTensorCheck(&owner->managed.dl_tensor, "TVMFFITensorFromDLPack") != 0 ||
+      TVMFFITensorFromDLPack(&owner->managed, 0, 0, &tensor) != 0) {
     delete owner;
     RaiseFromFFI();
     return -1;
@@ -203,7 +204,8 @@ int TensorFromBuffer(PyObject* obj, TVMFFIObject** out) {
   owner->managed.manager_ctx = owner;
   owner->managed.deleter = ReleaseBufferTensor;
   TVMFFIObjectHandle tensor = nullptr;
-  if (TVMFFITensorFromDLPack(&owner->managed, 0, 0, &tensor) != 0) {
+  if (FFIJITTensorCheck(&owner->managed.dl_tensor, "TVMFFITensorFromDLPack") != 0 ||
+      TVMFFITensorFromDLPack(&owner->managed, 0, 0, &tensor) != 0) {
     PyBuffer_Release(&view);
     delete owner;
     RaiseFromFFI();
@@ -220,14 +222,17 @@ int TensorFromCapsule(PyObject* capsule, TVMFFIObject** out) {
   if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
     auto* managed =
         static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, "dltensor_versioned"));
-    if (TVMFFITensorFromDLPackVersioned(managed, 0, 0, &tensor) != 0) {
+    // Checked here too: over TVM FFI's own library (the add-on build) nothing else checks it.
+    if (FFIJITTensorCheckVersioned(managed, "TVMFFITensorFromDLPackVersioned") != 0 ||
+        TVMFFITensorFromDLPackVersioned(managed, 0, 0, &tensor) != 0) {
       RaiseFromFFI();
       return -1;
     }
     PyCapsule_SetName(capsule, "used_dltensor_versioned");
   } else if (PyCapsule_IsValid(capsule, "dltensor")) {
     auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
-    if (TVMFFITensorFromDLPack(managed, 0, 0, &tensor) != 0) {
+    if (FFIJITTensorCheck(&managed->dl_tensor, "TVMFFITensorFromDLPack") != 0 ||
+        TVMFFITensorFromDLPack(managed, 0, 0, &tensor) != 0) {
       RaiseFromFFI();
       return -1;
     }

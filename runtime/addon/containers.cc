@@ -1,6 +1,7 @@
 // ffijit's container functions (c_ext.h) over TVM FFI's own library: the Arrays and Maps are TVM
 // FFI's, made and read through its C++ headers. Written against TVM FFI's headers alone (they
-// and ffijit's c_api.h declare the same C types, so no ffijit header is included here).
+// and ffijit's c_api.h declare the same C types, so no ffijit header is included here); making
+// and looking up take values checked.cc has checked (unchecked.h).
 #include <tvm/ffi/any.h>
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/container/dict.h>
@@ -13,17 +14,15 @@
 #include <iterator>
 #include <vector>
 
+#include "unchecked.h"
+
 namespace ffi = tvm::ffi;
 
 namespace {
 
-const ffi::AnyView* Views(const TVMFFIAny* items) {
-  return reinterpret_cast<const ffi::AnyView*>(items);
-}
-
 void RequireNonNull(const void* pointer, const char* function, const char* what) {
   if (pointer == nullptr) {
-    TVM_FFI_THROW(ValueError) << function << ": `" << what << "` is NULL";
+    TVM_FFI_THROW(ValueError) << function << ": `" << what << "` must not be NULL";
   }
 }
 
@@ -42,30 +41,20 @@ const ffi::MapBaseObj* MapOf(TVMFFIObjectHandle handle, const char* function) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) int FFIJITArrayCreate(const TVMFFIAny* items, int64_t n,
-                                                             TVMFFIObjectHandle* out) {
+int FFIJITAddonArrayCreate(const void* items, int64_t n, void** out) {
   TVM_FFI_SAFE_CALL_BEGIN();
-  RequireNonNull(out, "FFIJITArrayCreate", "out");
-  if (n < 0) TVM_FFI_THROW(ValueError) << "FFIJITArrayCreate: negative size " << n;
-  if (n > 0) RequireNonNull(items, "FFIJITArrayCreate", "items");
-  ffi::Array<ffi::Any> array(Views(items), Views(items) + n);
+  const ffi::AnyView* views = static_cast<const ffi::AnyView*>(items);
+  ffi::Array<ffi::Any> array(views, views + n);
   *out = ffi::details::ObjectUnsafe::MoveObjectRefToTVMFFIObjectPtr(std::move(array));
   TVM_FFI_SAFE_CALL_END();
 }
 
-__attribute__((visibility("default"))) int FFIJITMapCreate(const TVMFFIAny* keys,
-                                                           const TVMFFIAny* values, int64_t n,
-                                                           TVMFFIObjectHandle* out) {
+int FFIJITAddonMapCreate(const void* keys, const void* values, int64_t n, void** out) {
   TVM_FFI_SAFE_CALL_BEGIN();
-  RequireNonNull(out, "FFIJITMapCreate", "out");
-  if (n < 0) TVM_FFI_THROW(ValueError) << "FFIJITMapCreate: negative size " << n;
-  if (n > 0) {
-    RequireNonNull(keys, "FFIJITMapCreate", "keys");
-    RequireNonNull(values, "FFIJITMapCreate", "values");
-  }
-  // A repeated key keeps its first position and takes the last value, as ffijit's runtime does.
+  const ffi::AnyView* key_views = static_cast<const ffi::AnyView*>(keys);
+  const ffi::AnyView* value_views = static_cast<const ffi::AnyView*>(values);
   ffi::Map<ffi::Any, ffi::Any> map;
-  for (int64_t i = 0; i < n; ++i) map.Set(ffi::Any(Views(keys)[i]), ffi::Any(Views(values)[i]));
+  for (int64_t i = 0; i < n; ++i) map.Set(ffi::Any(key_views[i]), ffi::Any(value_views[i]));
   *out = ffi::details::ObjectUnsafe::MoveObjectRefToTVMFFIObjectPtr(std::move(map));
   TVM_FFI_SAFE_CALL_END();
 }
@@ -78,18 +67,13 @@ __attribute__((visibility("default"))) int FFIJITMapSize(TVMFFIObjectHandle map,
   TVM_FFI_SAFE_CALL_END();
 }
 
-__attribute__((visibility("default"))) int FFIJITMapGet(TVMFFIObjectHandle map,
-                                                        const TVMFFIAny* key,
-                                                        const TVMFFIAny** out_value) {
+int FFIJITAddonMapGet(void* map, const void* key, const void** out_value) {
   TVM_FFI_SAFE_CALL_BEGIN();
   const ffi::MapBaseObj* object = MapOf(map, "FFIJITMapGet");
-  RequireNonNull(key, "FFIJITMapGet", "key");
-  RequireNonNull(out_value, "FFIJITMapGet", "out_value");
   // An owned key: a borrowed C string becomes a String, which TVM FFI's hash and equality compare
   // by content with every string form.
-  auto found = object->find(ffi::Any(*Views(key)));
-  *out_value =
-      found == object->end() ? nullptr : reinterpret_cast<const TVMFFIAny*>(&(*found).second);
+  auto found = object->find(ffi::Any(*static_cast<const ffi::AnyView*>(key)));
+  *out_value = found == object->end() ? nullptr : static_cast<const void*>(&(*found).second);
   TVM_FFI_SAFE_CALL_END();
 }
 

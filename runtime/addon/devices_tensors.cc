@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "../portable/tensor_check.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/dtype.h"
 #include "ffijit/error.h"
@@ -13,12 +14,9 @@ using namespace ffijit;
 
 namespace {
 
-// The most dimensions an empty tensor may have (as ffijit's runtime allows).
-constexpr int32_t kMaxDims = 64;
-
 struct EmptyTensor {
   DLManagedTensor managed;
-  int64_t shape[kMaxDims];
+  int64_t shape[portable::kMaxTensorDims];
 };
 
 void FreeEmptyTensor(DLManagedTensor* managed) {
@@ -48,18 +46,19 @@ extern "C" {
 
 int FFIJITDeviceFromString(const TVMFFIByteArray* str, DLDevice* out) {
   return GuardCBoundary([&] {
-    if (str == nullptr || (str->data == nullptr && str->size != 0)) {
-      throw ValueError("FFIJITDeviceFromString: `str` is NULL");
+    details::RequireNonNull(str, "FFIJITDeviceFromString", "str");
+    details::RequireNonNull(out, "FFIJITDeviceFromString", "out");
+    if (str->data == nullptr && str->size != 0) {
+      throw ValueError("FFIJITDeviceFromString: NULL data with nonzero size");
     }
-    if (out == nullptr) throw ValueError("FFIJITDeviceFromString: `out` is NULL");
     *out = ParseDevice(std::string_view(str->data, str->size));
   });
 }
 
 int FFIJITDeviceToString(const DLDevice* device, TVMFFIAny* out) {
   return GuardCBoundary([&] {
-    if (device == nullptr) throw ValueError("FFIJITDeviceToString: `device` is NULL");
-    if (out == nullptr) throw ValueError("FFIJITDeviceToString: `out` is NULL");
+    details::RequireNonNull(device, "FFIJITDeviceToString", "device");
+    details::RequireNonNull(out, "FFIJITDeviceToString", "out");
     std::string text = DeviceToString(*device);
     TVMFFIByteArray bytes{text.data(), text.size()};
     if (TVMFFIStringFromByteArray(&bytes, out) != 0) throw Error::MoveFromRaised();
@@ -69,12 +68,12 @@ int FFIJITDeviceToString(const DLDevice* device, TVMFFIAny* out) {
 int FFIJITTensorCreateEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype, DLDevice device,
                             TVMFFIObjectHandle* out) {
   return GuardCBoundary([&] {
-    if (out == nullptr) throw ValueError("FFIJITTensorCreateEmpty: `out` is NULL");
-    if (ndim < 0 || ndim > kMaxDims) {
+    details::RequireNonNull(out, "FFIJITTensorCreateEmpty", "out");
+    if (ndim < 0 || ndim > portable::kMaxTensorDims) {
       throw ValueError("FFIJITTensorCreateEmpty: ndim " + std::to_string(ndim) + " is not in 0.." +
-                       std::to_string(kMaxDims));
+                       std::to_string(portable::kMaxTensorDims));
     }
-    if (ndim > 0 && shape == nullptr) throw ValueError("FFIJITTensorCreateEmpty: `shape` is NULL");
+    if (ndim > 0) details::RequireNonNull(shape, "FFIJITTensorCreateEmpty", "shape");
     if (device.device_type != kDLCPU) {
       throw ValueError("FFIJITTensorCreateEmpty: only cpu tensors can be allocated, not " +
                        DeviceToString(device));
@@ -98,9 +97,12 @@ int FFIJITTensorCreateEmpty(const int64_t* shape, int32_t ndim, DLDataType dtype
     view.shape = tensor->shape;
     tensor->managed.deleter = FreeEmptyTensor;
     DLManagedTensor* managed = &tensor.release()->managed;
-    // TVM FFI's library takes the storage over (and frees it through the deleter, also when it
-    // refuses the tensor).
-    if (TVMFFITensorFromDLPack(managed, 0, 1, out) != 0) throw Error::MoveFromRaised();
+    // TVM FFI's library takes the storage over; it asks nothing of a compact tensor it could refuse
+    // (no alignment, contiguity holds), and should it fail all the same the storage is freed here.
+    if (TVMFFITensorFromDLPack(managed, 0, 1, out) != 0) {
+      FreeEmptyTensor(managed);
+      throw Error::MoveFromRaised();
+    }
   });
 }
 

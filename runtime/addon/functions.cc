@@ -1,6 +1,6 @@
-// ffijit's function and global-registry functions (c_ext.h) over TVM FFI's own library,
-// through its C++ headers and global functions (ffi.FunctionListGlobalNamesFunctor,
-// ffi.FunctionRemoveGlobal). No ffijit header here: both declare the same C types.
+// ffijit's function and global-listing functions (c_ext.h) over TVM FFI's own library, through
+// its C++ headers and its global ffi.FunctionListGlobalNamesFunctor. No ffijit header here: both
+// declare the same C types.
 #include <tvm/ffi/any.h>
 #include <tvm/ffi/container/array.h>
 #include <tvm/ffi/error.h>
@@ -46,27 +46,14 @@ __attribute__((visibility("default"))) void* FFIJITFunctionCppCallEntry(void) {
 
 __attribute__((visibility("default"))) int FFIJITFunctionListGlobals(TVMFFIObjectHandle* out) {
   TVM_FFI_SAFE_CALL_BEGIN();
-  if (out == nullptr) TVM_FFI_THROW(ValueError) << "FFIJITFunctionListGlobals: `out` is NULL";
+  if (out == nullptr)
+    TVM_FFI_THROW(ValueError) << "FFIJITFunctionListGlobals: `out` must not be NULL";
   std::vector<ffi::String> names = ffi::Function::ListGlobalNames();
   std::sort(names.begin(), names.end(), [](const ffi::String& a, const ffi::String& b) {
     return std::string_view(a.data(), a.size()) < std::string_view(b.data(), b.size());
   });
   ffi::Array<ffi::String> sorted(names.begin(), names.end());
   *out = ffi::details::ObjectUnsafe::MoveObjectRefToTVMFFIObjectPtr(std::move(sorted));
-  TVM_FFI_SAFE_CALL_END();
-}
-
-__attribute__((visibility("default"))) int FFIJITFunctionRemoveGlobal(const TVMFFIByteArray* name) {
-  TVM_FFI_SAFE_CALL_BEGIN();
-  if (name == nullptr || (name->data == nullptr && name->size != 0)) {
-    TVM_FFI_THROW(ValueError) << "FFIJITFunctionRemoveGlobal: `name` is NULL";
-  }
-  static const ffi::Function remove = ffi::Function::GetGlobalRequired("ffi.FunctionRemoveGlobal");
-  ffi::String key(name->data, name->size);
-  if (!remove(key).cast<bool>()) {
-    TVM_FFI_THROW(KeyError) << "no global function `" << std::string_view(name->data, name->size)
-                            << "` to remove";
-  }
   TVM_FFI_SAFE_CALL_END();
 }
 

@@ -431,8 +431,11 @@ def test_a_missing_llvm_plugin_leaves_functions_interpreted_and_says_why(tmp_pat
     # libffijit_jit.so and the libraries below it, copied without the plugin beside them, and
     # loaded from there (LD_LIBRARY_PATH comes before the extension's RUNPATH).
     jit = _mapped_path("libffijit_jit.so")
-    for name in ("libffijit_jit.so", "libffijit_reflect.so", "libffijit_runtime.so"):
-        shutil.copy(os.path.join(os.path.dirname(jit), name), tmp_path / name)
+    # The runtime below them is ffijit's own, or the add-on's helpers over TVM FFI's library.
+    below = ("libffijit_jit.so", "libffijit_reflect.so", "libffijit_runtime.so", "libffijit_addon.so")
+    for name in below:
+        if os.path.exists(os.path.join(os.path.dirname(jit), name)):
+            shutil.copy(os.path.join(os.path.dirname(jit), name), tmp_path / name)
     env = python_env(LD_LIBRARY_PATH=str(tmp_path))
     done = subprocess.run([sys.executable, "-c", _NO_PLUGIN_PROBE, natives_path],
                           capture_output=True, text=True, env=env)
