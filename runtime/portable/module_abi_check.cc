@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
-#include "../internal.h"
+#include "ffijit/error.h"
 #include "ffijit/c_ext.h"
 
-namespace ffijit::internal {
+namespace ffijit::portable {
 namespace {
 
 #define FFIJIT_OTHER_REVISION_NAME(name) #name,
@@ -168,32 +168,32 @@ std::vector<std::string> TellingUndefinedSymbols(const ElfFileReader& file) {
 }
 
 }  // namespace
-}  // namespace ffijit::internal
+}  // namespace ffijit::portable
 
 using namespace ffijit;
 
 extern "C" int FFIJITCheckModuleAbiSymbols(const char* module_name, const TVMFFIByteArray* names,
                                            int32_t n) {
-  return internal::GuardCBoundary([&] {
+  return ffijit::GuardCBoundary([&] {
     if (n < 0) {
       throw Error("ValueError", "FFIJITCheckModuleAbiSymbols: negative count " + std::to_string(n));
     }
-    if (n > 0) internal::RequireNonNull(names, "FFIJITCheckModuleAbiSymbols", "names");
+    if (n > 0) ffijit::details::RequireNonNull(names, "FFIJITCheckModuleAbiSymbols", "names");
     std::vector<std::string> telling;
     for (int32_t i = 0; i < n; ++i) {
       if (names[i].data == nullptr) continue;
       const std::string_view name(names[i].data, names[i].size);
-      if (internal::IsOtherRevisionFunction(name)) telling.emplace_back(name);
+      if (portable::IsOtherRevisionFunction(name)) telling.emplace_back(name);
     }
-    internal::RefuseIfOtherRevision(module_name != nullptr ? module_name : "<unnamed>", telling);
+    portable::RefuseIfOtherRevision(module_name != nullptr ? module_name : "<unnamed>", telling);
   });
 }
 
 extern "C" int FFIJITCheckModuleAbiFile(const char* path) {
-  return internal::GuardCBoundary([&] {
-    internal::RequireNonNull(path, "FFIJITCheckModuleAbiFile", "path");
-    const internal::ElfFileReader file(path);
+  return ffijit::GuardCBoundary([&] {
+    ffijit::details::RequireNonNull(path, "FFIJITCheckModuleAbiFile", "path");
+    const portable::ElfFileReader file(path);
     if (!file.IsElf64()) return;
-    internal::RefuseIfOtherRevision(path, internal::TellingUndefinedSymbols(file));
+    portable::RefuseIfOtherRevision(path, portable::TellingUndefinedSymbols(file));
   });
 }
