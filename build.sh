@@ -32,7 +32,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(cmake ninja-build g++ llvm-19-dev clang-19 libclang-rt-19-dev nlohmann-json3-dev
+PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev clang-19 libclang-rt-19-dev nlohmann-json3-dev
           libffi-dev libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev gnuplot-nox python3
           python3-dev python3-numpy python3-pytest python3-cffi python3-setuptools python3-wheel
           python3-build python3-venv python3-pip)
@@ -60,13 +60,22 @@ deps() {
 # was made with. With FFIJIT_TARGETS_FILE (a file the configure writes into DIR), only the targets
 # it lists, one a line, are built.
 build() {
-  local dir=$1 generator=() targets=()
+  local dir=$1 generator=() targets=() launcher=()
   shift
   case "${FFIJIT_GENERATOR:-Ninja}" in
     default) ;;
     *) generator=(-G "${FFIJIT_GENERATOR:-Ninja}") ;;
   esac
-  cmake -S . -B "$dir" "${generator[@]}" -DFFIJIT_WERROR=ON "$@"
+  # ccache, when installed (deps installs it): builds of one checkout share what they compiled
+  # alike (the test build and the add-on build compile everything above the runtime the same
+  # way). Its cache is build/ccache unless CCACHE_DIR says otherwise (CI points every lane at one);
+  # paths are hashed relative to the checkout, so copies of it share too.
+  if command -v ccache >/dev/null; then
+    export CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+    export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S . -B "$dir" "${generator[@]}" "${launcher[@]}" -DFFIJIT_WERROR=ON "$@"
   if [ -n "${FFIJIT_TARGETS_FILE:-}" ]; then
     mapfile -t targets < "$dir/$FFIJIT_TARGETS_FILE"
     targets=(--target "${targets[@]}")
@@ -251,7 +260,7 @@ case "$cmd" in
     deps
     jit=ON
     [ "$lane" = nojit ] && jit=OFF
-    build "build/revision-$name" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DFFIJIT_TVM_FFI_ABI=$name" \
+    build "build/revision-$name" -DCMAKE_BUILD_TYPE=Debug "-DFFIJIT_TVM_FFI_ABI=$name" \
       -DFFIJIT_ENABLE_JIT=$jit -DFFIJIT_BUILD_BENCH=OFF
     run_tests "build/revision-$name"
     ;;
@@ -259,8 +268,9 @@ case "$cmd" in
   addon)
     prefix=${2:?usage: $0 addon PREFIX (a TVM FFI install: PREFIX/include/tvm/ffi, PREFIX/lib/libtvm_ffi.so)}
     deps
-    build build/addon -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DFFIJIT_TVM_FFI_RUNTIME=$prefix" \
-      -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_BUILD_PYTHON=OFF
+    # As the test build is configured (RelWithDebInfo, with examples), so that the two share
+    # every object above the runtime through ccache.
+    build build/addon -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DFFIJIT_TVM_FFI_RUNTIME=$prefix"
     run_tests build/addon
     ;;
   fuzz)
