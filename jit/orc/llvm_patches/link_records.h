@@ -44,7 +44,7 @@ struct SymbolInfo {
 // What one linked object contributed, recorded by the plugin, taken by the module after the link.
 struct LinkRecords {
   // Where its .eh_frame was placed (and registered with the unwinder by the ORC runtime, whose
-  // LLVM 19 version never deregisters it: freeing the code must).
+  // LLVM 19 version never deregisters it: freeing the code must; eh_frames.h). Empty on LLVM 22.
   std::vector<const void*> eh_frames;
   std::vector<InitFunction> inits;
   std::vector<InitFunction> finis;

@@ -15,6 +15,7 @@
 #include "llvm/ExecutionEngine/JITLink/x86_64.h"
 #include "llvm/ExecutionEngine/Orc/ELFNixPlatform.h"
 #include "llvm/Object/ELF.h"
+#include "orc/llvm/llvm_compat.h"
 #include "orc/llvm/session.h"
 
 namespace ffijit::orc {
@@ -87,15 +88,17 @@ llvm::Error LinkError(std::string text) {
 std::string BlockName(llvm::jitlink::LinkGraph& g, llvm::jitlink::Block& block) {
   const llvm::jitlink::Symbol* best = nullptr;
   for (const llvm::jitlink::Symbol* symbol : g.defined_symbols()) {
-    if (&symbol->getBlock() != &block || !symbol->hasName() || symbol->getName().starts_with("$")) {
+    if (&symbol->getBlock() != &block || !symbol->hasName() ||
+        compat::SymbolName(*symbol).starts_with("$")) {
       continue;
     }
     if (best == nullptr || symbol->getOffset() < best->getOffset() ||
-        (symbol->getOffset() == best->getOffset() && symbol->getName() < best->getName())) {
+        (symbol->getOffset() == best->getOffset() &&
+         compat::SymbolName(*symbol) < compat::SymbolName(*best))) {
       best = symbol;
     }
   }
-  if (best != nullptr) return best->getName().str();
+  if (best != nullptr) return compat::SymbolName(*best).str();
   return "<anonymous thread-local in " + block.getSection().getName().str() + ">";
 }
 
@@ -190,7 +193,8 @@ llvm::Error PlaceThreadData(llvm::jitlink::LinkGraph& g, llvm::orc::ExecutionSes
       std::memcpy(descriptor.data(), &*images.key, sizeof(uint64_t));
       for (llvm::jitlink::Edge& edge : block->edges()) {
         const llvm::jitlink::Symbol& target = edge.getTarget();
-        const std::string name = target.hasName() ? target.getName().str() : "<anonymous>";
+        const std::string name =
+            target.hasName() ? compat::SymbolName(target).str() : "<anonymous>";
         const uint64_t placed =
             images.Find(target.getAddress().getValue() + static_cast<uint64_t>(edge.getAddend()));
         if (placed == 0) {
