@@ -1,5 +1,6 @@
-// Local-dynamic thread-locals rewritten for LLVM 19's JITLink, exec-model objects refused, each
-// object's thread-local image placed and registered with the ORC runtime (see thread_locals.h).
+// Local-dynamic thread-locals rewritten for LLVM's JITLink (19 and 22), exec-model objects refused,
+// each object's thread-local image placed and registered with the ORC runtime (see
+// thread_locals.h).
 #include "orc/llvm_patches/thread_locals.h"
 
 #include <atomic>
@@ -123,7 +124,7 @@ llvm::Error GatherThreadData(llvm::jitlink::LinkGraph& g) {
       if (block->getAlignment() > kImageAlignment) {
         return LinkError("thread-local variable " + Quote(BlockName(g, *block)) +
                          " is aligned to " + std::to_string(block->getAlignment()) +
-                         " bytes; LLVM 19's ORC runtime copies thread-local data for each "
+                         " bytes; LLVM's ORC runtime copies thread-local data for each "
                          "thread only 16-byte aligned");
       }
       if (block->isZeroFill()) {
@@ -199,7 +200,7 @@ llvm::Error PlaceThreadData(llvm::jitlink::LinkGraph& g, llvm::orc::ExecutionSes
             images.Find(target.getAddress().getValue() + static_cast<uint64_t>(edge.getAddend()));
         if (placed == 0) {
           return LinkError("thread-local variable " + Quote(name) +
-                           " is not defined by JIT-linked code; LLVM 19's ORC runtime serves only "
+                           " is not defined by JIT-linked code; LLVM's ORC runtime serves only "
                            "the thread-locals of objects in JIT modules");
         }
         if (block->isZeroFill() || edge.getOffset() + sizeof(uint64_t) > block->getSize()) {
@@ -241,7 +242,7 @@ std::string UnloadableModel(llvm::Triple::ArchType arch, uint32_t type) {
     }
     if (type == llvm::ELF::R_X86_64_DTPOFF64 || type == llvm::ELF::R_X86_64_DTPMOD64 ||
         type == llvm::ELF::R_X86_64_GOTPC32_TLSDESC || type == llvm::ELF::R_X86_64_TLSDESC_CALL) {
-      return name.str() + ", which LLVM 19's JIT linker does not link: compile the object with " +
+      return name.str() + ", which LLVM's JIT linker does not link: compile the object with " +
              "-fPIC and the default TLS dialect (general and local dynamic)";
     }
     return "";
@@ -251,7 +252,7 @@ std::string UnloadableModel(llvm::Triple::ArchType arch, uint32_t type) {
   }
   if (name.starts_with("R_AARCH64_TLSGD_") || name.starts_with("R_AARCH64_TLSLD_") ||
       name.starts_with("R_AARCH64_TLS_")) {
-    return name.str() + ", which LLVM 19's JIT linker does not link: compile the object with " +
+    return name.str() + ", which LLVM's JIT linker does not link: compile the object with " +
            "-fPIC and the default TLS descriptors (-mtls-dialect=desc)";
   }
   return "";
