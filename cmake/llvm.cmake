@@ -1,7 +1,8 @@
 # Which LLVM the JIT is built against, and the tools that must match it.
 #
 # FFIJIT_SUPPORTED_LLVM_VERSIONS is the one list of LLVM major versions ffijit builds with, in
-# order of preference. The choice, in order:
+# order of preference: the first is the default (19: docs/guide/07-tiering-and-caching.md, section
+# 7.9, has the measurements). The choice, in order:
 #   - FFIJIT_LLVM_VERSION=NN: LLVM NN (from LLVM_DIR if given, else /usr/lib/llvm-NN);
 #   - LLVM_DIR alone: the LLVM found there;
 #   - neither: the first of the list installed under /usr/lib/llvm-NN, else whatever LLVM CMake
