@@ -57,7 +57,7 @@ class Session {
   llvm::orc::ObjectLinkingLayer& linker() { return *linker_; }
   // Links code generated here (thunks, callbacks), which needs none of the ORC platform's
   // services (no unwind tables, thread-locals or initialisers), into a bare dylib: the platform's
-  // passes run on every graph of linker() and, from LLVM 20 on, read the header of the graph's
+  // passes run on every graph of linker() and, in LLVM 22, read the header of the graph's
   // JITDylib, which only a platform dylib has (a bare one made the link fail at random).
   llvm::orc::ObjectLinkingLayer& code_linker() { return *code_linker_; }
   // Resolves the process's own symbols (dlsym of the running program).
