@@ -7,7 +7,8 @@
 #                      build/dist, install it into a fresh venv and run the Python suites and
 #                      examples against the installed package, from outside the checkout; then
 #                      check that `pip install --no-build-isolation .` installs a working package
-#   ./build.sh asan    build and run the test suite under ASan + UBSan (LeakSanitizer on)
+#   ./build.sh asan    build and run the test suite under ASan + UBSan (LeakSanitizer on), against
+#                      LLVM 22 (every other lane builds against LLVM 19: CI proves both)
 #   ./build.sh nojit   build without LLVM (the interpreted bridge alone) and run its test suite
 #   ./build.sh revision NAME  the suite of a build for the TVM FFI ABI revision NAME, a row of
 #                      cmake/tvm_ffi_revisions.txt, in build/revision-NAME; its `lane` column says
@@ -20,23 +21,31 @@
 #   ./build.sh tsan    build and run the suites labelled `threads` under TSan (those that start
 #                      threads or test a library folder that does; tests/CMakeLists.txt derives it);
 #                      `./build.sh tsan build` only builds them
-#   ./build.sh fuzz    build the libFuzzer targets with clang-19 and run each on its seed corpus
+#   ./build.sh fuzz    build the libFuzzer targets with clang-NN (the lane's LLVM) and run each on its seed corpus
 #                      for FUZZ_SECONDS (30) each (the metadata parsers, hand-made DLPack
 #                      structs, hostile call values on both tiers, and the object and IR loaders
 #                      in a JIT-enabled build);
 #                      FUZZ_OBJECTS=0 replays the object loader's seeds without mutating
 #   ./build.sh bench   build and run ffijit_bench (Release)
 #   ./build.sh report  run the benchmarks once; write docs/performance.{md,svg} and the README table
-#   ./build.sh aarch64 cross-build for Linux AArch64 and run the test suite under qemu-aarch64-static
-#   ./build.sh deps    only install the packages
+#   ./build.sh aarch64 cross-build for Linux AArch64 (LLVM 19, the sysroot's) and run the test suite
+#                      under qemu-aarch64-static
+#   ./build.sh deps    only install the packages (LLVM 19 and 22 both: 22 from bookworm-security)
+# FFIJIT_LLVM=NN builds the LLVM lanes but asan against LLVM NN (cmake/llvm.cmake lists those
+# ffijit supports); 19 unless set.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev clang-19 libclang-rt-19-dev nlohmann-json3-dev
+PACKAGES=(cmake ninja-build ccache g++ llvm-19-dev clang-19 libclang-rt-19-dev llvm-22-dev clang-22
+          libclang-rt-22-dev nlohmann-json3-dev
           libffi-dev libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev gnuplot-nox python3
           python3-dev python3-numpy python3-pytest python3-cffi python3-setuptools python3-wheel
           python3-build python3-venv python3-pip)
 JOBS=${JOBS:-$(nproc)}
+# The LLVM of every lane with the JIT but asan (and aarch64, whose sysroot has LLVM 19), and asan's.
+LLVM_MAJOR=${FFIJIT_LLVM:-19}
+LLVM=(-DFFIJIT_LLVM_VERSION="$LLVM_MAJOR")
+ASAN_LLVM=(-DFFIJIT_LLVM_VERSION=22)
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 
 deps() {
@@ -213,22 +222,24 @@ case "$cmd" in
   deps) deps ;;
   demo)
     deps
-    build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF
+    build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF \
+      "${LLVM[@]}"
     ./build/release/bin/example_demo
     ;;
   test)
     deps
-    build build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    build build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LLVM[@]}"
     run_tests build/test
     ;;
   wheel)
     deps
-    build build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    build build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LLVM[@]}"
     wheel_lane build/test
     ;;
   asan)
     deps
-    build build/asan -DCMAKE_BUILD_TYPE=Debug -DFFIJIT_SANITIZE=ON -DFFIJIT_BUILD_BENCH=OFF
+    build build/asan -DCMAKE_BUILD_TYPE=Debug -DFFIJIT_SANITIZE=ON -DFFIJIT_BUILD_BENCH=OFF \
+      "${ASAN_LLVM[@]}"
     # intercept_tls_get_addr=0: GCC 12's LeakSanitizer records the dynamic TLS blocks of a
     # dlopen'ed library (the LLVM plugin, libffijit_orc.so, and libLLVM with it) with wrong bounds
     # under bookworm's glibc 2.36, and its tracer crashes reading them at exit ("Tracer caught
@@ -244,7 +255,7 @@ case "$cmd" in
     # Only the suites that start threads, or test a library folder that does, are built and run:
     # CMake labels them `threads` and lists them in threaded_suites.txt.
     FFIJIT_TARGETS_FILE=threaded_suites.txt build build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DFFIJIT_SANITIZE=thread -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF
+      -DFFIJIT_SANITIZE=thread -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_BUILD_EXAMPLES=OFF "${LLVM[@]}"
     [ "${2:-}" = build ] && exit 0
     TSAN_OPTIONS=halt_on_error=1 run_tests build/tsan -L '^threads$'
     ;;
@@ -258,10 +269,10 @@ case "$cmd" in
     lane=$(revision_column "$name" 8) ||
       { echo "build.sh: revision '$name' is not one of: $(revision_names all)" >&2; exit 2; }
     deps
-    jit=ON
-    [ "$lane" = nojit ] && jit=OFF
+    jit=(-DFFIJIT_ENABLE_JIT=ON "${LLVM[@]}")
+    [ "$lane" = nojit ] && jit=(-DFFIJIT_ENABLE_JIT=OFF)
     build "build/revision-$name" -DCMAKE_BUILD_TYPE=Debug "-DFFIJIT_TVM_FFI_ABI=$name" \
-      -DFFIJIT_ENABLE_JIT=$jit -DFFIJIT_BUILD_BENCH=OFF
+      "${jit[@]}" -DFFIJIT_BUILD_BENCH=OFF
     run_tests "build/revision-$name"
     ;;
   revisions) revision_names others ;;
@@ -270,16 +281,16 @@ case "$cmd" in
     deps
     # As the test build is configured (RelWithDebInfo, with examples), so that the two share
     # every object above the runtime through ccache.
-    build build/addon -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DFFIJIT_TVM_FFI_RUNTIME=$prefix"
+    build build/addon -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DFFIJIT_TVM_FFI_RUNTIME=$prefix" "${LLVM[@]}"
     run_tests build/addon
     ;;
   fuzz)
     deps
     # One JIT-enabled build holds every target: the parsers, the DLPack imports, the JIT module
     # loaders and hostile call values (both tiers must answer alike).
-    CC=clang-19 CXX=clang++-19 build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    CC=clang-$LLVM_MAJOR CXX=clang++-$LLVM_MAJOR build build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DFFIJIT_BUILD_FUZZERS=ON -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=OFF \
-      -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON
+      -DFFIJIT_BUILD_EXAMPLES=OFF -DFFIJIT_ENABLE_JIT=ON "${LLVM[@]}"
     # The targets run JOBS at a time: each is one process on one core, so its budget buys what it
     # would alone, and a 2-core machine spends half the wall time. Each target's output is printed
     # once all have ended, in name order.
@@ -302,13 +313,14 @@ case "$cmd" in
   aarch64)
     deps
     aarch64_sysroot
-    build build/aarch64 -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_BENCH=OFF \
+    build build/aarch64 -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_BENCH=OFF -DFFIJIT_LLVM_VERSION=19 \
       -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DFFIJIT_AARCH64_SYSROOT="$AARCH64_SYSROOT"
     run_tests build/aarch64
     ;;
   bench)
     deps
-    build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=ON
+    build build/release -DCMAKE_BUILD_TYPE=Release -DFFIJIT_BUILD_TESTS=OFF -DFFIJIT_BUILD_BENCH=ON \
+      "${LLVM[@]}"
     # FFIJIT_BENCH_FIXED_LAYOUT=1 runs with address-space randomization off (bench/report does):
     # the random layout moves single rows by up to 0.6 ns from one process to the next
     # (handwritten/tensor: 3.65 ns in one, 4.27 ns in another), so two reports would disagree.

@@ -10,7 +10,7 @@
 //   jit          the shared cold-tier thunk (compiled up front)
 //   hot          the function's own hot-tier thunk (compiled up front)
 //   hot_inlined  the hot-tier thunk of the native loaded as LLVM bitcode (call_natives.c compiled
-//                by clang-19 -O2) into a JIT module, with the native's body inlined
+//                by the build LLVM's clang -O2) into a JIT module, with the native's body inlined
 // C++ paths, each called with C++ arguments:
 //   typed_direct ffijit::TypedFunction bound to the registered native: a direct call when the
 //                types allow it (not for DLTensor* and const char*, whose conversion can fail)

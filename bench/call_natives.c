@@ -1,10 +1,11 @@
 /*
  * The five natives of the call benchmarks (call_natives.h declares them): C, compiled three ways
  * from this one source so every path runs the same code -- by gcc -O2 into the benchmark (the
- * direct, interpreter, libffi, handwritten, jit and hot paths call it by address), by clang-19
- * -O2 to LLVM bitcode (BM_Call/hot_inlined loads it into a JIT module, whose hot-tier thunk
- * inlines it), and into handwritten_inlined.c, which defines FFIJIT_BENCH_NATIVE_LINKAGE as
- * `static` to compile its own copy beside the hand-written safe_calls that inline it.
+ * direct, interpreter, libffi, handwritten, jit and hot paths call it by address), by the build
+ * LLVM's clang -O2 to LLVM bitcode (BM_Call/hot_inlined loads it into a JIT module, whose
+ * hot-tier thunk inlines it), and into handwritten_inlined.c, which defines
+ * FFIJIT_BENCH_NATIVE_LINKAGE as `static` to compile its own copy beside the hand-written
+ * safe_calls that inline it.
  */
 #include <stddef.h>
 #include <stdint.h>

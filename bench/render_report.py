@@ -229,8 +229,8 @@ def main():
         "",
         "`handwritten_inlined` is the same hand-written safe_call with the native's body in its "
         "translation unit (gcc -O2 inlines it); `hot_inlined` the hot-tier thunk of the native "
-        "loaded as LLVM bitcode (the same C source, clang-19 -O2) into a JIT module, its body "
-        "inlined into the thunk. Target: hot_inlined ≤ 1.0× handwritten_inlined.",
+        "loaded as LLVM bitcode (the same C source, the build LLVM's clang -O2) into a JIT module, "
+        "its body inlined into the thunk. Target: hot_inlined ≤ 1.0× handwritten_inlined.",
         "",
         *typed_table(runs),
         "",

@@ -25,6 +25,7 @@
 #include "llvm/Transforms/Scalar/EarlyCSE.h"
 #include "llvm/Transforms/Scalar/SROA.h"
 #include "llvm/Transforms/Scalar/SimplifyCFG.h"
+#include "orc/llvm/llvm_compat.h"
 #include "platform/abi.h"
 #include "settings/jit_settings.h"
 
@@ -224,14 +225,13 @@ std::string Session::Init() {
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*builder))
           // JITLink: memory is mapped read-write, filled, then made read-execute (never W+X).
-          .setObjectLinkingLayerCreator(
-              [&linker](
-                  llvm::orc::ExecutionSession& session,
-                  const llvm::Triple&) -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+          .setObjectLinkingLayerCreator(compat::ObjectLinkingLayerCreator(
+              [&linker](llvm::orc::ExecutionSession& session)
+                  -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
                 auto created = std::make_unique<llvm::orc::ObjectLinkingLayer>(session);
                 linker = created.get();
                 return created;
-              })
+              }))
           // ELFNixPlatform over the embedded runtime: __dso_handle per JITDylib, eh-frame
           // registration, thread-local variables.
           .setPlatformSetUp(llvm::orc::ExecutorNativePlatform(std::move(runtime)))
@@ -239,6 +239,7 @@ std::string Session::Init() {
   if (!jit) return "cannot set up the ORC session: " + ErrorText(jit.takeError());
   jit_ = std::move(*jit);
   linker_ = linker;
+  code_linker_ = std::make_unique<llvm::orc::ObjectLinkingLayer>(session());
   llvm::orc::SymbolMap helpers;
   for (const auto& [name, address] : platform::HostLoaderHelpers()) {
     helpers[session().intern(name)] = llvm::orc::ExecutorSymbolDef(

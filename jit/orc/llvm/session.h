@@ -55,6 +55,11 @@ class Session {
   llvm::orc::LLJIT& jit() { return *jit_; }
   llvm::orc::ExecutionSession& session();
   llvm::orc::ObjectLinkingLayer& linker() { return *linker_; }
+  // Links code generated here (thunks, callbacks), which needs none of the ORC platform's
+  // services (no unwind tables, thread-locals or initialisers), into a bare dylib: the platform's
+  // passes run on every graph of linker() and, in LLVM 22, read the header of the graph's
+  // JITDylib, which only a platform dylib has (a bare one made the link fail at random).
+  llvm::orc::ObjectLinkingLayer& code_linker() { return *code_linker_; }
   // Resolves the process's own symbols (dlsym of the running program).
   llvm::orc::JITDylib& process_symbols();
   const llvm::Triple& triple() const;
@@ -84,6 +89,7 @@ class Session {
 
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   llvm::orc::ObjectLinkingLayer* linker_ = nullptr;
+  std::unique_ptr<llvm::orc::ObjectLinkingLayer> code_linker_;  // after jit_: goes first
   std::string host_key_;
 };
 

@@ -1,6 +1,6 @@
-// The .eh_frame check of CheckObject (object_check.h: the LLVM 19 defect, when it can go): CIE
-// and FDE records in bounds, each FDE pointing back at a CIE, each pointer encoding one DWARF
-// defines, so that LLVM 19's .eh_frame parser never meets what crashes it.
+// The .eh_frame check of CheckObject (object_check.h: the LLVM defect, the versions, when it can
+// go): CIE and FDE records in bounds, each FDE pointing back at a CIE, each pointer encoding one
+// DWARF defines, so that LLVM's .eh_frame parser (19 and 22) never meets what crashes it.
 #include <cstdint>
 #include <cstring>
 #include <string>

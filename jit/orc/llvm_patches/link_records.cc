@@ -9,6 +9,8 @@
 
 #include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/Shared/ObjectFormats.h"
+#include "orc/llvm/llvm_compat.h"
+#include "orc/llvm_patches/eh_frames.h"
 
 namespace ffijit::orc {
 namespace {
@@ -129,7 +131,7 @@ class InitFiniPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
     std::unordered_map<uint64_t, std::string> names;
     for (llvm::jitlink::Symbol* symbol : g.defined_symbols()) {
       if (!symbol->hasName()) continue;
-      const std::string name = symbol->getName().str();
+      const std::string name = compat::SymbolName(*symbol).str();
       if (symbol->isCallable() && name[0] != '$') {
         auto [at, fresh] = names.emplace(symbol->getAddress().getValue(), name);
         if (!fresh && name < at->second) at->second = name;
@@ -140,7 +142,7 @@ class InitFiniPlugin final : public llvm::orc::ObjectLinkingLayer::Plugin {
     }
     uint64_t sequence = 0;
     for (llvm::jitlink::Section& section : g.sections()) {
-      if (section.getName() == ".eh_frame" && !section.empty()) {
+      if (kDeregisterEhFrames && section.getName() == ".eh_frame" && !section.empty()) {
         llvm::jitlink::SectionRange range(section);
         if (range.getSize() != 0) records->eh_frames.push_back(range.getStart().toPtr<void*>());
       }

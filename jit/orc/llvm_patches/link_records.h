@@ -3,13 +3,17 @@
 // plugin keeps the .init_array/.ctors/.fini_array/.dtors sections alive and reads their fixed-up
 // entries; the module runs them (modules/module_state.cc).
 //
-// Workaround for LLVM 19's ORC runtime (ELFNixPlatform). Trigger: a JIT module object with
-// static initialisers or finalisers, or with an .eh_frame. Symptom, were they left to the
-// runtime: an initialiser that throws ends the process in std::terminate (the runtime runs
-// initialisers where no exception can be caught, and a throwing initialiser must be a loader
-// error), .fini_array entries never run, and an object's eh-frames stay registered with the
-// unwinder after its code is freed. Can go when the platform runs initialisers so that their
-// exceptions reach the loader, runs finalisers, and deregisters eh-frames with the code.
+// Workaround for the ORC runtime (ELFNixPlatform) of LLVM 19 and 22 (both compiled:
+// jit/CMakeLists.txt's FFIJIT_LLVM_PATCHES). Trigger: a JIT module object with static
+// initialisers or finalisers, or with an .eh_frame. Symptom, were they left to the runtime:
+// .fini_array entries never run (19 and 22: measured on 22 with the platform running the
+// initialisers, Compilers/ObjectModuleTest.CxxInitialisersFinalisersAndExceptions misses "fini");
+// on 19 also an initialiser that throws ends the process in std::terminate (the runtime runs
+// initialisers where no exception can be caught; 22's lets it reach the loader), and an object's
+// eh-frames stay registered with the unwinder after its code is freed (eh_frames.h; 22
+// deregisters them itself, so nothing is recorded there). Can go when the platform runs
+// finalisers (the initialisers must then still run in the order and with the clean-up
+// modules/module_state.cc gives them).
 #ifndef FFIJIT_JIT_ORC_LLVM_PATCHES_LINK_RECORDS_H_
 #define FFIJIT_JIT_ORC_LLVM_PATCHES_LINK_RECORDS_H_
 
@@ -44,7 +48,7 @@ struct SymbolInfo {
 // What one linked object contributed, recorded by the plugin, taken by the module after the link.
 struct LinkRecords {
   // Where its .eh_frame was placed (and registered with the unwinder by the ORC runtime, whose
-  // LLVM 19 version never deregisters it: freeing the code must).
+  // LLVM 19 version never deregisters it: freeing the code must; eh_frames.h). Empty on LLVM 22.
   std::vector<const void*> eh_frames;
   std::vector<InitFunction> inits;
   std::vector<InitFunction> finis;

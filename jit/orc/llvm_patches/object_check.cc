@@ -1,4 +1,4 @@
-// Validation of ELF relocatable objects before LLVM 19's JITLink links them (see object_check.h:
+// Validation of ELF relocatable objects before LLVM's JITLink links them (see object_check.h:
 // the trigger, the symptom, when a check can go).
 // Each check says what JITLink does with such an object: most are crashes that fuzz_object found,
 // the rest (relocation widths, relaxable GOT loads, wrapping symbol extents) reads and writes

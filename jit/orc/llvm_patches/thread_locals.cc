@@ -1,5 +1,6 @@
-// Local-dynamic thread-locals rewritten for LLVM 19's JITLink, exec-model objects refused, each
-// object's thread-local image placed and registered with the ORC runtime (see thread_locals.h).
+// Local-dynamic thread-locals rewritten for LLVM's JITLink (19 and 22), exec-model objects refused,
+// each object's thread-local image placed and registered with the ORC runtime (see
+// thread_locals.h).
 #include "orc/llvm_patches/thread_locals.h"
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "llvm/ExecutionEngine/JITLink/x86_64.h"
 #include "llvm/ExecutionEngine/Orc/ELFNixPlatform.h"
 #include "llvm/Object/ELF.h"
+#include "orc/llvm/llvm_compat.h"
 #include "orc/llvm/session.h"
 
 namespace ffijit::orc {
@@ -87,15 +89,17 @@ llvm::Error LinkError(std::string text) {
 std::string BlockName(llvm::jitlink::LinkGraph& g, llvm::jitlink::Block& block) {
   const llvm::jitlink::Symbol* best = nullptr;
   for (const llvm::jitlink::Symbol* symbol : g.defined_symbols()) {
-    if (&symbol->getBlock() != &block || !symbol->hasName() || symbol->getName().starts_with("$")) {
+    if (&symbol->getBlock() != &block || !symbol->hasName() ||
+        compat::SymbolName(*symbol).starts_with("$")) {
       continue;
     }
     if (best == nullptr || symbol->getOffset() < best->getOffset() ||
-        (symbol->getOffset() == best->getOffset() && symbol->getName() < best->getName())) {
+        (symbol->getOffset() == best->getOffset() &&
+         compat::SymbolName(*symbol) < compat::SymbolName(*best))) {
       best = symbol;
     }
   }
-  if (best != nullptr) return best->getName().str();
+  if (best != nullptr) return compat::SymbolName(*best).str();
   return "<anonymous thread-local in " + block.getSection().getName().str() + ">";
 }
 
@@ -120,7 +124,7 @@ llvm::Error GatherThreadData(llvm::jitlink::LinkGraph& g) {
       if (block->getAlignment() > kImageAlignment) {
         return LinkError("thread-local variable " + Quote(BlockName(g, *block)) +
                          " is aligned to " + std::to_string(block->getAlignment()) +
-                         " bytes; LLVM 19's ORC runtime copies thread-local data for each "
+                         " bytes; LLVM's ORC runtime copies thread-local data for each "
                          "thread only 16-byte aligned");
       }
       if (block->isZeroFill()) {
@@ -190,12 +194,13 @@ llvm::Error PlaceThreadData(llvm::jitlink::LinkGraph& g, llvm::orc::ExecutionSes
       std::memcpy(descriptor.data(), &*images.key, sizeof(uint64_t));
       for (llvm::jitlink::Edge& edge : block->edges()) {
         const llvm::jitlink::Symbol& target = edge.getTarget();
-        const std::string name = target.hasName() ? target.getName().str() : "<anonymous>";
+        const std::string name =
+            target.hasName() ? compat::SymbolName(target).str() : "<anonymous>";
         const uint64_t placed =
             images.Find(target.getAddress().getValue() + static_cast<uint64_t>(edge.getAddend()));
         if (placed == 0) {
           return LinkError("thread-local variable " + Quote(name) +
-                           " is not defined by JIT-linked code; LLVM 19's ORC runtime serves only "
+                           " is not defined by JIT-linked code; LLVM's ORC runtime serves only "
                            "the thread-locals of objects in JIT modules");
         }
         if (block->isZeroFill() || edge.getOffset() + sizeof(uint64_t) > block->getSize()) {
@@ -237,7 +242,7 @@ std::string UnloadableModel(llvm::Triple::ArchType arch, uint32_t type) {
     }
     if (type == llvm::ELF::R_X86_64_DTPOFF64 || type == llvm::ELF::R_X86_64_DTPMOD64 ||
         type == llvm::ELF::R_X86_64_GOTPC32_TLSDESC || type == llvm::ELF::R_X86_64_TLSDESC_CALL) {
-      return name.str() + ", which LLVM 19's JIT linker does not link: compile the object with " +
+      return name.str() + ", which LLVM's JIT linker does not link: compile the object with " +
              "-fPIC and the default TLS dialect (general and local dynamic)";
     }
     return "";
@@ -247,7 +252,7 @@ std::string UnloadableModel(llvm::Triple::ArchType arch, uint32_t type) {
   }
   if (name.starts_with("R_AARCH64_TLSGD_") || name.starts_with("R_AARCH64_TLSLD_") ||
       name.starts_with("R_AARCH64_TLS_")) {
-    return name.str() + ", which LLVM 19's JIT linker does not link: compile the object with " +
+    return name.str() + ", which LLVM's JIT linker does not link: compile the object with " +
            "-fPIC and the default TLS descriptors (-mtls-dialect=desc)";
   }
   return "";

@@ -1,11 +1,15 @@
-// Thread-local variables of loaded objects beyond what LLVM 19's JITLink reads itself.
+// Thread-local variables of loaded objects beyond what LLVM's JITLink reads itself.
 //
-// Two workarounds for LLVM 19, each described below with its symptom and when it can go: the
-// local-dynamic rewrite (trigger: any static thread-local or C++ thread_local with a destructor
-// compiled -fPIC; symptom: JITLink refuses the object) and the thread-local image registered by
-// ffijit (trigger: thread-locals in .tdata.<name>/.tbss.<name> sections, an unloaded module, or
-// one thread-local used by two objects of a module; symptom: a null dereference, a link that
-// fails, or two copies of one variable). The exec-model refusal is not a workaround: no loader
+// Two workarounds for LLVM 19 and 22 (both compiled: jit/CMakeLists.txt's FFIJIT_LLVM_PATCHES;
+// "19" below holds for 22 as well, measured on 22 with each one off: the rewrite's absence fails
+// every local-dynamic fixture with JITLink's "Unsupported x86-64 relocation type R_X86_64_TLSLD",
+// the image's gives CrossObjectThreadLocalTest two copies of one variable and crashes the
+// thread-local suites of tests/jit/orc/modules), each described below with its symptom and when it
+// can go: the local-dynamic rewrite (trigger: any static thread-local or C++ thread_local with a
+// destructor compiled -fPIC; symptom: JITLink refuses the object) and the thread-local image
+// registered by ffijit (trigger: thread-locals in .tdata.<name>/.tbss.<name> sections, an unloaded
+// module, or one thread-local used by two objects of a module; symptom: a null dereference, a link
+// that fails, or two copies of one variable). The exec-model refusal is not a workaround: no loader
 // can serve those models to code loaded after the program started.
 //
 // JITLink 19 links the general-dynamic model (R_X86_64_TLSGD: __tls_get_addr with a descriptor),

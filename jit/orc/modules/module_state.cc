@@ -27,6 +27,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
+#include "orc/llvm/llvm_compat.h"
 #include "orc/llvm_patches/eh_frames.h"
 #include "orc/llvm_patches/object_check.h"
 #include "orc/llvm_patches/thread_locals.h"
@@ -356,7 +357,7 @@ void ModuleState::AddIR(std::string_view bytes, const std::string& file) {
     function.removeFnAttr("tune-cpu");
     function.removeFnAttr("target-features");
   }
-  module->setTargetTriple(jit.triple().str());
+  compat::SetTargetTriple(*module, jit.triple());
   module->setDataLayout(jit.data_layout());
   std::string verifier_output;
   llvm::raw_string_ostream verifier_stream(verifier_output);

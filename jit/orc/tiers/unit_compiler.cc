@@ -15,11 +15,26 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "orc/llvm/llvm_compat.h"
 #include "orc/llvm/session.h"
-#include "orc/llvm_patches/eh_frames.h"
 #include "settings/jit_settings.h"
 
 namespace ffijit::orc {
+namespace {
+
+// Marks every function defined in `module` nounwind without an unwind table. Code units are linked
+// by Session::code_linker, which registers no unwind tables, and nothing unwinds through generated
+// code (an exception escaping a native is not caught there either way); copies of a native's IR
+// come with clang's uwtable, which goes too.
+void StripUnwindTables(llvm::Module& module) {
+  for (llvm::Function& function : module) {
+    if (function.isDeclaration()) continue;
+    function.setUWTableKind(llvm::UWTableKind::None);
+    function.addFnAttr(llvm::Attribute::NoUnwind);
+  }
+}
+
+}  // namespace
 
 struct CodeUnit {
   llvm::orc::JITDylib* dylib = nullptr;
@@ -111,8 +126,8 @@ bool UnitCompiler::LoadObject(const std::string& object, const std::vector<std::
     return false;
   };
   ReportedErrors reported;
-  if (llvm::Error err =
-          jit.addObjectFile(dylib, llvm::MemoryBuffer::getMemBufferCopy(object, "ffijit.unit"))) {
+  if (llvm::Error err = session_->code_linker().add(
+          dylib, llvm::MemoryBuffer::getMemBufferCopy(object, "ffijit.unit"))) {
     return fail("cannot add the object: " + ErrorText(std::move(err)));
   }
   llvm::orc::SymbolLookupSet lookup_set;
@@ -212,7 +227,7 @@ std::vector<CompiledSymbol> UnitCompiler::CompileModule(std::vector<CompileReque
   LogDiagnostics(*context, "ffijit: ");
   auto module = std::make_unique<llvm::Module>("ffijit.unit", *context);
   module->setDataLayout(session_->data_layout());
-  module->setTargetTriple(session_->triple().str());
+  compat::SetTargetTriple(*module, session_->triple());
 
   std::vector<std::string> symbols;
   std::vector<size_t> emitted;
@@ -240,8 +255,6 @@ std::vector<CompiledSymbol> UnitCompiler::CompileModule(std::vector<CompileReque
     return results;
   };
 
-  // Code units carry no unwind tables (llvm_patches/eh_frames.h: LLVM 19's runtime would leave
-  // them registered after the unit is freed).
   StripUnwindTables(*module);
   // About a twentieth of a compile; it turns an emitter bug into an interpreted function and a
   // logged reason instead of undefined behaviour inside LLVM's code generator.
