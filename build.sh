@@ -207,8 +207,8 @@ fuzz_target() {
   # coverage fed back is not reproducible (pointer-keyed hash tables under ASLR, timing), so
   # runs with one seed diverge after a few thousand inputs: see docs/fuzzing.md.
   [ -n "${FUZZ_SEED:-}" ] && limit+=(-seed="$FUZZ_SEED")
-  # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time (CI: 80000, about
-  # 70 s on a 2-core machine; docs/fuzzing.md).
+  # FUZZ_OBJECT_RUNS bounds the object fuzzer by a count instead of time (CI's count:
+  # docs/fuzzing.md).
   [ "$name" = fuzz_object ] && [ -n "${FUZZ_OBJECT_RUNS:-}" ] && [ "${FUZZ_OBJECTS:-1}" != 0 ] &&
     limit=(-runs="$FUZZ_OBJECT_RUNS" -seed="${FUZZ_SEED:-1}")
   echo "== $name (${limit[*]})"
