@@ -8,7 +8,6 @@
 #include "ffijit/object.h"
 #include "internal.h"
 #include "object_internal.h"
-#include "portable/opaque_types.h"
 
 namespace ffijit::internal {
 
@@ -21,21 +20,6 @@ TVMFFIObject* AllocObject(size_t size, int32_t type_index, void (*deleter)(void*
 namespace {
 
 using namespace ffijit;
-
-// An opaque object: a foreign handle and the function that releases it.
-struct OpaqueObject {
-  TVMFFIObject header;
-  TVMFFIOpaqueObjectCell cell;
-  void (*handle_deleter)(void* handle);
-};
-
-void OpaqueDeleter(void* self, int flags) {
-  auto* obj = static_cast<OpaqueObject*>(self);
-  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && obj->handle_deleter) {
-    obj->handle_deleter(obj->cell.handle);
-  }
-  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(obj);
-}
 
 #if FFIJIT_TVM_FFI_HAS_HANDLE_INIT_ONCE
 // Serialises the slow path of TVMFFIHandleInitOnce. Recursive, so that an init function may
@@ -75,19 +59,6 @@ int TVMFFIObjectDecRef(TVMFFIObjectHandle obj) {
   }
   details::DecRef(static_cast<TVMFFIObject*>(obj));
   return 0;
-}
-
-int FFIJITObjectCreateOpaqueOfType(void* handle, int32_t type_index, void (*deleter)(void* handle),
-                                   TVMFFIObjectHandle* out) {
-  return internal::GuardCBoundary([&] {
-    internal::RequireNonNull(out, "FFIJITObjectCreateOpaqueOfType", "out");
-    portable::RequireOpaqueType(type_index);
-    auto* obj = reinterpret_cast<OpaqueObject*>(
-        internal::AllocObject(sizeof(OpaqueObject), type_index, OpaqueDeleter));
-    obj->cell.handle = handle;
-    obj->handle_deleter = deleter;
-    *out = obj;
-  });
 }
 
 int TVMFFIObjectCreateOpaque(void* handle, int32_t type_index, void (*deleter)(void* handle),

@@ -4,11 +4,9 @@
 // filled from the library's `ffi.GetRegisteredTypeKeys` whenever an index is not in it yet.
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 
-#include "../portable/opaque_types.h"
 #include "ffijit/c_ext.h"
 #include "ffijit/container.h"
 #include "ffijit/error.h"
@@ -72,21 +70,6 @@ const TVMFFITypeInfo* RegisteredTypeInfo(int32_t index) {
   return TVMFFIGetTypeInfo(index);
 }
 
-// An opaque object: a header and a handle, freed with the handle's deleter.
-struct OpaqueObject {
-  TVMFFIObject header;
-  TVMFFIOpaqueObjectCell cell;
-  void (*handle_deleter)(void* handle);
-};
-
-void DeleteOpaqueObject(void* self, int flags) {
-  auto* object = static_cast<OpaqueObject*>(self);
-  if ((flags & kTVMFFIObjectDeleterFlagBitMaskStrong) && object->handle_deleter) {
-    object->handle_deleter(object->cell.handle);
-  }
-  if (flags & kTVMFFIObjectDeleterFlagBitMaskWeak) std::free(object);
-}
-
 }  // namespace
 
 std::string TypeIndexToKey(int32_t type_index) {
@@ -126,20 +109,6 @@ int FFIJITObjectIsInstance(int32_t object_type_index, int32_t target_type_index)
   } catch (...) {  // the registry could not be read: not an instance
     return 0;
   }
-}
-
-int FFIJITObjectCreateOpaqueOfType(void* handle, int32_t type_index, void (*deleter)(void* handle),
-                                   TVMFFIObjectHandle* out) {
-  return GuardCBoundary([&] {
-    details::RequireNonNull(out, "FFIJITObjectCreateOpaqueOfType", "out");
-    portable::RequireOpaqueType(type_index);
-    auto* object = static_cast<OpaqueObject*>(std::calloc(1, sizeof(OpaqueObject)));
-    if (object == nullptr) throw std::bad_alloc();
-    FFIJITHeaderInit(&object->header, type_index, DeleteOpaqueObject);
-    object->cell.handle = handle;
-    object->handle_deleter = deleter;
-    *out = &object->header;
-  });
 }
 
 int FFIJITTypeIndexToKey(int32_t type_index, TVMFFIAny* out) {
