@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ffijit/error.h"
 #include "ffijit/c_ext.h"
+#include "ffijit/error.h"
 
 namespace ffijit::portable {
 namespace {
