@@ -2,6 +2,7 @@
 // ffijit's runtime checks it (details::RequireWellFormed, the value-validity contract) before
 // TVM FFI's library, which trusts its callers, sees it (containers.cc, through unchecked.h), and
 // names are quoted in errors as excerpts.
+#include <cstddef>
 #include <string>
 
 #include "ffijit/any.h"
@@ -12,6 +13,13 @@
 #include "unchecked.h"
 
 using namespace ffijit;
+
+// modules.cc takes FFIJITSymbolSource as unchecked.h restates it.
+static_assert(sizeof(AddonSymbolSource) == sizeof(FFIJITSymbolSource));
+static_assert(offsetof(AddonSymbolSource, find) == offsetof(FFIJITSymbolSource, find));
+static_assert(offsetof(AddonSymbolSource, release) == offsetof(FFIJITSymbolSource, release));
+static_assert(offsetof(AddonSymbolSource, description) ==
+              offsetof(FFIJITSymbolSource, description));
 
 extern "C" {
 

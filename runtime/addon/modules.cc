@@ -13,17 +13,9 @@
 #include <string>
 #include <utility>
 
-namespace ffi = tvm::ffi;
+#include "unchecked.h"
 
-extern "C" {
-// c_ext.h's FFIJITSymbolSource, restated for this file, which cannot include c_ext.h.
-struct AddonSymbolSource {
-  void* self;
-  int (*find)(void* self, const char* name, void** address, size_t* size, int* is_code);
-  void (*release)(void* self);
-  const char* description;
-};
-}
+namespace ffi = tvm::ffi;
 
 namespace {
 

@@ -5,9 +5,18 @@
 #ifndef FFIJIT_RUNTIME_ADDON_UNCHECKED_H_
 #define FFIJIT_RUNTIME_ADDON_UNCHECKED_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 extern "C" {
+
+// c_ext.h's FFIJITSymbolSource in types both sides can name (checked.cc asserts they agree).
+struct AddonSymbolSource {
+  void* self;
+  int (*find)(void* self, const char* name, void** address, size_t* size, int* is_code);
+  void (*release)(void* self);
+  const char* description;
+};
 
 // A new TVM FFI Array of copies of items[0..n), into *out; 0, or -1 with the error raised.
 int FFIJITAddonArrayCreate(const void* items, int64_t n, void** out);
